@@ -1,0 +1,69 @@
+//! The library's one error type. Every per-file variant carries the path, so a
+//! message printed on its own still tells the user which file and why.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Something that went wrong for one file, or for the run as a whole.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file or folder could not be read (permissions, vanished, I/O error).
+    #[error("{}: cannot read: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+
+    /// A variant, temporary file or manifest could not be written.
+    #[error("{}: cannot write: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+
+    /// The walk over the tree failed at this path.
+    #[error("{}: cannot list: {source}", path.display())]
+    Walk { path: PathBuf, source: io::Error },
+
+    /// The source changed between the scan and the moment it was compressed;
+    /// its variants were not written, so none can be stale.
+    #[error("{}: changed while it was being compressed; run again", path.display())]
+    Changed { path: PathBuf },
+
+    /// An encoder failed.
+    #[error("{}: {coding} encoder failed: {source}", path.display())]
+    Encode {
+        path: PathBuf,
+        coding: &'static str,
+        source: io::Error,
+    },
+
+    /// The encoder's output did not decode back to the source: it is never written.
+    #[error("{}: {coding} output does not decode to the source: {detail}", path.display())]
+    Verify {
+        path: PathBuf,
+        coding: &'static str,
+        detail: String,
+    },
+
+    /// A manifest could not be parsed or has a version we do not know.
+    #[error("{}: invalid manifest: {detail}", path.display())]
+    Manifest { path: PathBuf, detail: String },
+
+    /// The settings make no sense (for example DIR is not a folder).
+    #[error("{0}")]
+    Config(String),
+}
+
+impl Error {
+    /// The path the error is about, if it is about one.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Error::Read { path, .. }
+            | Error::Write { path, .. }
+            | Error::Walk { path, .. }
+            | Error::Changed { path }
+            | Error::Encode { path, .. }
+            | Error::Verify { path, .. }
+            | Error::Manifest { path, .. } => Some(path),
+            Error::Config(_) => None,
+        }
+    }
+}
+
+/// Shorthand used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

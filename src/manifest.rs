@@ -1,0 +1,209 @@
+//! The manifest a server reads to pick a variant and set its headers. Written
+//! deterministically (sorted keys, no run timestamp) and atomically, so a server
+//! that re-reads it never sees half a file. Schema: `docs/manifest.md` and
+//! `docs/manifest.schema.json`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::filter::SkipReason;
+use crate::fsutil::write_atomic;
+
+/// The schema version this crate writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Default file name, inside DIR.
+pub const DEFAULT_NAME: &str = "precompress-manifest.json";
+
+/// The whole manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Schema version, [`VERSION`].
+    pub version: u32,
+    /// `precompress <version>` that wrote it.
+    pub generator: String,
+    /// Per coding token: the settings that decide its bytes. A later run redoes a
+    /// coding whose settings changed.
+    pub settings: BTreeMap<String, String>,
+    /// Every asset under DIR, by path relative to DIR with `/` separators.
+    pub files: BTreeMap<String, Asset>,
+}
+
+/// One source file and its representations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Asset {
+    /// Size in bytes.
+    pub size: u64,
+    /// blake3 of the content, lower-case hex.
+    pub blake3: String,
+    /// sha256 of the content, standard base64 (for `integrity="sha256-..."`).
+    pub sha256: String,
+    /// `Content-Type` to send with every representation.
+    pub content_type: String,
+    /// Strong ETag of the identity representation, quotes included.
+    pub etag: String,
+    /// Compressed variants written beside it, smallest first.
+    pub encodings: Vec<Variant>,
+    /// Per coding token, why no variant exists.
+    pub skipped: BTreeMap<String, SkipReason>,
+}
+
+/// One compressed representation on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    /// HTTP content-coding token: `br`, `zstd` or `gzip`.
+    pub coding: String,
+    /// Path relative to DIR.
+    pub path: String,
+    /// Size in bytes (the `Content-Length` to send).
+    pub size: u64,
+    /// blake3 of the compressed bytes, hex.
+    pub blake3: String,
+    /// Strong ETag of this representation, quotes included.
+    pub etag: String,
+}
+
+/// A strong ETag from a blake3 hex digest: 128 bits is plenty to tell
+/// representations apart, and keeps the header short.
+pub fn etag(blake3_hex: &str) -> String {
+    format!("\"{}\"", &blake3_hex[..32.min(blake3_hex.len())])
+}
+
+impl Manifest {
+    /// An empty manifest stamped with this crate's version.
+    pub fn new(settings: BTreeMap<String, String>) -> Self {
+        Manifest {
+            version: VERSION,
+            generator: format!("precompress {}", env!("CARGO_PKG_VERSION")),
+            settings,
+            files: BTreeMap::new(),
+        }
+    }
+
+    /// Serializes with sorted keys and a final newline.
+    pub fn to_json(&self) -> String {
+        // Through `Value`, whose maps are sorted, so key order never depends on
+        // struct field order.
+        let value = serde_json::to_value(self).expect("manifest is plain data");
+        let mut s = serde_json::to_string_pretty(&value).expect("manifest is plain data");
+        s.push('\n');
+        s
+    }
+
+    /// Parses and checks the version.
+    pub fn from_json(path: &Path, text: &str) -> Result<Manifest> {
+        let bad = |detail: String| Error::Manifest {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        match value.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == VERSION as u64 => {}
+            Some(v) => {
+                return Err(bad(format!(
+                    "version {v}; this precompress reads version {VERSION}"
+                )))
+            }
+            None => {
+                return Err(bad(
+                    "no \"version\" field: not a precompress manifest".into()
+                ))
+            }
+        }
+        serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+    }
+
+    /// Reads `path`.
+    pub fn read(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_json(path, &text)
+    }
+
+    /// Writes `path` atomically (temporary file, then rename).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        write_atomic(path, self.to_json().as_bytes(), None)
+    }
+}
+
+/// Where the manifest goes: `--manifest`, else `DIR/precompress-manifest.json`.
+pub fn default_path(root: &Path) -> PathBuf {
+    root.join(DEFAULT_NAME)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Manifest {
+        let mut m = Manifest::new(BTreeMap::from([("br".into(), "q11".into())]));
+        m.files.insert(
+            "b.js".into(),
+            Asset {
+                size: 10,
+                blake3: "ab".repeat(32),
+                sha256: "x".into(),
+                content_type: "text/javascript".into(),
+                etag: etag(&"ab".repeat(32)),
+                encodings: vec![Variant {
+                    coding: "br".into(),
+                    path: "b.js.br".into(),
+                    size: 5,
+                    blake3: "cd".repeat(32),
+                    etag: etag(&"cd".repeat(32)),
+                }],
+                skipped: BTreeMap::from([("gzip".into(), SkipReason::NotSmaller)]),
+            },
+        );
+        m
+    }
+
+    #[test]
+    fn round_trips_and_sorts_keys() {
+        let m = sample();
+        let json = m.to_json();
+        assert_eq!(Manifest::from_json(Path::new("m"), &json).unwrap(), m);
+        let keys: Vec<usize> = [
+            "\"blake3\"",
+            "\"content_type\"",
+            "\"encodings\"",
+            "\"etag\"",
+            "\"sha256\"",
+            "\"size\"",
+            "\"skipped\"",
+        ]
+        .iter()
+        .map(|k| json.find(k).unwrap())
+        .collect();
+        assert!(
+            keys.windows(2).all(|w| w[0] < w[1]),
+            "keys not sorted:\n{json}"
+        );
+        assert!(json.contains("\"not_smaller\""));
+        assert_eq!(etag(&"ab".repeat(32)).len(), 34);
+    }
+
+    #[test]
+    fn rejects_foreign_versions_and_garbage() {
+        let e =
+            Manifest::from_json(Path::new("m.json"), r#"{"version": 9, "files": {}}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("m.json") && e.to_string().contains("version 9"),
+            "{e}"
+        );
+        assert!(Manifest::from_json(Path::new("m"), "{not json").is_err());
+        assert!(Manifest::from_json(Path::new("m"), r#"{"files": {}}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("not a precompress manifest"));
+    }
+}

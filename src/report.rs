@@ -1,0 +1,204 @@
+//! What a run tells the user: a one-screen summary, or JSON with per-job timings.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::encode::Codec;
+use crate::error::Error;
+use crate::manifest::Manifest;
+use crate::walk::Passed;
+
+/// Bytes in and out for one codec.
+#[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
+pub struct CodecStats {
+    /// Variants written.
+    pub files: u64,
+    /// Total size of the sources of those variants.
+    pub bytes_before: u64,
+    /// Total size of the variants.
+    pub bytes_after: u64,
+}
+
+/// One (file, codec) job's duration, for scheduling analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobTiming {
+    pub path: String,
+    pub coding: &'static str,
+    pub input: u64,
+    pub output: u64,
+    pub micros: u64,
+}
+
+/// A per-file error in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorEntry {
+    pub path: Option<String>,
+    pub message: String,
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Assets found (files that are not variants of another file).
+    pub files: u64,
+    /// Assets that got at least one variant.
+    pub compressed: u64,
+    /// Total size of all assets.
+    pub bytes: u64,
+    /// Per coding token.
+    pub codecs: BTreeMap<String, CodecStats>,
+    /// (file, coding) pairs without a variant, by reason.
+    pub skipped: BTreeMap<String, u64>,
+    /// Directory entries passed over (symlinks, FIFOs, ...), by reason.
+    pub passed: BTreeMap<String, u64>,
+    /// Per-file errors; non-empty means exit code 1.
+    pub errors: Vec<ErrorEntry>,
+    /// Wall time in milliseconds.
+    pub wall_ms: u64,
+    /// Worker threads used.
+    pub threads: usize,
+    /// Where the manifest was written.
+    pub manifest: PathBuf,
+    /// Every job with its duration, in the order they were started.
+    pub jobs: Vec<JobTiming>,
+}
+
+impl Report {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        manifest: &Manifest,
+        codecs: &[Codec],
+        passed: Vec<(String, Passed)>,
+        errors: Vec<Error>,
+        jobs: Vec<JobTiming>,
+        wall: Duration,
+        manifest_path: PathBuf,
+        threads: usize,
+    ) -> Report {
+        let mut by_codec: BTreeMap<String, CodecStats> = codecs
+            .iter()
+            .map(|c| (c.token().to_string(), CodecStats::default()))
+            .collect();
+        let mut skipped = BTreeMap::new();
+        let mut compressed = 0;
+        let mut bytes = 0;
+        for a in manifest.files.values() {
+            bytes += a.size;
+            compressed += u64::from(!a.encodings.is_empty());
+            for v in &a.encodings {
+                let s = by_codec.entry(v.coding.clone()).or_default();
+                s.files += 1;
+                s.bytes_before += a.size;
+                s.bytes_after += v.size;
+            }
+            for r in a.skipped.values() {
+                *skipped.entry(r.as_str().to_string()).or_insert(0) += 1;
+            }
+        }
+        let mut passed_count = BTreeMap::new();
+        for (_, p) in &passed {
+            *passed_count.entry(p.as_str().to_string()).or_insert(0) += 1;
+        }
+        Report {
+            files: manifest.files.len() as u64,
+            compressed,
+            bytes,
+            codecs: by_codec,
+            skipped,
+            passed: passed_count,
+            errors: errors
+                .iter()
+                .map(|e| ErrorEntry {
+                    path: e.path().map(|p| p.display().to_string()),
+                    message: e.to_string(),
+                })
+                .collect(),
+            wall_ms: wall.as_millis() as u64,
+            threads,
+            manifest: manifest_path,
+            jobs,
+        }
+    }
+
+    /// True when every file went through.
+    pub fn ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// The human summary printed at the end of a run.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "precompress: {} files ({}), {} compressed, {} errors, {:.1}s on {} threads",
+            self.files,
+            human(self.bytes),
+            self.compressed,
+            self.errors.len(),
+            self.wall_ms as f64 / 1000.0,
+            self.threads
+        );
+        for (coding, c) in &self.codecs {
+            let saved = if c.bytes_before > 0 {
+                100.0 * (1.0 - c.bytes_after as f64 / c.bytes_before as f64)
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                s,
+                "  {coding:<5} {:>6} files  {:>10} -> {:>10}  (-{saved:.1}%)",
+                c.files,
+                human(c.bytes_before),
+                human(c.bytes_after)
+            );
+        }
+        if !self.skipped.is_empty() {
+            let parts: Vec<String> = self
+                .skipped
+                .iter()
+                .map(|(r, n)| format!("{n} {r}"))
+                .collect();
+            let _ = writeln!(s, "  skipped (file x coding): {}", parts.join(", "));
+        }
+        if !self.passed.is_empty() {
+            let parts: Vec<String> = self
+                .passed
+                .iter()
+                .map(|(r, n)| format!("{n} {r}"))
+                .collect();
+            let _ = writeln!(s, "  passed over: {}", parts.join(", "));
+        }
+        let _ = writeln!(s, "  manifest: {}", self.manifest.display());
+        s
+    }
+}
+
+/// Bytes in KiB/MiB/GiB with one decimal.
+pub fn human(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn human_sizes() {
+        assert_eq!(super::human(512), "512 B");
+        assert_eq!(super::human(1536), "1.5 KiB");
+        assert_eq!(super::human(61_493_509), "58.6 MiB");
+    }
+}

@@ -1,0 +1,168 @@
+//! Finding the files under DIR. Symlinks are not followed unless asked; with
+//! `--follow-links`, nothing whose folder lies outside DIR is taken, so no
+//! variant is ever written outside it. FIFOs, sockets and devices are skipped
+//! from their metadata, before anything opens them, so they cannot block.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::filter::variant_source;
+
+/// Prefix and suffix of our temporary files: dot-files with a random middle,
+/// a name no server is asked for and none picks as a variant.
+pub const TMP_PREFIX: &str = ".precompress-";
+pub const TMP_SUFFIX: &str = ".tmp";
+
+/// A regular file found under DIR.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// Path relative to DIR with `/` separators: the manifest key.
+    pub rel: String,
+    /// Path to open.
+    pub path: PathBuf,
+}
+
+/// Why a directory entry was passed over before any filter ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Passed {
+    /// A symlink, not followed (no `--follow-links`).
+    Symlink,
+    /// A symlink whose target does not exist.
+    BrokenSymlink,
+    /// A symlink that leads back to one of its own ancestors.
+    SymlinkLoop,
+    /// With `--follow-links`: leads to a folder outside DIR.
+    OutsideRoot,
+    /// A FIFO, socket or device.
+    NotRegular,
+    /// The name is not UTF-8, so it cannot be a manifest key or a URL we serve.
+    NameNotUtf8,
+}
+
+impl Passed {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Passed::Symlink => "symlink",
+            Passed::BrokenSymlink => "broken_symlink",
+            Passed::SymlinkLoop => "symlink_loop",
+            Passed::OutsideRoot => "outside_root",
+            Passed::NotRegular => "not_regular",
+            Passed::NameNotUtf8 => "name_not_utf8",
+        }
+    }
+}
+
+/// Everything the walk saw, sorted by relative path.
+#[derive(Debug, Default)]
+pub struct Tree {
+    /// Files that are assets (sources), including ones no filter admits.
+    pub files: Vec<Found>,
+    /// `x.br`/`x.zst`/`x.gz` files whose source `x` exists: variants, ours or not.
+    pub variants: Vec<Found>,
+    /// Our own leftover temporary files (from a killed run).
+    pub temps: Vec<Found>,
+    /// Entries passed over, with why (reported, not failures).
+    pub passed: Vec<(String, Passed)>,
+    /// Entries that could not be read: these fail the run.
+    pub errors: Vec<Error>,
+}
+
+/// Walks `root`. `ignore` are absolute paths never taken as files (the manifest).
+pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
+    let mut tree = Tree::default();
+    let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut all = Vec::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(follow_links)
+        .sort_by_file_name();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| root.to_path_buf());
+                let rel = rel_lossy(root, &path);
+                if e.loop_ancestor().is_some() {
+                    tree.passed.push((rel, Passed::SymlinkLoop));
+                } else if follow_links
+                    && path
+                        .symlink_metadata()
+                        .is_ok_and(|m| m.file_type().is_symlink())
+                    && !path.exists()
+                {
+                    tree.passed.push((rel, Passed::BrokenSymlink));
+                } else {
+                    let source = e
+                        .into_io_error()
+                        .unwrap_or_else(|| std::io::Error::other("walk failed"));
+                    tree.errors.push(Error::Walk { path, source });
+                }
+                continue;
+            }
+        };
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            continue;
+        }
+        let Ok(rel_path) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel) = rel_path
+            .to_str()
+            .map(|s| s.replace(std::path::MAIN_SEPARATOR, "/"))
+        else {
+            tree.passed
+                .push((rel_lossy(root, entry.path()), Passed::NameNotUtf8));
+            continue;
+        };
+        if ft.is_symlink() {
+            // Only reached without --follow-links (walkdir resolves them otherwise).
+            tree.passed.push((rel, Passed::Symlink));
+            continue;
+        }
+        if !ft.is_file() {
+            tree.passed.push((rel, Passed::NotRegular));
+            continue;
+        }
+        if follow_links {
+            // The variant goes beside the path we were given: its folder must be inside DIR.
+            let parent = entry.path().parent().and_then(|p| p.canonicalize().ok());
+            if !parent.is_some_and(|p| p.starts_with(&canon_root)) {
+                tree.passed.push((rel, Passed::OutsideRoot));
+                continue;
+            }
+        }
+        if ignore.iter().any(|i| i == entry.path()) {
+            continue;
+        }
+        all.push(Found {
+            rel,
+            path: entry.path().to_path_buf(),
+        });
+    }
+    let names: BTreeSet<&str> = all.iter().map(|f| f.rel.as_str()).collect();
+    let mut files = Vec::new();
+    for f in &all {
+        let base = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+        if base.starts_with(TMP_PREFIX) && base.ends_with(TMP_SUFFIX) {
+            tree.temps.push(f.clone());
+        } else if variant_source(&f.rel).is_some_and(|(src, _)| names.contains(src)) {
+            tree.variants.push(f.clone());
+        } else {
+            files.push(f.clone());
+        }
+    }
+    tree.files = files;
+    tree
+}
+
+fn rel_lossy(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace(std::path::MAIN_SEPARATOR, "/")
+}
