@@ -76,7 +76,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .build()
         .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
 
-    let tree = walk(root, cfg.follow_links, &[manifest_path.clone()]);
+    let tree = walk(root, cfg.follow_links, std::slice::from_ref(&manifest_path));
     let mut errors = tree.errors;
     for t in &tree.temps {
         // Left by a run that was killed: never a valid file.

@@ -44,7 +44,7 @@ impl Encoder for GzipEncoder {
         let n = self
             .cctx
             .gzip_compress(input, out)
-            .map_err(|e| io::Error::new(io::ErrorKind::Other, format!("{e:?}")))?;
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
         out.truncate(n);
         Ok(())
     }
