@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser};
+use clap::{Args, Parser, Subcommand};
 
 use crate::config::Config;
 use crate::encode::{Codec, Levels};
@@ -23,17 +23,52 @@ path and cause; the other files are still done), 2 usage error.";
 
 /// Precompress a web app's static assets with brotli, zstd and gzip.
 #[derive(Debug, Parser)]
-#[command(name = "precompress", version, about, after_long_help = EXAMPLES, after_help = "Run with --help for examples, glob rules and exit codes.")]
+#[command(
+    name = "precompress",
+    version,
+    about,
+    after_long_help = EXAMPLES,
+    after_help = "Run with --help for examples, glob rules and exit codes.",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct Cli {
+    /// Without a subcommand, precompress DIR.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// Subcommands besides the main job.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check DIR against its manifest without writing anything (for CI and server start-up).
+    Check(CheckArgs),
+}
+
+/// Options of `precompress check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The folder precompress ran on.
+    pub dir: PathBuf,
+
+    /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
+
+    /// Print the problems as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of a run.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The build output folder to precompress (e.g. dist/).
-    pub dir: PathBuf,
+    #[arg(required = true)]
+    pub dir: Option<PathBuf>,
 
     /// Codings to write, comma-separated: br, zstd, gzip.
     #[arg(long, value_delimiter = ',', default_value = "br,zstd,gzip", value_parser = parse_codec)]
@@ -91,7 +126,7 @@ impl RunArgs {
         codecs.sort();
         codecs.dedup();
         Config {
-            root: self.dir.clone(),
+            root: self.dir.clone().unwrap_or_default(),
             codecs,
             levels: Levels {
                 brotli_quality: self.brotli_quality,

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use precompress::cli::Cli;
+use precompress::cli::{CheckArgs, Cli, Command, RunArgs};
 use precompress::{Error, Progress};
 
 /// Exit codes, in one place: documented in `--help` and the README.
@@ -28,7 +28,20 @@ impl Progress for Bar {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let args = cli.run;
+    let code = match cli.command {
+        None => compress(cli.run),
+        Some(Command::Check(args)) => check(args),
+    };
+    ExitCode::from(code)
+}
+
+fn check(args: CheckArgs) -> u8 {
+    let _ = args;
+    eprintln!("precompress: check is not implemented yet");
+    exit::FAILURE
+}
+
+fn compress(args: RunArgs) -> u8 {
     let cfg = args.to_config();
     let show_bar = !args.quiet && !args.json && std::io::stderr().is_terminal();
     let bar = indicatif::ProgressBar::new(0);
@@ -47,10 +60,10 @@ fn main() -> ExitCode {
         Err(e) => {
             bar.finish_and_clear();
             eprintln!("precompress: error: {e}");
-            return ExitCode::from(match e {
+            return match e {
                 Error::Config(_) => exit::USAGE,
                 _ => exit::FAILURE,
-            });
+            };
         }
     };
     bar.finish_and_clear();
@@ -66,9 +79,9 @@ fn main() -> ExitCode {
     };
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = std::io::stdout().write_all(out.as_bytes());
-    ExitCode::from(if report.ok() {
+    if report.ok() {
         exit::SUCCESS
     } else {
         exit::FAILURE
-    })
+    }
 }
