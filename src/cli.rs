@@ -13,13 +13,26 @@ Examples:
   precompress dist/ --formats br,gzip     only brotli and gzip
   precompress dist/ --exclude '*.map' --exclude 'legacy/**'
   precompress dist/ --json > report.json  machine-readable report on stdout
+  precompress dist/ --dry-run -v          what would be written, per file; writes nothing
+  precompress dist/ --budget 'assets/**/*.js=150KB'   fail when a script's best variant is larger
+  precompress completions bash > /etc/bash_completion.d/precompress
+
+Config file: precompress.toml in DIR or a parent folder up to the project root
+(the first with .git), or --config PATH. Keys are the long option names
+(brotli-quality = 9, exclude = ["*.map"], ...) and a [budget] table
+("*.js" = "150KB"); unknown keys are errors. Flags win over the file.
 
 Globs (--include, --exclude): a glob with a '/' matches the path relative to DIR;
 one without matches the file name in any folder ('*.map'). '*' and '?' never match
 '/'; '**' matches any number of folders ('assets/**/*.js').
 
 Exit codes: 0 success, 1 some file failed (each is reported on stderr with its
-path and cause; the other files are still done), 2 usage error.";
+path and cause; the other files are still done) or a budget was exceeded,
+2 usage error (bad option, DIR missing, invalid config file).
+
+Environment: NO_COLOR turns off colour and the progress bar;
+--github writes a job summary, step outputs and ::error annotations
+($GITHUB_STEP_SUMMARY, $GITHUB_OUTPUT).";
 
 /// Precompress a web app's static assets with brotli, zstd and gzip.
 #[derive(Debug, Parser)]
@@ -46,6 +59,11 @@ pub struct Cli {
 pub enum Command {
     /// Check DIR against its manifest without writing anything (for CI and server start-up).
     Check(CheckArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Options of `precompress check`.
@@ -106,6 +124,18 @@ pub struct RunArgs {
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 
+    /// Recompress everything, and overwrite .br/.zst/.gz files precompress did not write.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Cache encoder outputs here, keyed by content and settings, to reuse across runs and clean checkouts.
+    #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Bound on the cache's size (bytes, or with a unit: 500MB, 2GiB); least recently used entries go first.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub cache_max_size: u64,
+
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -113,6 +143,49 @@ pub struct RunArgs {
     /// Print a JSON report on stdout (with per-job timings).
     #[arg(long)]
     pub json: bool,
+
+    /// Compress to learn the sizes and report what would be written; write and delete nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+
+    /// Print a line per asset (its best variant, or why it has none) on stderr.
+    #[arg(long, short, conflicts_with = "quiet")]
+    pub verbose: bool,
+
+    /// Fail (exit 1) when an asset's best variant is larger than SIZE (repeatable; 150KB, 1.5MiB, bytes).
+    #[arg(long, value_name = "GLOB=SIZE")]
+    pub budget: Vec<String>,
+
+    /// Read settings from this file instead of looking for precompress.toml.
+    #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Do not look for precompress.toml.
+    #[arg(long)]
+    pub no_config: bool,
+
+    /// Write a GitHub Actions job summary, step outputs and ::error annotations.
+    #[arg(long)]
+    pub github: bool,
+}
+
+/// Parses `1234`, `150KB`, `1.5MiB`, `2G` (KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("invalid size {s:?}"))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        other => return Err(format!("invalid size unit {other:?} in {s:?}")),
+    };
+    Ok((n * mult).round() as u64)
 }
 
 fn parse_codec(s: &str) -> Result<Codec, String> {
@@ -138,6 +211,10 @@ impl RunArgs {
             follow_links: self.follow_links,
             manifest: self.manifest.clone(),
             threads: self.threads.map_or(0, usize::from),
+            dry_run: self.dry_run,
+            force: self.force,
+            cache_dir: self.cache_dir.clone(),
+            cache_max_size: self.cache_max_size,
         }
     }
 }

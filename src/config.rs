@@ -25,6 +25,14 @@ pub struct Config {
     pub manifest: Option<PathBuf>,
     /// Worker threads; 0 means the cores this process may use (default 0).
     pub threads: usize,
+    /// Compress and report, but write and delete nothing (default false).
+    pub dry_run: bool,
+    /// Recompress everything, and overwrite variants precompress did not write (default false).
+    pub force: bool,
+    /// Content-addressed cache of encoder outputs shared across runs and checkouts (default none).
+    pub cache_dir: Option<PathBuf>,
+    /// Bound on the cache's size in bytes (default 1 GiB).
+    pub cache_max_size: u64,
 }
 
 impl Config {
@@ -40,6 +48,10 @@ impl Config {
             follow_links: false,
             manifest: None,
             threads: 0,
+            dry_run: false,
+            force: false,
+            cache_dir: None,
+            cache_max_size: crate::cache::DEFAULT_MAX_SIZE,
         }
     }
 

@@ -40,6 +40,11 @@ pub enum Error {
         detail: String,
     },
 
+    /// A `.br`/`.zst`/`.gz` that precompress did not write does not decode to
+    /// its source: a server would serve stale content. Left in place.
+    #[error("{}: not written by precompress, and it does not match its source ({detail}): a server would serve it stale; remove it, or rerun with --force", path.display())]
+    Foreign { path: PathBuf, detail: String },
+
     /// A manifest could not be parsed or has a version we do not know.
     #[error("{}: invalid manifest: {detail}", path.display())]
     Manifest { path: PathBuf, detail: String },
@@ -59,6 +64,7 @@ impl Error {
             | Error::Changed { path }
             | Error::Encode { path, .. }
             | Error::Verify { path, .. }
+            | Error::Foreign { path, .. }
             | Error::Manifest { path, .. } => Some(path),
             Error::Config(_) => None,
         }

@@ -59,6 +59,29 @@ pub fn write_atomic(dest: &Path, bytes: &[u8], meta: Option<&CopyMeta>) -> Resul
     Ok(())
 }
 
+/// An exclusive lock on a folder, held while the value lives: two runs on the
+/// same DIR take turns instead of interleaving their writes.
+#[derive(Debug)]
+pub struct DirLock {
+    _file: fs::File,
+}
+
+/// Takes the lock file `path`, calling `on_wait` once if another process holds it
+/// and then waiting for it. The OS releases the lock if the holder dies.
+pub fn lock(path: &Path, on_wait: impl FnOnce()) -> Result<DirLock> {
+    let werr = |source| Error::Write { path: path.to_path_buf(), source };
+    let file = fs::File::options().create(true).truncate(false).write(true).open(path).map_err(werr)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            on_wait();
+            file.lock().map_err(werr)?;
+        }
+        Err(fs::TryLockError::Error(e)) => return Err(werr(e)),
+    }
+    Ok(DirLock { _file: file })
+}
+
 /// Removes `path` if it exists.
 pub fn remove_if_exists(path: &Path) -> Result<bool> {
     match fs::remove_file(path) {

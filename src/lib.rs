@@ -16,6 +16,8 @@
 
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod cache;
+pub mod check;
 pub mod config;
 pub mod encode;
 pub mod error;

@@ -18,6 +18,9 @@ mod exit {
 struct Bar(indicatif::ProgressBar);
 
 impl Progress for Bar {
+    fn waiting_for_lock(&self, lock: &std::path::Path) {
+        self.0.suspend(|| eprintln!("precompress: another run holds {}; waiting for it to finish", lock.display()));
+    }
     fn start(&self, jobs: u64) {
         self.0.set_length(jobs);
     }
@@ -36,9 +39,29 @@ fn main() -> ExitCode {
 }
 
 fn check(args: CheckArgs) -> u8 {
-    let _ = args;
-    eprintln!("precompress: check is not implemented yet");
-    exit::FAILURE
+    if !args.dir.is_dir() {
+        eprintln!("precompress: error: {}: not a folder", args.dir.display());
+        return exit::USAGE;
+    }
+    let manifest = args.manifest.clone().unwrap_or_else(|| precompress::manifest::default_path(&args.dir));
+    let report = precompress::check::check(&args.dir, &manifest);
+    if args.json {
+        let _ = std::io::stdout().write_all((serde_json::to_string_pretty(&report).expect("plain data") + "\n").as_bytes());
+    } else {
+        for p in &report.problems {
+            eprintln!("precompress: check: {}: {}: {}", p.path, p.problem, p.detail);
+        }
+        if report.ok {
+            println!("precompress: check: ok, {} files and {} variants verified", report.files, report.variants);
+        } else {
+            eprintln!("precompress: check: {} problems", report.problems.len());
+        }
+    }
+    if report.ok {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    }
 }
 
 fn compress(args: RunArgs) -> u8 {
@@ -67,6 +90,9 @@ fn compress(args: RunArgs) -> u8 {
         }
     };
     bar.finish_and_clear();
+    for w in &report.run.warnings {
+        eprintln!("precompress: warning: {w}");
+    }
     for e in &report.errors {
         eprintln!("precompress: error: {}", e.message);
     }

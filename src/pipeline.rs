@@ -1,12 +1,20 @@
-//! One run: walk, scan (hash every file), then compress (file x codec) jobs,
-//! longest first, on a pool that never idles while work remains, and finally
-//! write the manifest.
+//! One run: lock DIR, walk, scan (hash every file), plan, run the (file x codec)
+//! jobs longest first on a pool that never idles while work remains, remove what
+//! is stale, and write the manifest.
+//!
+//! The previous manifest says which variants precompress wrote and from what:
+//! a source whose content and settings did not change keeps its variants
+//! untouched (no recompression), the variants of a changed or deleted source
+//! are removed before anything else happens (a run killed at any moment leaves
+//! no stale variant behind), and a `.br`/`.zst`/`.gz` that precompress did not
+//! write is never deleted or overwritten without `--force`.
 //!
 //! Jobs re-read their source instead of holding the whole tree in memory, and
-//! check it against the scan's hash: memory stays at a few files per worker, and
-//! a source that changes mid-run is caught instead of getting a stale variant.
+//! check it against the scan's hash: memory stays at a few files per worker,
+//! and a source that changes mid-run is caught instead of getting a stale
+//! variant.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -17,14 +25,15 @@ use std::time::{Instant, SystemTime};
 use base64::Engine;
 use rayon::prelude::*;
 
+use crate::cache::{Cache, Hit};
 use crate::config::Config;
-use crate::encode::{new_encoder, Codec, ContentKind, Encoder};
+use crate::encode::{new_encoder, Codec, Encoder};
 use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
-use crate::fsutil::{remove_if_exists, write_atomic, CopyMeta};
+use crate::fsutil::{lock, remove_if_exists, write_atomic, CopyMeta};
 use crate::manifest::{etag, Asset, Manifest, Variant};
-use crate::report::{JobTiming, Report};
-use crate::walk::{walk, Found};
+use crate::report::{JobTiming, Report, RunCounts};
+use crate::walk::{walk, Found, LOCK_NAME};
 
 /// What the scan learned about one source.
 #[derive(Debug)]
@@ -38,18 +47,32 @@ struct Scanned {
 
 /// What one (file, codec) job produced.
 enum JobOutcome {
-    Written(Variant),
+    /// A new variant (written unless dry run).
+    Written { variant: Variant, cached: bool },
+    /// A `.br`/`.zst`/`.gz` precompress did not write, which decodes to the
+    /// source: kept as it is and listed.
+    Adopted(Variant),
     Skipped(SkipReason),
     Failed(Error),
+}
+
+#[derive(Clone, Copy)]
+enum JobKind {
+    Compress,
+    /// Check a variant precompress did not write against the source.
+    CheckForeign,
 }
 
 struct Job {
     file: usize,
     codec: Codec,
+    kind: JobKind,
 }
 
 /// Progress events, for a progress bar.
 pub trait Progress: Sync {
+    /// Another run holds DIR's lock; this one waits for it.
+    fn waiting_for_lock(&self, _lock: &Path) {}
     /// Called once the job list is known.
     fn start(&self, _jobs: u64) {}
     /// Called after each job.
@@ -59,6 +82,17 @@ pub trait Progress: Sync {
 /// A [`Progress`] that shows nothing.
 pub struct NoProgress;
 impl Progress for NoProgress {}
+
+/// The encoder settings string of each codec, as recorded in the manifest.
+pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
+    cfg.codecs
+        .iter()
+        .map(|&c| {
+            let enc = new_encoder(c, cfg.levels).map_err(|e| Error::Config(format!("cannot start the {} encoder: {e}", c.token())))?;
+            Ok((c.token().to_string(), enc.settings()))
+        })
+        .collect()
+}
 
 /// Runs precompress over `cfg.root`. Per-file failures are in the report's
 /// `errors`; `Err` is returned only when the run cannot happen at all.
@@ -71,22 +105,58 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
     let manifest_path = cfg.manifest_path();
     let threads = cfg.worker_threads();
+    let settings = settings_of(cfg)?;
+    let cache = cfg.cache_dir.as_deref().map(|d| Cache::open(d, cfg.cache_max_size)).transpose()?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
 
-    let tree = walk(root, cfg.follow_links, std::slice::from_ref(&manifest_path));
-    let mut errors = tree.errors;
-    for t in &tree.temps {
-        // Left by a run that was killed: never a valid file.
-        if let Err(e) = remove_if_exists(&t.path) {
-            errors.push(e);
+    let lock_path = root.join(LOCK_NAME);
+    let _lock = lock(&lock_path, || progress.waiting_for_lock(&lock_path))?;
+
+    let mut counts = RunCounts { dry_run: cfg.dry_run, ..RunCounts::default() };
+    let prev = match manifest_path.exists().then(|| Manifest::read(&manifest_path)) {
+        Some(Ok(m)) => Some(m),
+        Some(Err(e)) => {
+            counts.warnings.push(format!("{e}; rebuilding it from the files on disk, deleting nothing precompress cannot prove it wrote"));
+            None
+        }
+        None => None,
+    };
+    // Variants the previous run wrote: path -> (blake3 it had, source, coding).
+    let mut ours: HashMap<String, (String, String, String)> = HashMap::new();
+    if let Some(p) = &prev {
+        for (src, a) in &p.files {
+            for v in &a.encodings {
+                ours.insert(v.path.clone(), (v.blake3.clone(), src.clone(), v.coding.clone()));
+            }
         }
     }
 
-    let scanned: Vec<Result<Scanned>> =
-        pool.install(|| tree.files.into_par_iter().map(scan).collect());
+    let tree = walk(root, cfg.follow_links, &[manifest_path.clone(), lock_path.clone()]);
+    let mut errors = tree.errors;
+    let remove = |path: &Path, rel: &str, counts: &mut RunCounts, errors: &mut Vec<Error>| {
+        if !cfg.dry_run {
+            if let Err(e) = remove_if_exists(path) {
+                errors.push(e);
+                return;
+            }
+        }
+        counts.removed.push(rel.to_string());
+    };
+    for t in &tree.temps {
+        // Left by a run that was killed: never a valid file, never served as a variant.
+        remove(&t.path, &t.rel, &mut counts, &mut errors);
+    }
+    counts.removed.clear(); // temporary files are not worth listing
+
+    // Hash everything: sources fully (blake3 + sha256), variants on disk (blake3).
+    let (scanned, on_disk): (Vec<Result<Scanned>>, Vec<(String, PathBuf, Option<String>)>) = pool.install(|| {
+        let s = tree.files.into_par_iter().map(scan).collect();
+        let v = tree.variants.into_par_iter().map(|f| (f.rel, f.path.clone(), hash_file(&f.path).ok())).collect();
+        (s, v)
+    });
     let mut files = Vec::with_capacity(scanned.len());
     for s in scanned {
         match s {
@@ -94,30 +164,84 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             Err(e) => errors.push(e),
         }
     }
+    // Sources deleted since the previous run: their variants now look like
+    // assets of their own. Ours (same hash as recorded) go; others stay.
+    files.retain(|f| match ours.get(&f.found.rel) {
+        Some((b3, _, _)) if *b3 == f.blake3 => {
+            remove(&f.found.path, &f.found.rel, &mut counts, &mut errors);
+            false
+        }
+        _ => true,
+    });
+    let existing: HashMap<&str, Option<&str>> = on_disk.iter().map(|(rel, _, h)| (rel.as_str(), h.as_deref())).collect();
+    let is_ours = |rel: &str| match (ours.get(rel), existing.get(rel)) {
+        (Some((recorded, _, _)), Some(Some(actual))) => recorded == actual,
+        _ => false,
+    };
 
-    // Plan: every compressible file x every requested codec, most expensive first.
+    // Plan every (file, codec).
+    let prev_files = prev.as_ref().map(|p| &p.files);
+    let same_settings = |c: Codec| prev.as_ref().is_some_and(|p| p.settings.get(c.token()) == settings.get(c.token()));
     let mut skipped: Vec<BTreeMap<String, SkipReason>> = vec![BTreeMap::new(); files.len()];
+    let mut kept: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
     let mut jobs = Vec::new();
+    let mut keep_paths: HashSet<String> = HashSet::new();
     for (i, f) in files.iter().enumerate() {
-        match filter.decide(&f.found.rel, f.size) {
-            Some(reason) => {
-                for c in &cfg.codecs {
-                    skipped[i].insert(c.token().to_string(), reason);
+        let before = prev_files.and_then(|m| m.get(&f.found.rel)).filter(|a| a.blake3 == f.blake3);
+        let decision = filter.decide(&f.found.rel, f.size);
+        for &codec in &cfg.codecs {
+            let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
+            let on_disk = existing.contains_key(dest_rel.as_str());
+            let mine = is_ours(&dest_rel);
+            if !mine && on_disk && !cfg.force {
+                // Not ours: never overwritten. Checked, and listed if it decodes to the source.
+                keep_paths.insert(dest_rel.clone());
+                jobs.push(Job { file: i, codec, kind: JobKind::CheckForeign });
+                continue;
+            }
+            if let Some(reason) = decision {
+                skipped[i].insert(codec.token().to_string(), reason);
+                continue;
+            }
+            if let (Some(a), false) = (before, cfg.force) {
+                if same_settings(codec) {
+                    if let Some(v) = a.encodings.iter().find(|v| v.coding == codec.token() && mine && v.path == dest_rel) {
+                        kept[i].push(v.clone());
+                        keep_paths.insert(dest_rel);
+                        counts.reused += 1;
+                        continue;
+                    }
+                    if a.skipped.get(codec.token()) == Some(&SkipReason::NotSmaller) && !on_disk {
+                        skipped[i].insert(codec.token().to_string(), SkipReason::NotSmaller);
+                        counts.reused += 1;
+                        continue;
+                    }
                 }
             }
-            None => jobs.extend(cfg.codecs.iter().map(|&codec| Job { file: i, codec })),
+            jobs.push(Job { file: i, codec, kind: JobKind::Compress });
         }
     }
+    // Our variants that this run will not keep as they are: the source changed,
+    // the codec is no longer asked for, or the file is now skipped. Removed
+    // before any compression, so a run killed from here on leaves no stale
+    // variant; the ones being redone are written again by their jobs.
+    let mut stale: Vec<&String> = ours.keys().filter(|p| !keep_paths.contains(*p) && is_ours(p)).collect();
+    stale.sort();
+    for rel in stale {
+        remove(&root.join(rel), rel, &mut counts, &mut errors);
+    }
+
     jobs.sort_by(|a, b| {
-        let cost = |j: &Job| files[j.file].size * j.codec.cost_weight();
-        cost(b)
-            .cmp(&cost(a))
-            .then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel))
-            .then(a.codec.cmp(&b.codec))
+        let cost = |j: &Job| match j.kind {
+            JobKind::Compress => files[j.file].size * j.codec.cost_weight(),
+            JobKind::CheckForeign => files[j.file].size,
+        };
+        cost(b).cmp(&cost(a)).then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel)).then(a.codec.cmp(&b.codec))
     });
     progress.start(jobs.len() as u64);
 
-    let outcomes = run_jobs(cfg, &files, &jobs, threads, progress);
+    let ctx = JobContext { cfg, root, settings: &settings, cache: cache.as_ref() };
+    let outcomes = run_jobs(&ctx, &files, &jobs, threads, progress);
 
     // Assemble, per file, in path order.
     let mut written: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
@@ -126,18 +250,20 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     for (job, (outcome, micros)) in jobs.iter().zip(outcomes) {
         let f = &files[job.file];
         let output = match &outcome {
-            JobOutcome::Written(v) => v.size,
+            JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
             _ => f.size,
         };
-        timings.push(JobTiming {
-            path: f.found.rel.clone(),
-            coding: job.codec.token(),
-            input: f.size,
-            output,
-            micros,
-        });
+        timings.push(JobTiming { path: f.found.rel.clone(), coding: job.codec.token(), input: f.size, output, micros });
         match outcome {
-            JobOutcome::Written(v) => written[job.file].push(v),
+            JobOutcome::Written { variant, cached } => {
+                counts.compressed += u64::from(!cached);
+                counts.from_cache += u64::from(cached);
+                written[job.file].push(variant);
+            }
+            JobOutcome::Adopted(v) => {
+                counts.foreign.push(v.path.clone());
+                kept[job.file].push(v);
+            }
             JobOutcome::Skipped(r) => {
                 skipped[job.file].insert(job.codec.token().to_string(), r);
             }
@@ -150,36 +276,19 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         }
     }
 
-    let settings = cfg
-        .codecs
-        .iter()
-        .map(|&c| {
-            (
-                c.token().to_string(),
-                new_encoder(c, cfg.levels)
-                    .map(|e| e.settings())
-                    .unwrap_or_default(),
-            )
-        })
-        .collect();
-    let mut manifest = Manifest::new(settings);
+    let mut manifest = Manifest::new(settings.clone());
     for (i, f) in files.iter().enumerate() {
         if changed[i] {
             // Variants written before the change was seen are of content that is
             // no longer there: remove them, and leave the file to the next run.
             for v in &written[i] {
-                if let Err(e) = remove_if_exists(&root.join(&v.path)) {
-                    errors.push(e);
-                }
+                remove(&root.join(&v.path), &v.path, &mut counts, &mut errors);
             }
             continue;
         }
-        let mut encodings = std::mem::take(&mut written[i]);
-        encodings.sort_by(|a, b| {
-            a.size
-                .cmp(&b.size)
-                .then_with(|| coding_rank(&a.coding).cmp(&coding_rank(&b.coding)))
-        });
+        let mut encodings = std::mem::take(&mut kept[i]);
+        encodings.append(&mut written[i]);
+        encodings.sort_by(|a, b| a.size.cmp(&b.size).then_with(|| coding_rank(&a.coding).cmp(&coding_rank(&b.coding))));
         manifest.files.insert(
             f.found.rel.clone(),
             Asset {
@@ -193,36 +302,36 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             },
         );
     }
-    if let Err(e) = manifest.write(&manifest_path) {
-        errors.push(e);
+    if !cfg.dry_run {
+        if let Err(e) = manifest.write(&manifest_path) {
+            errors.push(e);
+        }
+        if let Some(c) = &cache {
+            if let Err(e) = c.evict() {
+                counts.warnings.push(format!("cache eviction: {e}"));
+            }
+        }
     }
 
     errors.sort_by(|a, b| a.path().cmp(&b.path()));
-    Ok(Report::new(
-        &manifest,
-        &cfg.codecs,
-        tree.passed,
-        errors,
-        timings,
-        started.elapsed(),
-        manifest_path,
-        threads,
-    ))
+    counts.removed.sort();
+    counts.foreign.sort();
+    Ok(Report::new(&manifest, &cfg.codecs, tree.passed, errors, timings, started.elapsed(), manifest_path, threads, counts))
 }
 
 fn coding_rank(token: &str) -> usize {
-    Codec::ALL
-        .iter()
-        .position(|c| c.token() == token)
-        .unwrap_or(usize::MAX)
+    Codec::ALL.iter().position(|c| c.token() == token).unwrap_or(usize::MAX)
+}
+
+fn hash_file(path: &Path) -> std::io::Result<String> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(File::open(path)?)?;
+    Ok(h.finalize().to_hex().to_string())
 }
 
 /// Reads a file once, streaming it through both hashes.
 fn scan(found: Found) -> Result<Scanned> {
-    let rerr = |source| Error::Read {
-        path: found.path.clone(),
-        source,
-    };
+    let rerr = |source| Error::Read { path: found.path.clone(), source };
     let mut file = File::open(&found.path).map_err(rerr)?;
     let md = file.metadata().map_err(rerr)?;
     if !md.is_file() {
@@ -245,36 +354,34 @@ fn scan(found: Found) -> Result<Scanned> {
         size,
         blake3: b3.finalize().to_hex().to_string(),
         sha256: base64::engine::general_purpose::STANDARD.encode(sha2::Digest::finalize(sha)),
-        meta: CopyMeta {
-            permissions: md.permissions(),
-            modified: md.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-        },
+        meta: CopyMeta { permissions: md.permissions(), modified: md.modified().unwrap_or(SystemTime::UNIX_EPOCH) },
         found,
     })
+}
+
+/// What every job needs besides its own file.
+struct JobContext<'a> {
+    cfg: &'a Config,
+    root: &'a Path,
+    settings: &'a BTreeMap<String, String>,
+    cache: Option<&'a Cache>,
 }
 
 /// Runs the jobs on `threads` workers that take the next job from a shared
 /// counter, so the order is exactly longest-first and no worker idles while a
 /// job is left. Returns outcomes in job order with their durations (µs).
-fn run_jobs(
-    cfg: &Config,
-    files: &[Scanned],
-    jobs: &[Job],
-    threads: usize,
-    progress: &dyn Progress,
-) -> Vec<(JobOutcome, u64)> {
+fn run_jobs(ctx: &JobContext, files: &[Scanned], jobs: &[Job], threads: usize, progress: &dyn Progress) -> Vec<(JobOutcome, u64)> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<(JobOutcome, u64)>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<(JobOutcome, u64)>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..threads.min(jobs.len()).max(1) {
             s.spawn(|| {
-                let mut worker = Worker::new(cfg);
+                let mut worker = Worker::new(ctx);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
                     let t = Instant::now();
-                    let outcome = worker.run(&cfg.root, &files[job.file], job.codec);
+                    let outcome = worker.run(&files[job.file], job.codec, job.kind);
                     let micros = t.elapsed().as_micros() as u64;
                     results.lock().unwrap()[i] = Some((outcome, micros));
                     progress.job_done();
@@ -282,18 +389,13 @@ fn run_jobs(
             });
         }
     });
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect()
+    results.into_inner().unwrap().into_iter().map(|r| r.expect("every job ran")).collect()
 }
 
 /// Per-thread state: encoders are built on first use and kept, and the
 /// buffers grow to the largest file seen and are reused.
 struct Worker<'a> {
-    cfg: &'a Config,
+    ctx: &'a JobContext<'a>,
     encoders: [Option<Box<dyn Encoder>>; 3],
     input: Vec<u8>,
     output: Vec<u8>,
@@ -301,92 +403,130 @@ struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(cfg: &'a Config) -> Self {
-        Worker {
-            cfg,
-            encoders: [None, None, None],
-            input: Vec::new(),
-            output: Vec::new(),
-            check: Vec::new(),
-        }
+    fn new(ctx: &'a JobContext<'a>) -> Self {
+        Worker { ctx, encoders: [None, None, None], input: Vec::new(), output: Vec::new(), check: Vec::new() }
     }
 
-    fn run(&mut self, root: &Path, f: &Scanned, codec: Codec) -> JobOutcome {
-        match self.try_run(root, f, codec) {
-            Ok(Some(v)) => JobOutcome::Written(v),
-            Ok(None) => JobOutcome::Skipped(SkipReason::NotSmaller),
-            Err(e) => JobOutcome::Failed(e),
-        }
-    }
-
-    fn try_run(&mut self, root: &Path, f: &Scanned, codec: Codec) -> Result<Option<Variant>> {
-        let path = &f.found.path;
-        let rerr = |source| Error::Read {
-            path: path.clone(),
-            source,
+    fn run(&mut self, f: &Scanned, codec: Codec, kind: JobKind) -> JobOutcome {
+        let r = match kind {
+            JobKind::Compress => self.compress(f, codec),
+            JobKind::CheckForeign => self.check_foreign(f, codec),
         };
+        r.unwrap_or_else(JobOutcome::Failed)
+    }
+
+    /// This worker's encoder for `codec`, built on first use.
+    fn encoder(&mut self, codec: Codec, path: &Path) -> Result<&mut dyn Encoder> {
+        let slot = codec.index();
+        if self.encoders[slot].is_none() {
+            let enc = new_encoder(codec, self.ctx.cfg.levels)
+                .map_err(|source| Error::Encode { path: path.to_path_buf(), coding: codec.token(), source })?;
+            self.encoders[slot] = Some(enc);
+        }
+        Ok(self.encoders[slot].as_deref_mut().expect("just built"))
+    }
+
+    /// Reads the source into `self.input` and checks it is what the scan hashed.
+    fn read_source(&mut self, f: &Scanned) -> Result<()> {
+        let path = &f.found.path;
         self.input.clear();
         File::open(path)
             .and_then(|mut h| h.read_to_end(&mut self.input))
-            .map_err(rerr)?;
+            .map_err(|source| Error::Read { path: path.clone(), source })?;
         if blake3::hash(&self.input).to_hex().as_str() != f.blake3 {
             return Err(Error::Changed { path: path.clone() });
         }
-        let slot = Codec::ALL
-            .iter()
-            .position(|&c| c == codec)
-            .expect("known codec");
-        if self.encoders[slot].is_none() {
-            let enc = new_encoder(codec, self.cfg.levels).map_err(|source| Error::Encode {
-                path: path.clone(),
-                coding: codec.token(),
-                source,
-            })?;
-            self.encoders[slot] = Some(enc);
+        Ok(())
+    }
+
+    /// Whether `self.output` decodes to exactly `self.input` (else why not).
+    fn output_decodes(&mut self, codec: Codec, path: &Path) -> Result<std::result::Result<(), String>> {
+        self.encoder(codec, path)?;
+        let Worker { encoders, input, output, check, .. } = self;
+        let enc = encoders[codec.index()].as_deref_mut().expect("built above");
+        Ok(match enc.decode(output, input.len(), check) {
+            Err(e) => Err(e.to_string()),
+            Ok(()) if check != input => Err(format!("decoded {} bytes that differ from the {}-byte source", check.len(), input.len())),
+            Ok(()) => Ok(()),
+        })
+    }
+
+    fn compress(&mut self, f: &Scanned, codec: Codec) -> Result<JobOutcome> {
+        let path = &f.found.path;
+        self.read_source(f)?;
+        let settings = &self.ctx.settings[codec.token()];
+        let mut cached = false;
+        match self.ctx.cache.and_then(|c| c.get(&f.blake3, codec, settings)) {
+            Some(Hit::NotSmaller) => return Ok(JobOutcome::Skipped(SkipReason::NotSmaller)),
+            Some(Hit::Output(bytes)) => {
+                self.output = bytes;
+                // A corrupt entry is ignored (and replaced below), never copied into DIR.
+                cached = self.output.len() < self.input.len() && self.output_decodes(codec, path)?.is_ok();
+            }
+            None => {}
         }
-        let enc = self.encoders[slot].as_mut().expect("just built");
-        let kind: ContentKind = content_kind(&f.found.rel);
-        enc.encode(&self.input, kind, &mut self.output)
-            .map_err(|source| Error::Encode {
-                path: path.clone(),
-                coding: codec.token(),
-                source,
-            })?;
+        if !cached {
+            let kind = content_kind(&f.found.rel);
+            self.encoder(codec, path)?;
+            let Worker { encoders, input, output, .. } = &mut *self;
+            let enc = encoders[codec.index()].as_deref_mut().expect("built above");
+            enc.encode(input, kind, output)
+            .map_err(|source| Error::Encode { path: path.clone(), coding: codec.token(), source })?;
+            if self.output.len() >= self.input.len() {
+                if let Some(c) = self.ctx.cache {
+                    let _ = c.put(&f.blake3, codec, settings, &Hit::NotSmaller);
+                }
+                return Ok(JobOutcome::Skipped(SkipReason::NotSmaller));
+            }
+            // Never write what a browser could not decode back to the source.
+            if let Err(detail) = self.output_decodes(codec, path)? {
+                return Err(Error::Verify { path: path.clone(), coding: codec.token(), detail });
+            }
+            if let Some(c) = self.ctx.cache {
+                // A failed cache write costs only a future miss.
+                let _ = c.put(&f.blake3, codec, settings, &Hit::Output(self.output.clone()));
+            }
+        }
         let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
-        let dest = root.join(&dest_rel);
-        if self.output.len() >= self.input.len() {
-            return Ok(None);
-        }
-        // Never write what a browser could not decode back to the source.
-        let verify = |detail: String| Error::Verify {
-            path: path.clone(),
-            coding: codec.token(),
-            detail,
-        };
-        enc.decode(&self.output, self.input.len(), &mut self.check)
-            .map_err(|e| verify(e.to_string()))?;
-        if self.check != self.input {
-            return Err(verify(format!(
-                "decoded {} bytes that differ from the {}-byte source",
-                self.check.len(),
-                self.input.len()
-            )));
-        }
-        write_atomic(&dest, &self.output, Some(&f.meta))?;
-        // The source may have changed after we read it: then the variant just
-        // written is stale, so take it back out.
-        if source_changed(path, f) {
-            remove_if_exists(&dest)?;
-            return Err(Error::Changed { path: path.clone() });
+        let dest = self.ctx.root.join(&dest_rel);
+        if !self.ctx.cfg.dry_run {
+            write_atomic(&dest, &self.output, Some(&f.meta))?;
+            // The source may have changed after we read it: then the variant just
+            // written is stale, so take it back out.
+            if source_changed(path, f) {
+                remove_if_exists(&dest)?;
+                return Err(Error::Changed { path: path.clone() });
+            }
         }
         let b3 = blake3::hash(&self.output).to_hex().to_string();
-        Ok(Some(Variant {
-            coding: codec.token().to_string(),
-            path: dest_rel,
-            size: self.output.len() as u64,
-            etag: etag(&b3),
-            blake3: b3,
-        }))
+        let variant = Variant { coding: codec.token().to_string(), path: dest_rel, size: self.output.len() as u64, etag: etag(&b3), blake3: b3 };
+        Ok(JobOutcome::Written { variant, cached })
+    }
+
+    /// A variant precompress did not write sits where ours would go. It is kept
+    /// either way; listed when it decodes to the source, an error when it does
+    /// not (a server would serve stale content).
+    fn check_foreign(&mut self, f: &Scanned, codec: Codec) -> Result<JobOutcome> {
+        let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
+        let dest = self.ctx.root.join(&dest_rel);
+        self.read_source(f)?;
+        self.output.clear();
+        File::open(&dest)
+            .and_then(|mut h| h.read_to_end(&mut self.output))
+            .map_err(|source| Error::Read { path: dest.clone(), source })?;
+        match self.output_decodes(codec, &dest)? {
+            Ok(()) => {
+                let b3 = blake3::hash(&self.output).to_hex().to_string();
+                Ok(JobOutcome::Adopted(Variant {
+                    coding: codec.token().to_string(),
+                    path: dest_rel,
+                    size: self.output.len() as u64,
+                    etag: etag(&b3),
+                    blake3: b3,
+                }))
+            }
+            Err(detail) => Err(Error::Foreign { path: dest, detail }),
+        }
     }
 }
 

@@ -33,6 +33,25 @@ pub struct JobTiming {
     pub micros: u64,
 }
 
+/// What a run did besides compressing, gathered by the pipeline.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunCounts {
+    /// Nothing was written or deleted.
+    pub dry_run: bool,
+    /// Variants encoded by this run.
+    pub compressed: u64,
+    /// Variants taken from `--cache-dir` (verified) instead of encoded.
+    pub from_cache: u64,
+    /// (file, coding) outcomes kept from the previous run: same content, same settings.
+    pub reused: u64,
+    /// Variants precompress had written that were removed (stale or orphaned), relative paths.
+    pub removed: Vec<String>,
+    /// Variants precompress did not write that decode to their source: kept and listed.
+    pub foreign: Vec<String>,
+    /// Things worth knowing that did not fail the run.
+    pub warnings: Vec<String>,
+}
+
 /// A per-file error in the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct ErrorEntry {
@@ -63,6 +82,8 @@ pub struct Report {
     pub threads: usize,
     /// Where the manifest was written.
     pub manifest: PathBuf,
+    /// Incremental work, cache use, removals and warnings.
+    pub run: RunCounts,
     /// Every job with its duration, in the order they were started.
     pub jobs: Vec<JobTiming>,
 }
@@ -78,6 +99,7 @@ impl Report {
         wall: Duration,
         manifest_path: PathBuf,
         threads: usize,
+        run: RunCounts,
     ) -> Report {
         let mut by_codec: BTreeMap<String, CodecStats> = codecs
             .iter()
@@ -120,6 +142,7 @@ impl Report {
             wall_ms: wall.as_millis() as u64,
             threads,
             manifest: manifest_path,
+            run,
             jobs,
         }
     }
@@ -171,6 +194,19 @@ impl Report {
                 .map(|(r, n)| format!("{n} {r}"))
                 .collect();
             let _ = writeln!(s, "  passed over: {}", parts.join(", "));
+        }
+        let r = &self.run;
+        let _ = writeln!(
+            s,
+            "  variants: {} encoded, {} from cache, {} unchanged from the last run, {} removed as stale{}",
+            r.compressed,
+            r.from_cache,
+            r.reused,
+            r.removed.len(),
+            if r.dry_run { " (dry run: nothing written or removed)" } else { "" }
+        );
+        for f in &r.foreign {
+            let _ = writeln!(s, "  kept {f}: not written by precompress, but decodes to its source");
         }
         let _ = writeln!(s, "  manifest: {}", self.manifest.display());
         s

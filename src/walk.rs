@@ -13,6 +13,8 @@ use crate::filter::variant_source;
 /// a name no server is asked for and none picks as a variant.
 pub const TMP_PREFIX: &str = ".precompress-";
 pub const TMP_SUFFIX: &str = ".tmp";
+/// The lock file a run holds in DIR (never an asset).
+pub const LOCK_NAME: &str = ".precompress.lock";
 
 /// A regular file found under DIR.
 #[derive(Debug, Clone)]

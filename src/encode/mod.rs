@@ -24,6 +24,11 @@ impl Codec {
     /// All codecs, in the order the manifest and reports list them.
     pub const ALL: [Codec; 3] = [Codec::Brotli, Codec::Zstd, Codec::Gzip];
 
+    /// Position in [`Codec::ALL`], for per-codec arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The HTTP content-coding token (`Content-Encoding`, `Accept-Encoding`).
     pub fn token(self) -> &'static str {
         match self {
