@@ -19,8 +19,8 @@ Examples:
 
 Config file: precompress.toml in DIR or a parent folder up to the project root
 (the first with .git), or --config PATH. Keys are the long option names
-(brotli-quality = 9, exclude = ["*.map"], ...) and a [budget] table
-("*.js" = "150KB"); unknown keys are errors. Flags win over the file.
+(brotli-quality = 9, exclude = [\"*.map\"], ...) and a [budget] table
+(\"*.js\" = \"150KB\"); unknown keys are errors. Flags win over the file.
 
 Globs (--include, --exclude): a glob with a '/' matches the path relative to DIR;
 one without matches the file name in any folder ('*.map'). '*' and '?' never match
@@ -172,7 +172,9 @@ pub struct RunArgs {
 /// Parses `1234`, `150KB`, `1.5MiB`, `2G` (KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let n: f64 = num.parse().map_err(|_| format!("invalid size {s:?}"))?;
     let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {

@@ -14,15 +14,19 @@
 //! written under a temporary dot-name and renamed into place, and kept only when
 //! strictly smaller than its source.
 
-#[cfg(feature = "cli")]
-pub mod cli;
+pub mod budget;
 pub mod cache;
 pub mod check;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod config;
+#[cfg(feature = "cli")]
+pub mod configfile;
 pub mod encode;
 pub mod error;
 pub mod filter;
 pub mod fsutil;
+pub mod github;
 pub mod manifest;
 pub mod pipeline;
 pub mod report;

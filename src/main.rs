@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use precompress::cli::{CheckArgs, Cli, Command, RunArgs};
 use precompress::{Error, Progress};
 
@@ -19,7 +19,12 @@ struct Bar(indicatif::ProgressBar);
 
 impl Progress for Bar {
     fn waiting_for_lock(&self, lock: &std::path::Path) {
-        self.0.suspend(|| eprintln!("precompress: another run holds {}; waiting for it to finish", lock.display()));
+        self.0.suspend(|| {
+            eprintln!(
+                "precompress: another run holds {}; waiting for it to finish",
+                lock.display()
+            )
+        });
     }
     fn start(&self, jobs: u64) {
         self.0.set_length(jobs);
@@ -30,9 +35,19 @@ impl Progress for Bar {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let code = match cli.command {
-        None => compress(cli.run),
+        None => compress(cli.run, &matches),
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "precompress",
+                &mut std::io::stdout(),
+            );
+            exit::SUCCESS
+        }
         Some(Command::Check(args)) => check(args),
     };
     ExitCode::from(code)
@@ -43,16 +58,27 @@ fn check(args: CheckArgs) -> u8 {
         eprintln!("precompress: error: {}: not a folder", args.dir.display());
         return exit::USAGE;
     }
-    let manifest = args.manifest.clone().unwrap_or_else(|| precompress::manifest::default_path(&args.dir));
+    let manifest = args
+        .manifest
+        .clone()
+        .unwrap_or_else(|| precompress::manifest::default_path(&args.dir));
     let report = precompress::check::check(&args.dir, &manifest);
     if args.json {
-        let _ = std::io::stdout().write_all((serde_json::to_string_pretty(&report).expect("plain data") + "\n").as_bytes());
+        let _ = std::io::stdout().write_all(
+            (serde_json::to_string_pretty(&report).expect("plain data") + "\n").as_bytes(),
+        );
     } else {
         for p in &report.problems {
-            eprintln!("precompress: check: {}: {}: {}", p.path, p.problem, p.detail);
+            eprintln!(
+                "precompress: check: {}: {}: {}",
+                p.path, p.problem, p.detail
+            );
         }
         if report.ok {
-            println!("precompress: check: ok, {} files and {} variants verified", report.files, report.variants);
+            println!(
+                "precompress: check: ok, {} files and {} variants verified",
+                report.files, report.variants
+            );
         } else {
             eprintln!("precompress: check: {} problems", report.problems.len());
         }
@@ -64,9 +90,19 @@ fn check(args: CheckArgs) -> u8 {
     }
 }
 
-fn compress(args: RunArgs) -> u8 {
+fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
+    let settings = match precompress::configfile::resolve(&mut args, matches) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            return exit::USAGE;
+        }
+    };
     let cfg = args.to_config();
-    let show_bar = !args.quiet && !args.json && std::io::stderr().is_terminal();
+    // NO_COLOR (https://no-color.org) and TERM=dumb: no escape sequences at all.
+    let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+    let show_bar = !args.quiet && !args.json && !plain && std::io::stderr().is_terminal();
     let bar = indicatif::ProgressBar::new(0);
     if show_bar {
         bar.set_style(
@@ -103,11 +139,79 @@ fn compress(args: RunArgs) -> u8 {
     } else {
         report.summary()
     };
+    let within_budget = after_run(&args, &cfg, &report, &settings);
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = std::io::stdout().write_all(out.as_bytes());
-    if report.ok() {
+    if report.ok() && within_budget {
         exit::SUCCESS
     } else {
         exit::FAILURE
     }
+}
+
+/// Verbose lines, budgets and `--github`, from the manifest the run wrote (or,
+/// in a dry run, the sizes it computed). Returns false when a budget is exceeded.
+fn after_run(
+    args: &RunArgs,
+    cfg: &precompress::Config,
+    report: &precompress::Report,
+    settings: &precompress::configfile::Resolved,
+) -> bool {
+    use precompress::{budget, github};
+    if !args.verbose && !args.github && settings.budgets.is_empty() {
+        return true;
+    }
+    let on_disk = precompress::Manifest::read(&report.manifest).ok();
+    let assets = if cfg.dry_run {
+        budget::sizes_from_jobs(on_disk.as_ref(), &report.jobs)
+    } else {
+        on_disk
+            .as_ref()
+            .map(budget::sizes_from_manifest)
+            .unwrap_or_default()
+    };
+    if args.verbose {
+        if let Some(f) = &settings.file {
+            eprintln!("precompress: config: {}", f.display());
+        }
+        for a in &assets {
+            eprintln!(
+                "  {}  {} -> {}",
+                a.path,
+                precompress::report::human(a.size),
+                a.served_label()
+            );
+        }
+    }
+    let checked = budget::check(&settings.budgets, &assets);
+    for g in &checked.unmatched {
+        eprintln!("precompress: warning: budget {g:?} matches no asset");
+    }
+    for v in &checked.violations {
+        eprintln!("precompress: over budget: {v}");
+    }
+    if args.github {
+        let env = github::Env::from_env();
+        let dir = cfg.root.as_path();
+        let title = dir.to_string_lossy();
+        let md = github::render_summary(
+            &title,
+            report,
+            &assets,
+            &checked.violations,
+            settings.budgets.len(),
+            cfg.dry_run,
+        );
+        let outputs = github::format_outputs(&github::outputs(report, &checked.violations));
+        for (path, text) in [(&env.step_summary, md), (&env.output, outputs)] {
+            if let Some(p) = path {
+                if let Err(e) = github::append(p, &text) {
+                    eprintln!("precompress: warning: {}: cannot append: {e}", p.display());
+                }
+            }
+        }
+        let notes = github::annotations(report, &checked.violations, dir, env.workspace.as_deref());
+        let _ = std::io::stdout().write_all(notes.as_bytes());
+    }
+    checked.violations.is_empty()
 }

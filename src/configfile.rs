@@ -1,0 +1,315 @@
+//! `precompress.toml`: the settings a team wants pinned, next to the code.
+//!
+//! Found by `--config PATH`, or else by looking in DIR and then each parent
+//! folder up to the project root (the first folder holding `.git`) for a
+//! `precompress.toml`; `--no-config` turns the search off. Keys are the long
+//! option names (`brotli-quality`, `min-size`, ...), plus a `[budget]` table
+//! of `GLOB = SIZE`. A key the file does not know is an error naming the key,
+//! so a typo never silently does nothing. A flag given on the command line (or
+//! through its environment variable) wins over the file; budgets from both
+//! apply, the command line's replacing the file's for the same glob. Paths in
+//! the file are relative to the file's folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::parser::ValueSource;
+use clap::ArgMatches;
+use serde::Deserialize;
+
+use crate::budget::{parse_size, Budget};
+use crate::cli::RunArgs;
+use crate::encode::Codec;
+use crate::error::{Error, Result};
+
+/// The file name looked for.
+pub const FILE_NAME: &str = "precompress.toml";
+
+/// The keys of `precompress.toml`, each a long option's name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FileConfig {
+    /// `["br", "gzip"]` or `"br,gzip"`.
+    pub formats: Option<toml::Value>,
+    /// 0-11.
+    pub brotli_quality: Option<u32>,
+    /// 1-22.
+    pub zstd_level: Option<i32>,
+    /// Globs, as `--include`.
+    pub include: Option<Vec<String>>,
+    /// Globs, as `--exclude`.
+    pub exclude: Option<Vec<String>>,
+    /// Bytes, or a size like `"2KiB"`.
+    pub min_size: Option<toml::Value>,
+    /// As `--follow-links`.
+    pub follow_links: Option<bool>,
+    /// Relative to the file's folder.
+    pub manifest: Option<PathBuf>,
+    /// Worker threads, at least 1.
+    pub threads: Option<u16>,
+    /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
+    pub budget: Option<BTreeMap<String, toml::Value>>,
+}
+
+/// The `precompress.toml` that applies to `dir`: in `dir` or a parent, stopping
+/// at the first folder that holds `.git` (the project root).
+pub fn find(dir: &Path) -> Option<PathBuf> {
+    let start = dir.canonicalize().ok()?;
+    for d in start.ancestors() {
+        let candidate = d.join(FILE_NAME);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if d.join(".git").exists() {
+            return None;
+        }
+    }
+    None
+}
+
+impl FileConfig {
+    /// Parses a file's text; `path` is only for messages.
+    pub fn parse(path: &Path, text: &str) -> Result<FileConfig> {
+        toml::from_str(text)
+            .map_err(|e| Error::Config(format!("{}: {}", path.display(), e.to_string().trim_end())))
+    }
+
+    /// Reads and parses `path`.
+    pub fn read(path: &Path) -> Result<FileConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::Config(format!(
+                "{}: cannot read the config file: {e}",
+                path.display()
+            ))
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Sets every option of `args` that the file has and `explicit` says was
+    /// not given on the command line; returns the file's budgets. `path` is the
+    /// file (for messages and to resolve relative paths).
+    pub fn apply(
+        &self,
+        path: &Path,
+        args: &mut RunArgs,
+        explicit: impl Fn(&str) -> bool,
+    ) -> Result<Vec<Budget>> {
+        let bad = |key: &str, detail: String| {
+            Error::Config(format!("{}: {key}: {detail}", path.display()))
+        };
+        let base = path.parent().unwrap_or(Path::new("."));
+        if let (Some(v), false) = (&self.formats, explicit("formats")) {
+            let names: Vec<String> = match v {
+                toml::Value::String(s) => s.split(',').map(|s| s.trim().to_string()).collect(),
+                toml::Value::Array(a) => a
+                    .iter()
+                    .map(|x| x.as_str().map(str::to_string))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| bad("formats", "expected strings".into()))?,
+                _ => {
+                    return Err(bad(
+                        "formats",
+                        "expected [\"br\", \"zstd\", \"gzip\"] or \"br,gzip\"".into(),
+                    ))
+                }
+            };
+            args.formats = names
+                .iter()
+                .map(|n| {
+                    Codec::parse(n).ok_or_else(|| {
+                        bad(
+                            "formats",
+                            format!("unknown format {n:?} (expected br, zstd or gzip)"),
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?;
+        }
+        if let (Some(q), false) = (self.brotli_quality, explicit("brotli_quality")) {
+            if q > 11 {
+                return Err(bad("brotli-quality", format!("{q} is not in 0-11")));
+            }
+            args.brotli_quality = q;
+        }
+        if let (Some(l), false) = (self.zstd_level, explicit("zstd_level")) {
+            if !(1..=22).contains(&l) {
+                return Err(bad("zstd-level", format!("{l} is not in 1-22")));
+            }
+            args.zstd_level = l;
+        }
+        if let (Some(g), false) = (&self.include, explicit("include")) {
+            args.include = g.clone();
+        }
+        if let (Some(g), false) = (&self.exclude, explicit("exclude")) {
+            args.exclude = g.clone();
+        }
+        if let (Some(v), false) = (&self.min_size, explicit("min_size")) {
+            args.min_size = size_value(v).map_err(|e| bad("min-size", e))?;
+        }
+        if let (Some(f), false) = (self.follow_links, explicit("follow_links")) {
+            args.follow_links = f;
+        }
+        if let (Some(m), false) = (&self.manifest, explicit("manifest")) {
+            args.manifest = Some(base.join(m));
+        }
+        if let (Some(t), false) = (self.threads, explicit("threads")) {
+            if t == 0 {
+                return Err(bad("threads", "must be at least 1".into()));
+            }
+            args.threads = Some(t);
+        }
+        let mut budgets = Vec::new();
+        for (glob, v) in self.budget.iter().flatten() {
+            let limit = size_value(v).map_err(|e| bad(&format!("budget.{glob:?}"), e))?;
+            budgets.push(
+                Budget::new(glob, limit)
+                    .map_err(|e| bad(&format!("budget.{glob:?}"), e.to_string()))?,
+            );
+        }
+        Ok(budgets)
+    }
+}
+
+fn size_value(v: &toml::Value) -> std::result::Result<u64, String> {
+    match v {
+        toml::Value::Integer(n) if *n >= 0 => Ok(*n as u64),
+        toml::Value::String(s) => parse_size(s),
+        other => Err(format!(
+            "expected bytes or a size like \"150KB\", found {other}"
+        )),
+    }
+}
+
+/// What [`resolve`] settled on.
+#[derive(Debug, Default)]
+pub struct Resolved {
+    /// The config file that applied, if any.
+    pub file: Option<PathBuf>,
+    /// Budgets from the file and the command line.
+    pub budgets: Vec<Budget>,
+}
+
+/// Applies the config file that concerns `args` (see the module docs) and
+/// gathers the budgets. `matches` tells which options the command line set.
+pub fn resolve(args: &mut RunArgs, matches: &ArgMatches) -> Result<Resolved> {
+    let explicit = |id: &str| {
+        matches!(
+            matches.value_source(id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        )
+    };
+    let file = match (&args.config, args.no_config) {
+        (Some(p), _) => Some(p.clone()),
+        (None, true) => None,
+        (None, false) => args.dir.as_deref().and_then(find),
+    };
+    let mut budgets = match &file {
+        Some(path) => FileConfig::read(path)?.apply(path, args, explicit)?,
+        None => Vec::new(),
+    };
+    for spec in &args.budget {
+        let b = Budget::parse(spec)?;
+        budgets.retain(|old| old.glob != b.glob);
+        budgets.push(b);
+    }
+    Ok(Resolved { file, budgets })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(argv: &[&str]) -> (RunArgs, ArgMatches) {
+        let mut full = vec!["precompress"];
+        full.extend_from_slice(argv);
+        let m = <crate::cli::Cli as clap::CommandFactory>::command().get_matches_from(&full);
+        let cli = crate::cli::Cli::parse_from(&full);
+        (cli.run, m)
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_by_name() {
+        let e = FileConfig::parse(
+            Path::new("x/precompress.toml"),
+            "min-size = 10\nbrotli_quality = 5\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("x/precompress.toml: "), "{e}");
+        assert!(e.contains("unknown field `brotli_quality`"), "{e}");
+        assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn file_values_apply_unless_the_command_line_sets_them() {
+        let text = r#"
+formats = ["br", "gzip"]
+brotli-quality = 9
+min-size = "2KiB"
+exclude = ["*.map"]
+manifest = "out/m.json"
+[budget]
+"*.js" = "150KB"
+"*.css" = 2000
+"#;
+        let f = FileConfig::parse(Path::new("/p/precompress.toml"), text).unwrap();
+        let (mut a, m) = args(&["dist", "--brotli-quality", "4"]);
+        let explicit = |id: &str| matches!(m.value_source(id), Some(ValueSource::CommandLine));
+        let budgets = f
+            .apply(Path::new("/p/precompress.toml"), &mut a, explicit)
+            .unwrap();
+        assert_eq!(a.formats, vec![Codec::Brotli, Codec::Gzip]);
+        assert_eq!(a.brotli_quality, 4, "the flag wins");
+        assert_eq!(a.min_size, 2048);
+        assert_eq!(a.exclude, vec!["*.map".to_string()]);
+        assert_eq!(a.manifest, Some(PathBuf::from("/p/out/m.json")));
+        assert_eq!(a.zstd_level, 19, "untouched default");
+        let b: Vec<(&str, u64)> = budgets.iter().map(|b| (b.glob.as_str(), b.limit)).collect();
+        assert_eq!(b, vec![("*.css", 2000), ("*.js", 150_000)]);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let cases = [
+            ("brotli-quality = 12", "brotli-quality: 12 is not in 0-11"),
+            ("formats = \"br,lzma\"", "formats: unknown format \"lzma\""),
+            ("min-size = \"ten\"", "min-size: invalid size"),
+            (
+                "[budget]\n\"*.js\" = true",
+                "budget.\"*.js\": expected bytes",
+            ),
+            ("threads = 0", "threads: must be at least 1"),
+        ];
+        for (text, want) in cases {
+            let f = FileConfig::parse(Path::new("c.toml"), text).unwrap();
+            let (mut a, _) = args(&["dist"]);
+            let e = f
+                .apply(Path::new("c.toml"), &mut a, |_| false)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn lookup_stops_at_the_project_root() {
+        let t = tempfile::tempdir().unwrap();
+        let proj = t.path().join("proj");
+        std::fs::create_dir_all(proj.join("web/dist")).unwrap();
+        std::fs::create_dir(proj.join(".git")).unwrap();
+        // Above the project root: never used.
+        std::fs::write(t.path().join(FILE_NAME), "").unwrap();
+        assert_eq!(find(&proj.join("web/dist")), None);
+        std::fs::write(proj.join(FILE_NAME), "").unwrap();
+        assert_eq!(
+            find(&proj.join("web/dist")),
+            Some(proj.canonicalize().unwrap().join(FILE_NAME))
+        );
+        std::fs::write(proj.join("web").join(FILE_NAME), "").unwrap();
+        assert_eq!(
+            find(&proj.join("web/dist")),
+            Some(proj.canonicalize().unwrap().join("web").join(FILE_NAME))
+        );
+    }
+}
