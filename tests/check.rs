@@ -1,0 +1,131 @@
+//! `precompress check`: every problem kind it must catch, on a temp copy of the
+//! example site, and silence on a good tree.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+fn check_json(dir: &Path) -> (i32, Value) {
+    let out = bin().arg("check").arg(dir).arg("--json").output().unwrap();
+    (out.status.code().unwrap(), serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn kinds(report: &Value) -> Vec<(String, String)> {
+    report["problems"].as_array().unwrap().iter().map(|p| (p["path"].as_str().unwrap().to_string(), p["problem"].as_str().unwrap().to_string())).collect()
+}
+
+fn precompressed_site() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (g, dir) = site();
+    bin().arg(&dir).arg("-q").assert().success();
+    (g, dir)
+}
+
+#[test]
+fn a_good_tree_passes_and_check_writes_nothing() {
+    let (_g, dir) = precompressed_site();
+    let before = snapshot(&dir);
+    let (code, r) = check_json(&dir);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["variants"], 24);
+    assert_eq!(snapshot(&dir), before);
+}
+
+#[test]
+fn missing_and_unreadable_manifests() {
+    let (_g, dir) = site();
+    let (code, r) = check_json(&dir);
+    assert_eq!(code, 1);
+    assert_eq!(kinds(&r)[0].1, "manifest_missing");
+    fs::write(dir.join("precompress-manifest.json"), "[1, 2").unwrap();
+    let (code, r) = check_json(&dir);
+    assert_eq!(code, 1);
+    assert_eq!(kinds(&r)[0].1, "manifest_invalid");
+}
+
+#[test]
+fn corrupt_changed_stale_missing_and_unlisted_files_are_each_reported() {
+    let (_g, dir) = precompressed_site();
+    // Corrupt: truncated brotli.
+    let br = fs::read(dir.join("assets/style.css.br")).unwrap();
+    fs::write(dir.join("assets/style.css.br"), &br[..br.len() / 2]).unwrap();
+    // Stale: a valid gzip of other content in place of a listed variant.
+    let mut gz = Vec::new();
+    {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::best());
+        e.write_all(b"something else entirely").unwrap();
+        e.finish().unwrap();
+    }
+    fs::write(dir.join("assets/app.js.gz"), &gz).unwrap();
+    // Source changed after the run.
+    fs::write(dir.join("index.html"), "<!doctype html><p>changed</p>\n".repeat(60)).unwrap();
+    // Missing variant.
+    fs::remove_file(dir.join("img/logo.svg.zst")).unwrap();
+    // A new file the manifest does not know, and a variant nobody listed.
+    fs::write(dir.join("assets/new.js"), "export const n = 1;\n".repeat(100)).unwrap();
+    fs::copy(dir.join("assets/app.js.br"), dir.join("assets/app.js.br.bak")).unwrap();
+    fs::write(dir.join("img/photo.png.gz"), &gz).unwrap();
+    // A temporary file left by a killed run.
+    fs::write(dir.join("assets/.precompress-abc123.tmp"), b"partial").unwrap();
+
+    let (code, r) = check_json(&dir);
+    assert_eq!(code, 1);
+    let k = kinds(&r);
+    let has = |path: &str, kind: &str| k.iter().any(|(p, q)| p == path && q == kind);
+    assert!(has("assets/style.css.br", "variant_corrupt"), "{k:?}");
+    assert!(has("assets/style.css.br", "variant_changed"), "{k:?}");
+    assert!(has("assets/app.js.gz", "variant_stale"), "{k:?}");
+    assert!(has("index.html", "source_changed"), "{k:?}");
+    assert!(has("img/logo.svg.zst", "variant_missing"), "{k:?}");
+    assert!(has("assets/new.js", "unlisted_file"), "{k:?}");
+    assert!(has("assets/app.js.br.bak", "unlisted_file"), "{k:?}");
+    assert!(has("img/photo.png.gz", "stale_variant"), "{k:?}");
+    assert!(has("index.html.br", "variant_stale"), "{k:?}");
+    assert!(has("assets/.precompress-abc123.tmp", "temporary_file"), "{k:?}");
+    // Human output names each problem on stderr.
+    let out = bin().arg("check").arg(&dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("assets/app.js.gz: variant_stale"), "{stderr}");
+}
+
+#[test]
+fn an_unlisted_variant_that_decodes_is_reported_as_foreign() {
+    let (_g, dir) = precompressed_site();
+    fs::write(dir.join("assets/tiny-under-min-size.js.gz"), {
+        let mut gz = Vec::new();
+        let mut e = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::best());
+        std::io::Write::write_all(&mut e, &fs::read(dir.join("assets/tiny-under-min-size.js")).unwrap()).unwrap();
+        e.finish().unwrap();
+        gz
+    })
+    .unwrap();
+    let (code, r) = check_json(&dir);
+    assert_eq!(code, 1);
+    assert_eq!(kinds(&r), [("assets/tiny-under-min-size.js.gz".to_string(), "foreign_variant".to_string())]);
+}
+
+#[test]
+fn a_zstd_frame_with_a_window_over_8_mib_is_reported() {
+    let (_g, dir) = precompressed_site();
+    // zstd reading stdin does not know the size, so --long=25 declares a 32 MiB window.
+    let src = fs::read(dir.join("data/products.json")).unwrap();
+    let mut child = std::process::Command::new("zstd")
+        .args(["-q", "-c", "--long=25", "-3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("zstd CLI (bash .ci/run installs it)");
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &src).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(precompress::encode::frame_window_size(&out.stdout).unwrap() > 8 << 20);
+    fs::write(dir.join("data/products.json.zst"), &out.stdout).unwrap();
+    let (code, r) = check_json(&dir);
+    assert_eq!(code, 1);
+    assert!(kinds(&r).contains(&("data/products.json.zst".to_string(), "zstd_window".to_string())), "{r}");
+}
