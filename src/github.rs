@@ -277,7 +277,10 @@ pub fn render_summary(
     if budgets > 0 {
         s.push_str("\n#### Budgets\n\n");
         if violations.is_empty() {
-            let _ = writeln!(s, "All {budgets} budgets met.");
+            let _ = match budgets {
+                1 => writeln!(s, "The budget is met."),
+                n => writeln!(s, "All {n} budgets are met."),
+            };
         } else {
             s.push_str("| asset | downloaded | budget | over by |\n| --- | ---: | --- | ---: |\n");
             for v in violations {
