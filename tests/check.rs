@@ -11,11 +11,24 @@ use serde_json::Value;
 
 fn check_json(dir: &Path) -> (i32, Value) {
     let out = bin().arg("check").arg(dir).arg("--json").output().unwrap();
-    (out.status.code().unwrap(), serde_json::from_slice(&out.stdout).unwrap())
+    (
+        out.status.code().unwrap(),
+        serde_json::from_slice(&out.stdout).unwrap(),
+    )
 }
 
 fn kinds(report: &Value) -> Vec<(String, String)> {
-    report["problems"].as_array().unwrap().iter().map(|p| (p["path"].as_str().unwrap().to_string(), p["problem"].as_str().unwrap().to_string())).collect()
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap().to_string(),
+                p["problem"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
 }
 
 fn precompressed_site() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -63,12 +76,24 @@ fn corrupt_changed_stale_missing_and_unlisted_files_are_each_reported() {
     }
     fs::write(dir.join("assets/app.js.gz"), &gz).unwrap();
     // Source changed after the run.
-    fs::write(dir.join("index.html"), "<!doctype html><p>changed</p>\n".repeat(60)).unwrap();
+    fs::write(
+        dir.join("index.html"),
+        "<!doctype html><p>changed</p>\n".repeat(60),
+    )
+    .unwrap();
     // Missing variant.
     fs::remove_file(dir.join("img/logo.svg.zst")).unwrap();
     // A new file the manifest does not know, and a variant nobody listed.
-    fs::write(dir.join("assets/new.js"), "export const n = 1;\n".repeat(100)).unwrap();
-    fs::copy(dir.join("assets/app.js.br"), dir.join("assets/app.js.br.bak")).unwrap();
+    fs::write(
+        dir.join("assets/new.js"),
+        "export const n = 1;\n".repeat(100),
+    )
+    .unwrap();
+    fs::copy(
+        dir.join("assets/app.js.br"),
+        dir.join("assets/app.js.br.bak"),
+    )
+    .unwrap();
     fs::write(dir.join("img/photo.png.gz"), &gz).unwrap();
     // A temporary file left by a killed run.
     fs::write(dir.join("assets/.precompress-abc123.tmp"), b"partial").unwrap();
@@ -86,11 +111,17 @@ fn corrupt_changed_stale_missing_and_unlisted_files_are_each_reported() {
     assert!(has("assets/app.js.br.bak", "unlisted_file"), "{k:?}");
     assert!(has("img/photo.png.gz", "stale_variant"), "{k:?}");
     assert!(has("index.html.br", "variant_stale"), "{k:?}");
-    assert!(has("assets/.precompress-abc123.tmp", "temporary_file"), "{k:?}");
+    assert!(
+        has("assets/.precompress-abc123.tmp", "temporary_file"),
+        "{k:?}"
+    );
     // Human output names each problem on stderr.
     let out = bin().arg("check").arg(&dir).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("assets/app.js.gz: variant_stale"), "{stderr}");
+    assert!(
+        stderr.contains("assets/app.js.gz: variant_stale"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -99,14 +130,24 @@ fn an_unlisted_variant_that_decodes_is_reported_as_foreign() {
     fs::write(dir.join("assets/tiny-under-min-size.js.gz"), {
         let mut gz = Vec::new();
         let mut e = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::best());
-        std::io::Write::write_all(&mut e, &fs::read(dir.join("assets/tiny-under-min-size.js")).unwrap()).unwrap();
+        std::io::Write::write_all(
+            &mut e,
+            &fs::read(dir.join("assets/tiny-under-min-size.js")).unwrap(),
+        )
+        .unwrap();
         e.finish().unwrap();
         gz
     })
     .unwrap();
     let (code, r) = check_json(&dir);
     assert_eq!(code, 1);
-    assert_eq!(kinds(&r), [("assets/tiny-under-min-size.js.gz".to_string(), "foreign_variant".to_string())]);
+    assert_eq!(
+        kinds(&r),
+        [(
+            "assets/tiny-under-min-size.js.gz".to_string(),
+            "foreign_variant".to_string()
+        )]
+    );
 }
 
 #[test]
@@ -127,5 +168,11 @@ fn a_zstd_frame_with_a_window_over_8_mib_is_reported() {
     fs::write(dir.join("data/products.json.zst"), &out.stdout).unwrap();
     let (code, r) = check_json(&dir);
     assert_eq!(code, 1);
-    assert!(kinds(&r).contains(&("data/products.json.zst".to_string(), "zstd_window".to_string())), "{r}");
+    assert!(
+        kinds(&r).contains(&(
+            "data/products.json.zst".to_string(),
+            "zstd_window".to_string()
+        )),
+        "{r}"
+    );
 }

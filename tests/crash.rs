@@ -1,0 +1,212 @@
+//! Crash safety and concurrency: SIGKILL at random moments, sources that change
+//! while they are compressed, and two runs on one folder at once.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Every `x.br`/`x.zst`/`x.gz` beside an existing `x` (what nginx or Caddy would
+/// serve) must decode to exactly `x`.
+fn assert_servable_variants_are_right(dir: &Path) -> usize {
+    let mut n = 0;
+    for e in walkdir::WalkDir::new(dir) {
+        let e = e.unwrap();
+        let name = e.path().to_string_lossy().into_owned();
+        let Some((src, suffix)) = name.rsplit_once('.') else {
+            continue;
+        };
+        let coding = match suffix {
+            "br" => "br",
+            "zst" => "zstd",
+            "gz" => "gzip",
+            _ => continue,
+        };
+        let src = Path::new(src);
+        if !src.is_file() {
+            continue;
+        }
+        let decoded = crate_decode(coding, &fs::read(e.path()).unwrap());
+        assert!(
+            decoded == fs::read(src).unwrap(),
+            "{name} does not decode to its source"
+        );
+        n += 1;
+    }
+    n
+}
+
+fn temps(dir: &Path) -> Vec<String> {
+    snapshot(dir)
+        .into_keys()
+        .filter(|k| {
+            k.rsplit('/').next().unwrap().starts_with(".precompress-") && k.ends_with(".tmp")
+        })
+        .collect()
+}
+
+#[test]
+fn sigkill_at_25_random_moments_never_leaves_a_bad_variant_or_a_torn_manifest() {
+    let (_g, dir) = copy_tree(&corpus().join("small"));
+    // Fast levels keep each run near a second, so kills land in every phase;
+    // --force makes every run a full one (an incremental rerun is too quick to hit).
+    let levels = [
+        "--brotli-quality",
+        "4",
+        "--zstd-level",
+        "6",
+        "-q",
+        "--force",
+    ];
+    let t = Instant::now();
+    bin()
+        .arg(&dir)
+        .args(levels)
+        .arg("--dry-run")
+        .assert()
+        .success();
+    let full = t.elapsed().max(Duration::from_millis(200));
+    let mut seed: u64 = 0x5EED_1234_ABCD_0001;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    // Every fourth run drops zstd, so kills also land while variants are removed.
+    let formats = ["br,zstd,gzip", "br,zstd,gzip", "br,zstd,gzip", "br,gzip"];
+    let mut kills = 0;
+    let mut i = 0;
+    while kills < 25 {
+        i += 1;
+        assert!(i <= 60, "only {kills} of 60 runs were killed while running");
+        let mut child = std_bin()
+            .arg(&dir)
+            .args(levels)
+            .args(["--formats", formats[i % formats.len()]])
+            .spawn()
+            .unwrap();
+        let wait = Duration::from_micros(rand() % (full.as_micros() as u64 * 9 / 10));
+        std::thread::sleep(wait);
+        if child.try_wait().unwrap().is_none() {
+            kills += 1;
+        }
+        child.kill().unwrap(); // SIGKILL on Unix
+        child.wait().unwrap();
+        assert_servable_variants_are_right(&dir);
+        let m = dir.join("precompress-manifest.json");
+        if m.exists() {
+            precompress::Manifest::read(&m)
+                .unwrap_or_else(|e| panic!("after kill {i} at {wait:?}: torn manifest: {e}"));
+        }
+    }
+    bin().arg(&dir).args(levels).assert().success();
+    assert!(
+        temps(&dir).is_empty(),
+        "temporary files left: {:?}",
+        temps(&dir)
+    );
+    bin().arg("check").arg(&dir).assert().success();
+    assert!(assert_servable_variants_are_right(&dir) > 100);
+}
+
+/// A large, varied, compressible script: brotli q11 takes seconds on it.
+fn big_script(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 100);
+    let mut x: u32 = 7;
+    while s.len() < bytes {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        s.push_str(&format!(
+            "export function f{}(a, b) {{ return a * {} + b - {}; }}\n",
+            x % 100_000,
+            x % 977,
+            x % 313
+        ));
+    }
+    s
+}
+
+#[test]
+fn a_source_modified_while_it_is_compressed_gets_no_stale_variant() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dist");
+    fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("bundle.js");
+    fs::write(&src, big_script(2 << 20)).unwrap();
+    let child = std_bin()
+        .arg(&dir)
+        .args(["-q", "--formats", "br,gzip"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Keep changing the file until the run ends, so whatever it read is out of date.
+    let mut n = 0;
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(100));
+        let mut f = fs::File::options().append(true).open(&src).unwrap();
+        std::io::Write::write_all(&mut f, format!("// edit {n}\n").as_bytes()).unwrap();
+        n += 1;
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("bundle.js: changed while it was being compressed"),
+        "{stderr}"
+    );
+    for s in ["br", "gz"] {
+        assert!(
+            !dir.join(format!("bundle.js.{s}")).exists(),
+            "a variant of old content was left"
+        );
+    }
+    // The next run, with the file at rest, completes.
+    bin()
+        .arg(&dir)
+        .args(["-q", "--formats", "gzip"])
+        .assert()
+        .success();
+    bin().arg("check").arg(&dir).assert().success();
+}
+
+#[test]
+fn a_second_run_on_the_same_folder_waits_for_the_first() {
+    let (_g, dir) = site();
+    fs::write(dir.join("assets/big.js"), big_script(3 << 20)).unwrap();
+    let first = std_bin()
+        .arg(&dir)
+        .args(["-q", "--formats", "br"])
+        .spawn()
+        .unwrap();
+    // Wait until the first run holds the lock.
+    let lock = dir.join(".precompress.lock");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "first run never took the lock");
+        if let Ok(f) = fs::File::open(&lock) {
+            match f.try_lock() {
+                Err(fs::TryLockError::WouldBlock) => break,
+                Ok(()) => drop(f),
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let second = std_bin()
+        .arg(&dir)
+        .args(["--formats", "br", "--json"])
+        .output()
+        .unwrap();
+    let mut first = first;
+    assert!(first.wait().unwrap().success());
+    assert!(second.status.success());
+    assert!(String::from_utf8_lossy(&second.stderr).contains("waiting for it to finish"));
+    // It ran after the first had finished: nothing left to compress.
+    let r: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
+    assert_eq!(r["run"]["compressed"], 0, "{r}");
+    bin().arg("check").arg(&dir).assert().success();
+}
