@@ -47,6 +47,10 @@ pub struct FileConfig {
     pub manifest: Option<PathBuf>,
     /// Worker threads, at least 1.
     pub threads: Option<u16>,
+    /// As `--cache-dir`; relative to the file's folder.
+    pub cache_dir: Option<PathBuf>,
+    /// As `--cache-max-size`: bytes, or a size like `"2GiB"`.
+    pub cache_max_size: Option<toml::Value>,
     /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
     pub budget: Option<BTreeMap<String, toml::Value>>,
 }
@@ -158,6 +162,12 @@ impl FileConfig {
             }
             args.threads = Some(t);
         }
+        if let (Some(d), false) = (&self.cache_dir, explicit("cache_dir")) {
+            args.cache_dir = Some(base.join(d));
+        }
+        if let (Some(v), false) = (&self.cache_max_size, explicit("cache_max_size")) {
+            args.cache_max_size = size_value(v).map_err(|e| bad("cache-max-size", e))?;
+        }
         let mut budgets = Vec::new();
         for (glob, v) in self.budget.iter().flatten() {
             let limit = size_value(v).map_err(|e| bad(&format!("budget.{glob:?}"), e))?;
@@ -178,6 +188,17 @@ fn size_value(v: &toml::Value) -> std::result::Result<u64, String> {
             "expected bytes or a size like \"150KB\", found {other}"
         )),
     }
+}
+
+/// The manifest `precompress check DIR` reads when `--manifest` is not given:
+/// the `manifest` of the precompress.toml that applies to DIR, if it sets one.
+pub fn manifest_for(dir: &Path) -> Result<Option<PathBuf>> {
+    let Some(path) = find(dir) else {
+        return Ok(None);
+    };
+    let file = FileConfig::read(&path)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    Ok(file.manifest.map(|m| base.join(m)))
 }
 
 /// What [`resolve`] settled on.
@@ -249,6 +270,8 @@ brotli-quality = 9
 min-size = "2KiB"
 exclude = ["*.map"]
 manifest = "out/m.json"
+cache-dir = ".cache/pc"
+cache-max-size = "2GiB"
 [budget]
 "*.js" = "150KB"
 "*.css" = 2000
@@ -265,6 +288,8 @@ manifest = "out/m.json"
         assert_eq!(a.exclude, vec!["*.map".to_string()]);
         assert_eq!(a.manifest, Some(PathBuf::from("/p/out/m.json")));
         assert_eq!(a.zstd_level, 19, "untouched default");
+        assert_eq!(a.cache_dir, Some(PathBuf::from("/p/.cache/pc")));
+        assert_eq!(a.cache_max_size, 2 << 30);
         let b: Vec<(&str, u64)> = budgets.iter().map(|b| (b.glob.as_str(), b.limit)).collect();
         assert_eq!(b, vec![("*.css", 2000), ("*.js", 150_000)]);
     }

@@ -58,10 +58,17 @@ fn check(args: CheckArgs) -> u8 {
         eprintln!("precompress: error: {}: not a folder", args.dir.display());
         return exit::USAGE;
     }
-    let manifest = args
-        .manifest
-        .clone()
-        .unwrap_or_else(|| precompress::manifest::default_path(&args.dir));
+    // Where the run wrote it: --manifest, else precompress.toml's, else the default.
+    let manifest = match args.manifest.clone() {
+        Some(m) => m,
+        None => match precompress::configfile::manifest_for(&args.dir) {
+            Ok(m) => m.unwrap_or_else(|| precompress::manifest::default_path(&args.dir)),
+            Err(e) => {
+                eprintln!("precompress: error: {e}");
+                return exit::USAGE;
+            }
+        },
+    };
     let report = precompress::check::check(&args.dir, &manifest);
     if args.json {
         let _ = std::io::stdout().write_all(
@@ -211,7 +218,12 @@ fn after_run(
             }
         }
         let notes = github::annotations(report, &checked.violations, dir, env.workspace.as_deref());
-        let _ = std::io::stdout().write_all(notes.as_bytes());
+        // The runner reads workflow commands on both streams; keep --json's stdout JSON.
+        let _ = if args.json {
+            std::io::stderr().write_all(notes.as_bytes())
+        } else {
+            std::io::stdout().write_all(notes.as_bytes())
+        };
     }
     checked.violations.is_empty()
 }

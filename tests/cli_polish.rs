@@ -474,3 +474,45 @@ test fails when this file is stale; it ignores only the wall time.\n\n---\n\n",
         assert!(o.lines().any(|l| l == k), "{k} not in\n{o}");
     }
 }
+
+#[test]
+fn check_reads_the_manifest_the_config_file_put_elsewhere() {
+    let (g, dir) = project();
+    fs::write(
+        g.path().join("precompress.toml"),
+        "manifest = \"site-manifest.json\"\n",
+    )
+    .unwrap();
+    bin().arg(&dir).assert().success();
+    assert!(g.path().join("site-manifest.json").is_file());
+    assert!(!dir.join("precompress-manifest.json").exists());
+    bin()
+        .arg("check")
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("check: ok"));
+}
+
+#[test]
+fn github_with_json_keeps_stdout_json_and_annotates_on_stderr() {
+    let (g, dir) = project();
+    let out = bin()
+        .arg(&dir)
+        .args(["--github", "--json", "--budget", "assets/app.js=100B"])
+        .env("GITHUB_STEP_SUMMARY", g.path().join("s.md"))
+        .env("GITHUB_OUTPUT", g.path().join("o.txt"))
+        .env_remove("GITHUB_WORKSPACE")
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(report["files"], 12);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("::error file=")
+            && err.contains("assets/app.js,title=precompress%3A over budget::"),
+        "{err}"
+    );
+}
