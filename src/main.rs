@@ -102,6 +102,10 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
         Ok(s) => s,
         Err(e) => {
             eprintln!("precompress: error: {e}");
+            if args.github {
+                let _ = std::io::stdout()
+                    .write_all(precompress::github::fatal(&e.to_string()).as_bytes());
+            }
             return exit::USAGE;
         }
     };
@@ -126,6 +130,10 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
         Err(e) => {
             bar.finish_and_clear();
             eprintln!("precompress: error: {e}");
+            if args.github {
+                let _ = std::io::stdout()
+                    .write_all(precompress::github::fatal(&e.to_string()).as_bytes());
+            }
             return match e {
                 Error::Config(_) => exit::USAGE,
                 _ => exit::FAILURE,
@@ -217,7 +225,14 @@ fn after_run(
                 }
             }
         }
-        let notes = github::annotations(report, &checked.violations, dir, env.workspace.as_deref());
+        let mut notes =
+            github::annotations(report, &checked.violations, dir, env.workspace.as_deref());
+        for w in &report.run.warnings {
+            notes.push_str(&github::warning(w));
+        }
+        for g in &checked.unmatched {
+            notes.push_str(&github::warning(&format!("budget {g:?} matches no asset")));
+        }
         // The runner reads workflow commands on both streams; keep --json's stdout JSON.
         let _ = if args.json {
             std::io::stderr().write_all(notes.as_bytes())

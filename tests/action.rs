@@ -618,3 +618,26 @@ fn every_bash_script_of_the_action_and_workflows_passes_shellcheck() {
         );
     }
 }
+
+#[test]
+fn a_run_that_cannot_start_still_annotates_and_warnings_become_warning_annotations() {
+    let r = Runner::new();
+    let job = r.run(&[("path", "no-such-dir")], CacheSim::Hit);
+    assert_eq!(job.failed.as_deref(), Some("run"));
+    assert!(
+        job.stdout.contains("::error title=precompress::") && job.stdout.contains("no-such-dir"),
+        "{}",
+        job.stdout
+    );
+    let job = r.run(
+        &[("path", "dist"), ("args", "--budget '*.jsx=1KB'")],
+        CacheSim::Hit,
+    );
+    assert!(job.failed.is_none(), "{}", job.stderr);
+    assert!(
+        job.stdout
+            .contains("::warning title=precompress::budget \"*.jsx\" matches no asset"),
+        "{}",
+        job.stdout
+    );
+}
