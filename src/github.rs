@@ -252,11 +252,12 @@ pub fn render_summary(
     let _ = writeln!(s, "### precompress: {}\n", md_code(title));
     let _ = writeln!(
         s,
-        "{} assets ({}), {} compressed, {} errors, wall time {:.1} s on {} threads.{}\n",
+        "{} assets ({}), {} compressed, {} error{}, wall time {:.1} s on {} threads.{}\n",
         report.files,
         human(report.bytes),
         report.compressed,
         report.errors.len(),
+        if report.errors.len() == 1 { "" } else { "s" },
         report.wall_ms as f64 / 1000.0,
         report.threads,
         if dry_run {

@@ -641,3 +641,30 @@ fn a_run_that_cannot_start_still_annotates_and_warnings_become_warning_annotatio
         job.stdout
     );
 }
+
+#[test]
+fn a_per_file_error_becomes_an_annotation_on_that_file_and_fails_the_step() {
+    let r = Runner::new();
+    // A .br precompress did not write and that does not decode to its source.
+    fs::write(r.workspace.join("dist/assets/app.js.br"), "not brotli").unwrap();
+    let job = r.run(&[("path", "dist")], CacheSim::Hit);
+    assert_eq!(job.failed.as_deref(), Some("run"));
+    assert!(
+        job.stdout.contains(
+            "::error file=dist/assets/app.js.br,title=precompress::dist/assets/app.js.br: "
+        ),
+        "{}",
+        job.stdout
+    );
+    assert_eq!(job.outputs["errors"], "1");
+    assert!(
+        job.summary.contains("8 compressed, 1 error, ")
+            && job
+                .summary
+                .contains("#### Errors\n\n- dist/assets/app.js.br: "),
+        "{}",
+        job.summary
+    );
+    // Every other file was still done.
+    assert!(r.workspace.join("dist/assets/style.css.br").is_file());
+}
