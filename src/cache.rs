@@ -40,8 +40,14 @@ pub struct Cache {
 impl Cache {
     /// Opens (creating) the cache folder.
     pub fn open(dir: &Path, max_size: u64) -> Result<Cache> {
-        fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
-        Ok(Cache { dir: dir.to_path_buf(), max_size })
+        fs::create_dir_all(dir).map_err(|source| Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        Ok(Cache {
+            dir: dir.to_path_buf(),
+            max_size,
+        })
     }
 
     /// The folder.
@@ -57,7 +63,10 @@ impl Cache {
         }
         let key = h.finalize().to_hex();
         let sub = self.dir.join(&key[..2]);
-        (sub.join(format!("{}.{}", &key[..40], codec.suffix())), sub.join(format!("{}.none", &key[..40])))
+        (
+            sub.join(format!("{}.{}", &key[..40], codec.suffix())),
+            sub.join(format!("{}.none", &key[..40])),
+        )
     }
 
     /// Looks an entry up, refreshing its age on a hit.
@@ -74,12 +83,21 @@ impl Cache {
         None
     }
 
+    /// Whether an entry exists (without reading or verifying it).
+    pub fn contains(&self, source_blake3: &str, codec: Codec, settings: &str) -> bool {
+        let (out, none) = self.entry(source_blake3, codec, settings);
+        out.exists() || none.exists()
+    }
+
     /// Stores an entry; a failure only costs a future miss, so it is returned
     /// for reporting, never fatal.
     pub fn put(&self, source_blake3: &str, codec: Codec, settings: &str, hit: &Hit) -> Result<()> {
         let (out, none) = self.entry(source_blake3, codec, settings);
         let dir = out.parent().expect("entry has a folder");
-        fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
+        fs::create_dir_all(dir).map_err(|source| Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         match hit {
             Hit::Output(bytes) => write_atomic(&out, bytes, None),
             Hit::NotSmaller => write_atomic(&none, b"", None),
@@ -141,9 +159,13 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let c = Cache::open(d.path(), 1 << 20).unwrap();
         assert_eq!(c.get("aa", Codec::Brotli, "q11"), None);
-        c.put("aa", Codec::Brotli, "q11", &Hit::Output(b"xyz".to_vec())).unwrap();
+        c.put("aa", Codec::Brotli, "q11", &Hit::Output(b"xyz".to_vec()))
+            .unwrap();
         c.put("aa", Codec::Gzip, "l12", &Hit::NotSmaller).unwrap();
-        assert_eq!(c.get("aa", Codec::Brotli, "q11"), Some(Hit::Output(b"xyz".to_vec())));
+        assert_eq!(
+            c.get("aa", Codec::Brotli, "q11"),
+            Some(Hit::Output(b"xyz".to_vec()))
+        );
         assert_eq!(c.get("aa", Codec::Brotli, "q10"), None);
         assert_eq!(c.get("aa", Codec::Zstd, "q11"), None);
         assert_eq!(c.get("aa", Codec::Gzip, "l12"), Some(Hit::NotSmaller));
@@ -154,15 +176,24 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let c = Cache::open(d.path(), 2500).unwrap();
         for (i, key) in ["k1", "k2", "k3"].iter().enumerate() {
-            c.put(key, Codec::Brotli, "s", &Hit::Output(vec![i as u8; 1000])).unwrap();
+            c.put(key, Codec::Brotli, "s", &Hit::Output(vec![i as u8; 1000]))
+                .unwrap();
             let (p, _) = c.entry(key, Codec::Brotli, "s");
             let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64 * 10);
-            fs::File::options().write(true).open(&p).unwrap().set_modified(t).unwrap();
+            fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
         }
         // A hit on the oldest makes it the newest.
         assert!(c.get("k1", Codec::Brotli, "s").is_some());
         assert_eq!(c.evict().unwrap(), 1000);
-        assert!(c.get("k2", Codec::Brotli, "s").is_none(), "k2 was least recently used");
+        assert!(
+            c.get("k2", Codec::Brotli, "s").is_none(),
+            "k2 was least recently used"
+        );
         assert!(c.get("k1", Codec::Brotli, "s").is_some());
         assert!(c.get("k3", Codec::Brotli, "s").is_some());
     }

@@ -39,7 +39,11 @@ pub struct CheckReport {
 }
 
 fn problem(path: impl Into<String>, problem: &'static str, detail: impl Into<String>) -> Problem {
-    Problem { path: path.into(), problem, detail: detail.into() }
+    Problem {
+        path: path.into(),
+        problem,
+        detail: detail.into(),
+    }
 }
 
 /// Checks `root` against the manifest at `manifest_path`.
@@ -47,20 +51,55 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
     let manifest = match Manifest::read(manifest_path) {
         Ok(m) => m,
         Err(e) => {
-            let kind = if manifest_path.exists() { "manifest_invalid" } else { "manifest_missing" };
-            return CheckReport { ok: false, files: 0, variants: 0, problems: vec![problem(manifest_path.display().to_string(), kind, e.to_string())] };
+            let kind = if manifest_path.exists() {
+                "manifest_invalid"
+            } else {
+                "manifest_missing"
+            };
+            return CheckReport {
+                ok: false,
+                files: 0,
+                variants: 0,
+                problems: vec![problem(
+                    manifest_path.display().to_string(),
+                    kind,
+                    e.to_string(),
+                )],
+            };
         }
     };
-    let tree = walk(root, false, &[manifest_path.to_path_buf(), root.join(LOCK_NAME)]);
-    let mut problems: Vec<Problem> = tree.errors.iter().map(|e| problem(e.path().map(|p| p.display().to_string()).unwrap_or_default(), "unreadable", e.to_string())).collect();
+    let tree = walk(
+        root,
+        false,
+        &[manifest_path.to_path_buf(), root.join(LOCK_NAME)],
+    );
+    let mut problems: Vec<Problem> = tree
+        .errors
+        .iter()
+        .map(|e| {
+            problem(
+                e.path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                "unreadable",
+                e.to_string(),
+            )
+        })
+        .collect();
     for t in &tree.temps {
-        problems.push(problem(&t.rel, "temporary_file", "left by an interrupted run; the next run removes it"));
+        problems.push(problem(
+            &t.rel,
+            "temporary_file",
+            "left by an interrupted run; the next run removes it",
+        ));
     }
 
     let per_asset: Vec<(Vec<Problem>, u64)> = manifest
         .files
         .par_iter()
-        .map_init(Decoders::default, |dec, (rel, asset)| check_asset(root, rel, asset, dec))
+        .map_init(Decoders::default, |dec, (rel, asset)| {
+            check_asset(root, rel, asset, dec)
+        })
         .collect();
     let mut variants = 0;
     for (p, n) in per_asset {
@@ -70,10 +109,18 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
 
     for f in &tree.files {
         if !manifest.files.contains_key(&f.rel) {
-            problems.push(problem(&f.rel, "unlisted_file", "not in the manifest: the tree changed after precompress ran"));
+            problems.push(problem(
+                &f.rel,
+                "unlisted_file",
+                "not in the manifest: the tree changed after precompress ran",
+            ));
         }
     }
-    let listed: BTreeSet<&str> = manifest.files.values().flat_map(|a| a.encodings.iter().map(|v| v.path.as_str())).collect();
+    let listed: BTreeSet<&str> = manifest
+        .files
+        .values()
+        .flat_map(|a| a.encodings.iter().map(|v| v.path.as_str()))
+        .collect();
     let unlisted: Vec<Problem> = tree
         .variants
         .par_iter()
@@ -88,7 +135,12 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
         .collect();
     problems.extend(unlisted);
     problems.sort();
-    CheckReport { ok: problems.is_empty(), files: manifest.files.len() as u64, variants, problems }
+    CheckReport {
+        ok: problems.is_empty(),
+        files: manifest.files.len() as u64,
+        variants,
+        problems,
+    }
 }
 
 /// One decoder per codec, per thread.
@@ -97,15 +149,24 @@ struct Decoders([Option<Box<dyn Encoder>>; 3]);
 
 impl Decoders {
     fn get(&mut self, codec: Codec) -> &mut dyn Encoder {
-        self.0[codec.index()].get_or_insert_with(|| new_encoder(codec, Levels::default()).expect("encoder starts")).as_mut()
+        self.0[codec.index()]
+            .get_or_insert_with(|| new_encoder(codec, Levels::default()).expect("encoder starts"))
+            .as_mut()
     }
 }
 
-fn decodes_to(dec: &mut Decoders, codec: Codec, variant: &Path, source: &Path) -> Result<(), String> {
+fn decodes_to(
+    dec: &mut Decoders,
+    codec: Codec,
+    variant: &Path,
+    source: &Path,
+) -> Result<(), String> {
     let src = std::fs::read(source).map_err(|e| format!("its source cannot be read ({e})"))?;
     let bytes = std::fs::read(variant).map_err(|e| format!("it cannot be read ({e})"))?;
     let mut out = Vec::new();
-    dec.get(codec).decode(&bytes, src.len(), &mut out).map_err(|e| format!("it does not decode ({e})"))?;
+    dec.get(codec)
+        .decode(&bytes, src.len(), &mut out)
+        .map_err(|e| format!("it does not decode ({e})"))?;
     if out != src {
         return Err("it does not decode to its source".into());
     }
@@ -118,41 +179,73 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
     let src = match std::fs::read(&src_path) {
         Ok(b) => b,
         Err(e) => {
-            out.push(problem(rel, "source_missing", format!("listed in the manifest but cannot be read: {e}")));
+            out.push(problem(
+                rel,
+                "source_missing",
+                format!("listed in the manifest but cannot be read: {e}"),
+            ));
             return (out, 0);
         }
     };
     if src.len() as u64 != asset.size || blake3::hash(&src).to_hex().as_str() != asset.blake3 {
-        out.push(problem(rel, "source_changed", "size or blake3 differs from the manifest: rerun precompress"));
+        out.push(problem(
+            rel,
+            "source_changed",
+            "size or blake3 differs from the manifest: rerun precompress",
+        ));
     }
     let mut checked = 0;
     for v in &asset.encodings {
         let Some(codec) = Codec::parse(&v.coding).filter(|c| c.token() == v.coding) else {
-            out.push(problem(&v.path, "bad_coding", format!("unknown coding {:?}", v.coding)));
+            out.push(problem(
+                &v.path,
+                "bad_coding",
+                format!("unknown coding {:?}", v.coding),
+            ));
             continue;
         };
         let bytes = match std::fs::read(root.join(&v.path)) {
             Ok(b) => b,
             Err(e) => {
-                out.push(problem(&v.path, "variant_missing", format!("listed in the manifest but cannot be read: {e}")));
+                out.push(problem(
+                    &v.path,
+                    "variant_missing",
+                    format!("listed in the manifest but cannot be read: {e}"),
+                ));
                 continue;
             }
         };
         checked += 1;
         if bytes.len() as u64 != v.size || blake3::hash(&bytes).to_hex().as_str() != v.blake3 {
-            out.push(problem(&v.path, "variant_changed", "size or blake3 differs from the manifest"));
+            out.push(problem(
+                &v.path,
+                "variant_changed",
+                "size or blake3 differs from the manifest",
+            ));
         }
         if codec == Codec::Zstd {
             match frame_window_size(&bytes) {
-                Some(w) if w > 8 << 20 => out.push(problem(&v.path, "zstd_window", format!("declares a {w}-byte window; browsers accept at most 8 MiB"))),
+                Some(w) if w > 8 << 20 => out.push(problem(
+                    &v.path,
+                    "zstd_window",
+                    format!("declares a {w}-byte window; browsers accept at most 8 MiB"),
+                )),
                 None => out.push(problem(&v.path, "variant_corrupt", "not a zstd frame")),
                 _ => {}
             }
         }
         let mut decoded = Vec::new();
         match dec.get(codec).decode(&bytes, src.len(), &mut decoded) {
-            Err(e) => out.push(problem(&v.path, "variant_corrupt", format!("does not decode: {e}"))),
-            Ok(()) if decoded != src => out.push(problem(&v.path, "variant_stale", "decodes to something other than its source")),
+            Err(e) => out.push(problem(
+                &v.path,
+                "variant_corrupt",
+                format!("does not decode: {e}"),
+            )),
+            Ok(()) if decoded != src => out.push(problem(
+                &v.path,
+                "variant_stale",
+                "decodes to something other than its source",
+            )),
             Ok(()) => {}
         }
     }

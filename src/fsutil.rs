@@ -69,8 +69,16 @@ pub struct DirLock {
 /// Takes the lock file `path`, calling `on_wait` once if another process holds it
 /// and then waiting for it. The OS releases the lock if the holder dies.
 pub fn lock(path: &Path, on_wait: impl FnOnce()) -> Result<DirLock> {
-    let werr = |source| Error::Write { path: path.to_path_buf(), source };
-    let file = fs::File::options().create(true).truncate(false).write(true).open(path).map_err(werr)?;
+    let werr = |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(werr)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {

@@ -27,7 +27,8 @@ use rayon::prelude::*;
 
 use crate::cache::{Cache, Hit};
 use crate::config::Config;
-use crate::encode::{new_encoder, Codec, Encoder};
+use crate::encode::brotli_split::{compress_part, concat_parts, parts_for};
+use crate::encode::{new_encoder, BrotliEncoder, Codec, Encoder};
 use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
 use crate::fsutil::{lock, remove_if_exists, write_atomic, CopyMeta};
@@ -48,17 +49,24 @@ struct Scanned {
 /// What one (file, codec) job produced.
 enum JobOutcome {
     /// A new variant (written unless dry run).
-    Written { variant: Variant, cached: bool },
+    Written {
+        variant: Variant,
+        cached: bool,
+    },
     /// A `.br`/`.zst`/`.gz` precompress did not write, which decodes to the
     /// source: kept as it is and listed.
     Adopted(Variant),
     Skipped(SkipReason),
     Failed(Error),
+    /// One part of a split brotli job, not the last to finish: nothing to record.
+    Part,
 }
 
 #[derive(Clone, Copy)]
 enum JobKind {
     Compress,
+    /// Part `index` of `of` of a brotli stream split across jobs.
+    Part { index: usize, of: usize },
     /// Check a variant precompress did not write against the source.
     CheckForeign,
 }
@@ -88,7 +96,9 @@ pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
     cfg.codecs
         .iter()
         .map(|&c| {
-            let enc = new_encoder(c, cfg.levels).map_err(|e| Error::Config(format!("cannot start the {} encoder: {e}", c.token())))?;
+            let enc = new_encoder(c, cfg.levels).map_err(|e| {
+                Error::Config(format!("cannot start the {} encoder: {e}", c.token()))
+            })?;
             Ok((c.token().to_string(), enc.settings()))
         })
         .collect()
@@ -106,7 +116,11 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let manifest_path = cfg.manifest_path();
     let threads = cfg.worker_threads();
     let settings = settings_of(cfg)?;
-    let cache = cfg.cache_dir.as_deref().map(|d| Cache::open(d, cfg.cache_max_size)).transpose()?;
+    let cache = cfg
+        .cache_dir
+        .as_deref()
+        .map(|d| Cache::open(d, cfg.cache_max_size))
+        .transpose()?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -115,8 +129,14 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let lock_path = root.join(LOCK_NAME);
     let _lock = lock(&lock_path, || progress.waiting_for_lock(&lock_path))?;
 
-    let mut counts = RunCounts { dry_run: cfg.dry_run, ..RunCounts::default() };
-    let prev = match manifest_path.exists().then(|| Manifest::read(&manifest_path)) {
+    let mut counts = RunCounts {
+        dry_run: cfg.dry_run,
+        ..RunCounts::default()
+    };
+    let prev = match manifest_path
+        .exists()
+        .then(|| Manifest::read(&manifest_path))
+    {
         Some(Ok(m)) => Some(m),
         Some(Err(e)) => {
             counts.warnings.push(format!("{e}; rebuilding it from the files on disk, deleting nothing precompress cannot prove it wrote"));
@@ -129,12 +149,19 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     if let Some(p) = &prev {
         for (src, a) in &p.files {
             for v in &a.encodings {
-                ours.insert(v.path.clone(), (v.blake3.clone(), src.clone(), v.coding.clone()));
+                ours.insert(
+                    v.path.clone(),
+                    (v.blake3.clone(), src.clone(), v.coding.clone()),
+                );
             }
         }
     }
 
-    let tree = walk(root, cfg.follow_links, &[manifest_path.clone(), lock_path.clone()]);
+    let tree = walk(
+        root,
+        cfg.follow_links,
+        &[manifest_path.clone(), lock_path.clone()],
+    );
     let mut errors = tree.errors;
     let remove = |path: &Path, rel: &str, counts: &mut RunCounts, errors: &mut Vec<Error>| {
         if !cfg.dry_run {
@@ -152,11 +179,16 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     counts.removed.clear(); // temporary files are not worth listing
 
     // Hash everything: sources fully (blake3 + sha256), variants on disk (blake3).
-    let (scanned, on_disk): (Vec<Result<Scanned>>, Vec<(String, PathBuf, Option<String>)>) = pool.install(|| {
-        let s = tree.files.into_par_iter().map(scan).collect();
-        let v = tree.variants.into_par_iter().map(|f| (f.rel, f.path.clone(), hash_file(&f.path).ok())).collect();
-        (s, v)
-    });
+    let (scanned, on_disk): (Vec<Result<Scanned>>, Vec<(String, PathBuf, Option<String>)>) = pool
+        .install(|| {
+            let s = tree.files.into_par_iter().map(scan).collect();
+            let v = tree
+                .variants
+                .into_par_iter()
+                .map(|f| (f.rel, f.path.clone(), hash_file(&f.path).ok()))
+                .collect();
+            (s, v)
+        });
     let mut files = Vec::with_capacity(scanned.len());
     for s in scanned {
         match s {
@@ -173,7 +205,10 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         }
         _ => true,
     });
-    let existing: HashMap<&str, Option<&str>> = on_disk.iter().map(|(rel, _, h)| (rel.as_str(), h.as_deref())).collect();
+    let existing: HashMap<&str, Option<&str>> = on_disk
+        .iter()
+        .map(|(rel, _, h)| (rel.as_str(), h.as_deref()))
+        .collect();
     let is_ours = |rel: &str| match (ours.get(rel), existing.get(rel)) {
         (Some((recorded, _, _)), Some(Some(actual))) => recorded == actual,
         _ => false,
@@ -181,13 +216,18 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 
     // Plan every (file, codec).
     let prev_files = prev.as_ref().map(|p| &p.files);
-    let same_settings = |c: Codec| prev.as_ref().is_some_and(|p| p.settings.get(c.token()) == settings.get(c.token()));
+    let same_settings = |c: Codec| {
+        prev.as_ref()
+            .is_some_and(|p| p.settings.get(c.token()) == settings.get(c.token()))
+    };
     let mut skipped: Vec<BTreeMap<String, SkipReason>> = vec![BTreeMap::new(); files.len()];
     let mut kept: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
     let mut jobs = Vec::new();
     let mut keep_paths: HashSet<String> = HashSet::new();
     for (i, f) in files.iter().enumerate() {
-        let before = prev_files.and_then(|m| m.get(&f.found.rel)).filter(|a| a.blake3 == f.blake3);
+        let before = prev_files
+            .and_then(|m| m.get(&f.found.rel))
+            .filter(|a| a.blake3 == f.blake3);
         let decision = filter.decide(&f.found.rel, f.size);
         for &codec in &cfg.codecs {
             let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
@@ -196,7 +236,11 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             if !mine && on_disk && !cfg.force {
                 // Not ours: never overwritten. Checked, and listed if it decodes to the source.
                 keep_paths.insert(dest_rel.clone());
-                jobs.push(Job { file: i, codec, kind: JobKind::CheckForeign });
+                jobs.push(Job {
+                    file: i,
+                    codec,
+                    kind: JobKind::CheckForeign,
+                });
                 continue;
             }
             if let Some(reason) = decision {
@@ -205,7 +249,11 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             }
             if let (Some(a), false) = (before, cfg.force) {
                 if same_settings(codec) {
-                    if let Some(v) = a.encodings.iter().find(|v| v.coding == codec.token() && mine && v.path == dest_rel) {
+                    if let Some(v) = a
+                        .encodings
+                        .iter()
+                        .find(|v| v.coding == codec.token() && mine && v.path == dest_rel)
+                    {
                         kept[i].push(v.clone());
                         keep_paths.insert(dest_rel);
                         counts.reused += 1;
@@ -218,14 +266,26 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                     }
                 }
             }
-            jobs.push(Job { file: i, codec, kind: JobKind::Compress });
+            // A large brotli job runs as parts on several workers, unless the
+            // cache may already hold it (the whole job reads it from there, and
+            // on a miss produces the same bytes by compressing the parts itself).
+            let n = if codec == Codec::Brotli { parts_for(f.size as usize, content_kind(&f.found.rel)) } else { 1 };
+            let in_cache = cache.as_ref().is_some_and(|c| c.contains(&f.blake3, codec, &settings[codec.token()]));
+            if n > 1 && !in_cache {
+                jobs.extend((0..n).map(|index| Job { file: i, codec, kind: JobKind::Part { index, of: n } }));
+            } else {
+                jobs.push(Job { file: i, codec, kind: JobKind::Compress });
+            }
         }
     }
     // Our variants that this run will not keep as they are: the source changed,
     // the codec is no longer asked for, or the file is now skipped. Removed
     // before any compression, so a run killed from here on leaves no stale
     // variant; the ones being redone are written again by their jobs.
-    let mut stale: Vec<&String> = ours.keys().filter(|p| !keep_paths.contains(*p) && is_ours(p)).collect();
+    let mut stale: Vec<&String> = ours
+        .keys()
+        .filter(|p| !keep_paths.contains(*p) && is_ours(p))
+        .collect();
     stale.sort();
     for rel in stale {
         remove(&root.join(rel), rel, &mut counts, &mut errors);
@@ -234,13 +294,24 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     jobs.sort_by(|a, b| {
         let cost = |j: &Job| match j.kind {
             JobKind::Compress => files[j.file].size * j.codec.cost_weight(),
+            // Later parts also index the parts before them as their dictionary.
+            JobKind::Part { index, of } => files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64,
             JobKind::CheckForeign => files[j.file].size,
         };
-        cost(b).cmp(&cost(a)).then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel)).then(a.codec.cmp(&b.codec))
+        cost(b)
+            .cmp(&cost(a))
+            .then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel))
+            .then(a.codec.cmp(&b.codec))
     });
     progress.start(jobs.len() as u64);
 
-    let ctx = JobContext { cfg, root, settings: &settings, cache: cache.as_ref() };
+    let ctx = JobContext {
+        cfg,
+        root,
+        settings: &settings,
+        cache: cache.as_ref(),
+        parts: Mutex::new(HashMap::new()),
+    };
     let outcomes = run_jobs(&ctx, &files, &jobs, threads, progress);
 
     // Assemble, per file, in path order.
@@ -253,7 +324,13 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
             _ => f.size,
         };
-        timings.push(JobTiming { path: f.found.rel.clone(), coding: job.codec.token(), input: f.size, output, micros });
+        timings.push(JobTiming {
+            path: f.found.rel.clone(),
+            coding: job.codec.token(),
+            input: f.size,
+            output,
+            micros,
+        });
         match outcome {
             JobOutcome::Written { variant, cached } => {
                 counts.compressed += u64::from(!cached);
@@ -267,6 +344,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             JobOutcome::Skipped(r) => {
                 skipped[job.file].insert(job.codec.token().to_string(), r);
             }
+            JobOutcome::Part => {}
             JobOutcome::Failed(e) => {
                 if matches!(e, Error::Changed { .. }) {
                     changed[job.file] = true;
@@ -288,7 +366,11 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         }
         let mut encodings = std::mem::take(&mut kept[i]);
         encodings.append(&mut written[i]);
-        encodings.sort_by(|a, b| a.size.cmp(&b.size).then_with(|| coding_rank(&a.coding).cmp(&coding_rank(&b.coding))));
+        encodings.sort_by(|a, b| {
+            a.size
+                .cmp(&b.size)
+                .then_with(|| coding_rank(&a.coding).cmp(&coding_rank(&b.coding)))
+        });
         manifest.files.insert(
             f.found.rel.clone(),
             Asset {
@@ -316,11 +398,24 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     errors.sort_by(|a, b| a.path().cmp(&b.path()));
     counts.removed.sort();
     counts.foreign.sort();
-    Ok(Report::new(&manifest, &cfg.codecs, tree.passed, errors, timings, started.elapsed(), manifest_path, threads, counts))
+    Ok(Report::new(
+        &manifest,
+        &cfg.codecs,
+        tree.passed,
+        errors,
+        timings,
+        started.elapsed(),
+        manifest_path,
+        threads,
+        counts,
+    ))
 }
 
 fn coding_rank(token: &str) -> usize {
-    Codec::ALL.iter().position(|c| c.token() == token).unwrap_or(usize::MAX)
+    Codec::ALL
+        .iter()
+        .position(|c| c.token() == token)
+        .unwrap_or(usize::MAX)
 }
 
 fn hash_file(path: &Path) -> std::io::Result<String> {
@@ -331,7 +426,10 @@ fn hash_file(path: &Path) -> std::io::Result<String> {
 
 /// Reads a file once, streaming it through both hashes.
 fn scan(found: Found) -> Result<Scanned> {
-    let rerr = |source| Error::Read { path: found.path.clone(), source };
+    let rerr = |source| Error::Read {
+        path: found.path.clone(),
+        source,
+    };
     let mut file = File::open(&found.path).map_err(rerr)?;
     let md = file.metadata().map_err(rerr)?;
     if !md.is_file() {
@@ -354,7 +452,10 @@ fn scan(found: Found) -> Result<Scanned> {
         size,
         blake3: b3.finalize().to_hex().to_string(),
         sha256: base64::engine::general_purpose::STANDARD.encode(sha2::Digest::finalize(sha)),
-        meta: CopyMeta { permissions: md.permissions(), modified: md.modified().unwrap_or(SystemTime::UNIX_EPOCH) },
+        meta: CopyMeta {
+            permissions: md.permissions(),
+            modified: md.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        },
         found,
     })
 }
@@ -365,14 +466,30 @@ struct JobContext<'a> {
     root: &'a Path,
     settings: &'a BTreeMap<String, String>,
     cache: Option<&'a Cache>,
+    /// Split brotli jobs in progress, by file.
+    parts: Mutex<HashMap<usize, PartsState>>,
+}
+
+/// The parts of one split brotli job done so far.
+struct PartsState {
+    outs: Vec<Option<Vec<u8>>>,
+    remaining: usize,
+    failed: bool,
 }
 
 /// Runs the jobs on `threads` workers that take the next job from a shared
 /// counter, so the order is exactly longest-first and no worker idles while a
 /// job is left. Returns outcomes in job order with their durations (µs).
-fn run_jobs(ctx: &JobContext, files: &[Scanned], jobs: &[Job], threads: usize, progress: &dyn Progress) -> Vec<(JobOutcome, u64)> {
+fn run_jobs(
+    ctx: &JobContext,
+    files: &[Scanned],
+    jobs: &[Job],
+    threads: usize,
+    progress: &dyn Progress,
+) -> Vec<(JobOutcome, u64)> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<(JobOutcome, u64)>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<(JobOutcome, u64)>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..threads.min(jobs.len()).max(1) {
             s.spawn(|| {
@@ -381,7 +498,7 @@ fn run_jobs(ctx: &JobContext, files: &[Scanned], jobs: &[Job], threads: usize, p
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
                     let t = Instant::now();
-                    let outcome = worker.run(&files[job.file], job.codec, job.kind);
+                    let outcome = worker.run(job.file, &files[job.file], job.codec, job.kind);
                     let micros = t.elapsed().as_micros() as u64;
                     results.lock().unwrap()[i] = Some((outcome, micros));
                     progress.job_done();
@@ -389,7 +506,12 @@ fn run_jobs(ctx: &JobContext, files: &[Scanned], jobs: &[Job], threads: usize, p
             });
         }
     });
-    results.into_inner().unwrap().into_iter().map(|r| r.expect("every job ran")).collect()
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every job ran"))
+        .collect()
 }
 
 /// Per-thread state: encoders are built on first use and kept, and the
@@ -404,12 +526,19 @@ struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     fn new(ctx: &'a JobContext<'a>) -> Self {
-        Worker { ctx, encoders: [None, None, None], input: Vec::new(), output: Vec::new(), check: Vec::new() }
+        Worker {
+            ctx,
+            encoders: [None, None, None],
+            input: Vec::new(),
+            output: Vec::new(),
+            check: Vec::new(),
+        }
     }
 
-    fn run(&mut self, f: &Scanned, codec: Codec, kind: JobKind) -> JobOutcome {
+    fn run(&mut self, file: usize, f: &Scanned, codec: Codec, kind: JobKind) -> JobOutcome {
         let r = match kind {
             JobKind::Compress => self.compress(f, codec),
+            JobKind::Part { index, of } => self.part(file, f, index, of),
             JobKind::CheckForeign => self.check_foreign(f, codec),
         };
         r.unwrap_or_else(JobOutcome::Failed)
@@ -419,8 +548,11 @@ impl<'a> Worker<'a> {
     fn encoder(&mut self, codec: Codec, path: &Path) -> Result<&mut dyn Encoder> {
         let slot = codec.index();
         if self.encoders[slot].is_none() {
-            let enc = new_encoder(codec, self.ctx.cfg.levels)
-                .map_err(|source| Error::Encode { path: path.to_path_buf(), coding: codec.token(), source })?;
+            let enc = new_encoder(codec, self.ctx.cfg.levels).map_err(|source| Error::Encode {
+                path: path.to_path_buf(),
+                coding: codec.token(),
+                source,
+            })?;
             self.encoders[slot] = Some(enc);
         }
         Ok(self.encoders[slot].as_deref_mut().expect("just built"))
@@ -432,7 +564,10 @@ impl<'a> Worker<'a> {
         self.input.clear();
         File::open(path)
             .and_then(|mut h| h.read_to_end(&mut self.input))
-            .map_err(|source| Error::Read { path: path.clone(), source })?;
+            .map_err(|source| Error::Read {
+                path: path.clone(),
+                source,
+            })?;
         if blake3::hash(&self.input).to_hex().as_str() != f.blake3 {
             return Err(Error::Changed { path: path.clone() });
         }
@@ -440,13 +575,27 @@ impl<'a> Worker<'a> {
     }
 
     /// Whether `self.output` decodes to exactly `self.input` (else why not).
-    fn output_decodes(&mut self, codec: Codec, path: &Path) -> Result<std::result::Result<(), String>> {
+    fn output_decodes(
+        &mut self,
+        codec: Codec,
+        path: &Path,
+    ) -> Result<std::result::Result<(), String>> {
         self.encoder(codec, path)?;
-        let Worker { encoders, input, output, check, .. } = self;
+        let Worker {
+            encoders,
+            input,
+            output,
+            check,
+            ..
+        } = self;
         let enc = encoders[codec.index()].as_deref_mut().expect("built above");
         Ok(match enc.decode(output, input.len(), check) {
             Err(e) => Err(e.to_string()),
-            Ok(()) if check != input => Err(format!("decoded {} bytes that differ from the {}-byte source", check.len(), input.len())),
+            Ok(()) if check != input => Err(format!(
+                "decoded {} bytes that differ from the {}-byte source",
+                check.len(),
+                input.len()
+            )),
             Ok(()) => Ok(()),
         })
     }
@@ -455,38 +604,78 @@ impl<'a> Worker<'a> {
         let path = &f.found.path;
         self.read_source(f)?;
         let settings = &self.ctx.settings[codec.token()];
-        let mut cached = false;
         match self.ctx.cache.and_then(|c| c.get(&f.blake3, codec, settings)) {
             Some(Hit::NotSmaller) => return Ok(JobOutcome::Skipped(SkipReason::NotSmaller)),
             Some(Hit::Output(bytes)) => {
                 self.output = bytes;
-                // A corrupt entry is ignored (and replaced below), never copied into DIR.
-                cached = self.output.len() < self.input.len() && self.output_decodes(codec, path)?.is_ok();
+                // A corrupt entry is ignored (and replaced), never copied into DIR.
+                if self.output.len() < self.input.len() && self.output_decodes(codec, path)?.is_ok() {
+                    return self.place(f, codec, true);
+                }
             }
             None => {}
         }
-        if !cached {
-            let kind = content_kind(&f.found.rel);
-            self.encoder(codec, path)?;
-            let Worker { encoders, input, output, .. } = &mut *self;
-            let enc = encoders[codec.index()].as_deref_mut().expect("built above");
-            enc.encode(input, kind, output)
+        let kind = content_kind(&f.found.rel);
+        self.encoder(codec, path)?;
+        let Worker { encoders, input, output, .. } = &mut *self;
+        let enc = encoders[codec.index()].as_deref_mut().expect("built above");
+        enc.encode(input, kind, output)
             .map_err(|source| Error::Encode { path: path.clone(), coding: codec.token(), source })?;
-            if self.output.len() >= self.input.len() {
-                if let Some(c) = self.ctx.cache {
-                    let _ = c.put(&f.blake3, codec, settings, &Hit::NotSmaller);
-                }
-                return Ok(JobOutcome::Skipped(SkipReason::NotSmaller));
+        self.finish_encoded(f, codec)
+    }
+
+    /// One part of a brotli stream split across jobs. The job that completes
+    /// the last part joins them and finishes the variant.
+    fn part(&mut self, file: usize, f: &Scanned, index: usize, parts: usize) -> Result<JobOutcome> {
+        let path = &f.found.path;
+        let mut out = Vec::new();
+        let done = self.read_source(f).and_then(|()| {
+            let params = BrotliEncoder::new(self.ctx.cfg.levels.brotli_quality).params(self.input.len(), content_kind(&f.found.rel));
+            compress_part(&self.input, index, parts, &params, &mut out)
+                .map_err(|source| Error::Encode { path: path.clone(), coding: Codec::Brotli.token(), source })
+        });
+        let all = {
+            let mut states = self.ctx.parts.lock().unwrap();
+            let st = states.entry(file).or_insert_with(|| PartsState { outs: vec![None; parts], remaining: parts, failed: false });
+            st.remaining -= 1;
+            match &done {
+                Ok(()) => st.outs[index] = Some(out),
+                Err(_) => st.failed = true,
             }
-            // Never write what a browser could not decode back to the source.
-            if let Err(detail) = self.output_decodes(codec, path)? {
-                return Err(Error::Verify { path: path.clone(), coding: codec.token(), detail });
-            }
+            (st.remaining == 0 && !st.failed).then(|| std::mem::take(&mut st.outs))
+        };
+        done?;
+        let Some(all) = all else { return Ok(JobOutcome::Part) };
+        let all: Vec<Vec<u8>> = all.into_iter().map(|o| o.expect("every part is done")).collect();
+        concat_parts(&all, &mut self.output)
+            .map_err(|source| Error::Encode { path: path.clone(), coding: Codec::Brotli.token(), source })?;
+        self.finish_encoded(f, Codec::Brotli)
+    }
+
+    /// Keeps `self.output` if it is smaller than the source and decodes back to it.
+    fn finish_encoded(&mut self, f: &Scanned, codec: Codec) -> Result<JobOutcome> {
+        let path = &f.found.path;
+        let settings = &self.ctx.settings[codec.token()];
+        if self.output.len() >= self.input.len() {
             if let Some(c) = self.ctx.cache {
-                // A failed cache write costs only a future miss.
-                let _ = c.put(&f.blake3, codec, settings, &Hit::Output(self.output.clone()));
+                let _ = c.put(&f.blake3, codec, settings, &Hit::NotSmaller);
             }
+            return Ok(JobOutcome::Skipped(SkipReason::NotSmaller));
         }
+        // Never write what a browser could not decode back to the source.
+        if let Err(detail) = self.output_decodes(codec, path)? {
+            return Err(Error::Verify { path: path.clone(), coding: codec.token(), detail });
+        }
+        if let Some(c) = self.ctx.cache {
+            // A failed cache write costs only a future miss.
+            let _ = c.put(&f.blake3, codec, settings, &Hit::Output(self.output.clone()));
+        }
+        self.place(f, codec, false)
+    }
+
+    /// Writes `self.output` as the variant (unless dry run).
+    fn place(&mut self, f: &Scanned, codec: Codec, cached: bool) -> Result<JobOutcome> {
+        let path = &f.found.path;
         let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
         let dest = self.ctx.root.join(&dest_rel);
         if !self.ctx.cfg.dry_run {
@@ -513,7 +702,10 @@ impl<'a> Worker<'a> {
         self.output.clear();
         File::open(&dest)
             .and_then(|mut h| h.read_to_end(&mut self.output))
-            .map_err(|source| Error::Read { path: dest.clone(), source })?;
+            .map_err(|source| Error::Read {
+                path: dest.clone(),
+                source,
+            })?;
         match self.output_decodes(codec, &dest)? {
             Ok(()) => {
                 let b3 = blake3::hash(&self.output).to_hex().to_string();

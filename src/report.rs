@@ -206,7 +206,10 @@ impl Report {
             if r.dry_run { " (dry run: nothing written or removed)" } else { "" }
         );
         for f in &r.foreign {
-            let _ = writeln!(s, "  kept {f}: not written by precompress, but decodes to its source");
+            let _ = writeln!(
+                s,
+                "  kept {f}: not written by precompress, but decodes to its source"
+            );
         }
         let _ = writeln!(s, "  manifest: {}", self.manifest.display());
         s

@@ -3,8 +3,10 @@
 
 use std::io;
 
-use brotli::enc::backward_references::BrotliEncoderMode;
-use brotli::enc::BrotliEncoderParams;
+use brotli::concat::{BroCatli, BroCatliResult};
+use brotli::enc::backward_references::{BrotliEncoderMode, UnionHasher};
+use brotli::enc::encode::{BrotliEncoderOperation, BrotliEncoderStateStruct};
+use brotli::enc::{BrotliEncoderParams, StandardAlloc};
 
 use super::{Codec, ContentKind, Encoder};
 
@@ -33,6 +35,106 @@ pub fn window_for(len: usize) -> i32 {
     needed.clamp(MIN_LGWIN, MAX_LGWIN)
 }
 
+/// Files at least this large are compressed in parts that are concatenated
+/// into one standard stream, so their brotli job can be spread over cores.
+pub const SPLIT_MIN: usize = 8 << 20;
+/// Target size of one part.
+pub const SPLIT_PART: usize = 6 << 20;
+
+/// How many parts a file of `len` bytes is compressed in: a pure function of
+/// the size and type, so the bytes never depend on the thread count or the
+/// machine. Only text is split: on the shared corpus two parts cost +0.15% on
+/// typescript.js (9.1 MB) but +1.0% on esbuild.wasm, too much for binaries.
+pub fn parts_for(len: usize, kind: ContentKind) -> usize {
+    if len < SPLIT_MIN || kind != ContentKind::Text {
+        1
+    } else {
+        len.div_ceil(SPLIT_PART)
+    }
+}
+
+impl BrotliEncoder {
+    /// The encoder parameters for `input`.
+    pub fn params(&self, len: usize, kind: ContentKind) -> BrotliEncoderParams {
+        BrotliEncoderParams {
+            quality: self.quality as i32,
+            lgwin: window_for(len),
+            size_hint: len,
+            mode: match kind {
+                ContentKind::Text => BrotliEncoderMode::BROTLI_MODE_TEXT,
+                ContentKind::Font => BrotliEncoderMode::BROTLI_MODE_FONT,
+                ContentKind::Binary => BrotliEncoderMode::BROTLI_MODE_GENERIC,
+            },
+            ..BrotliEncoderParams::default()
+        }
+    }
+}
+
+/// The byte range of part `index` of `parts` (the same split rust-brotli's
+/// `compress_multi` uses).
+pub fn part_range(len: usize, index: usize, parts: usize) -> std::ops::Range<usize> {
+    (index * len / parts)..((index + 1) * len / parts)
+}
+
+/// Compresses part `index` of `parts` of `input` as a catable brotli stream
+/// whose dictionary is everything before it, so matches across the boundary are
+/// kept. Parts are independent jobs: they can run on any thread, in any order.
+pub fn compress_part(input: &[u8], index: usize, parts: usize, params: &BrotliEncoderParams, out: &mut Vec<u8>) -> io::Result<()> {
+    let range = part_range(input.len(), index, parts);
+    let mut state = BrotliEncoderStateStruct::new(StandardAlloc::default());
+    state.params = params.clone();
+    if index != 0 {
+        state.params.catable = true;
+        state.params.magic_number = false;
+    }
+    state.params.appendable = true;
+    if index != 0 {
+        state.set_custom_dictionary_with_optional_precomputed_hasher(range.start, &input[..range.start], UnionHasher::Uninit, true);
+    }
+    out.clear();
+    out.resize(brotli::enc::encode::BrotliEncoderMaxCompressedSize(range.len()) + 1024, 0);
+    let chunk = &input[range];
+    let (mut avail_in, mut in_off, mut avail_out, mut out_off) = (chunk.len(), 0, out.len(), 0);
+    let done = state.compress_stream(
+        BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
+        &mut avail_in,
+        chunk,
+        &mut in_off,
+        &mut avail_out,
+        out,
+        &mut out_off,
+        &mut None,
+        &mut |_, _, _, _| (),
+    );
+    if !done {
+        return Err(io::Error::other("brotli part did not finish"));
+    }
+    out.truncate(out_off);
+    Ok(())
+}
+
+/// Joins the parts from [`compress_part`], in order, into one standard stream.
+pub fn concat_parts(parts: &[Vec<u8>], out: &mut Vec<u8>) -> io::Result<()> {
+    let mut cat = BroCatli::new();
+    out.clear();
+    out.resize(parts.iter().map(Vec::len).sum::<usize>() + 64, 0);
+    let mut out_off = 0;
+    for p in parts {
+        cat.new_brotli_file();
+        let mut in_off = 0;
+        match cat.stream(p, &mut in_off, out, &mut out_off) {
+            BroCatliResult::Success | BroCatliResult::NeedsMoreInput => {}
+            e => return Err(io::Error::other(format!("brotli concatenation failed: {e:?}"))),
+        }
+    }
+    match cat.finish(out, &mut out_off) {
+        BroCatliResult::Success => {}
+        e => return Err(io::Error::other(format!("brotli concatenation failed: {e:?}"))),
+    }
+    out.truncate(out_off);
+    Ok(())
+}
+
 impl Encoder for BrotliEncoder {
     fn codec(&self) -> Codec {
         Codec::Brotli
@@ -40,17 +142,16 @@ impl Encoder for BrotliEncoder {
 
     fn encode(&mut self, input: &[u8], kind: ContentKind, out: &mut Vec<u8>) -> io::Result<()> {
         out.clear();
-        let params = BrotliEncoderParams {
-            quality: self.quality as i32,
-            lgwin: window_for(input.len()),
-            size_hint: input.len(),
-            mode: match kind {
-                ContentKind::Text => BrotliEncoderMode::BROTLI_MODE_TEXT,
-                ContentKind::Font => BrotliEncoderMode::BROTLI_MODE_FONT,
-                ContentKind::Binary => BrotliEncoderMode::BROTLI_MODE_GENERIC,
-            },
-            ..BrotliEncoderParams::default()
-        };
+        let params = self.params(input.len(), kind);
+        let n = parts_for(input.len(), kind);
+        if n > 1 {
+            // The same bytes the pipeline gets by running the parts as separate jobs.
+            let mut parts = vec![Vec::new(); n];
+            for (i, p) in parts.iter_mut().enumerate() {
+                compress_part(input, i, n, &params, p)?;
+            }
+            return concat_parts(&parts, out);
+        }
         brotli::BrotliCompress(&mut &input[..], out, &params)?;
         Ok(())
     }
@@ -67,7 +168,10 @@ impl Encoder for BrotliEncoder {
     }
 
     fn settings(&self) -> String {
-        format!("brotli-rs 8; quality {}; window fitted to the file, at most 2^{MAX_LGWIN}; mode by type", self.quality)
+        format!(
+            "brotli-rs 8; quality {}; window fitted to the file, at most 2^{MAX_LGWIN}; mode by type; text files of {SPLIT_MIN} bytes or more in parts of about {SPLIT_PART}",
+            self.quality
+        )
     }
 }
 
