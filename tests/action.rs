@@ -8,6 +8,10 @@
 //! miss (a stand-in `cargo` records how it was called and installs the test
 //! binary).
 
+// The simulated runner is bash with POSIX tools (a Linux or macOS runner);
+// on Windows, .github/workflows/action.yml runs the real action instead.
+#![cfg(unix)]
+
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -281,13 +285,10 @@ impl Runner {
     }
 }
 
-#[cfg(unix)]
 fn make_executable(p: &Path) {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(p, fs::Permissions::from_mode(0o755)).unwrap();
 }
-#[cfg(not(unix))]
-fn make_executable(_: &Path) {}
 
 fn manifest_at(p: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()

@@ -355,8 +355,9 @@ fn completions_are_valid_scripts_that_know_the_options() {
         .stderr(predicate::str::contains("invalid value 'tcsh'"));
 }
 
-/// Runs `cmd` under a pseudo-terminal (util-linux `script`), so that the
+/// Runs `cmd` under a pseudo-terminal (util-linux `script`; BSD's takes other flags), so that the
 /// binary believes it talks to a person; returns everything it printed.
+#[cfg(target_os = "linux")]
 fn in_a_terminal(cmd: &str, no_color: bool) -> String {
     let mut c = Command::new("script");
     c.args(["-qec", cmd, "/dev/null"])
@@ -372,6 +373,7 @@ fn in_a_terminal(cmd: &str, no_color: bool) -> String {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn no_color_means_no_escape_sequences_even_on_a_terminal() {
     let exe = env!("CARGO_BIN_EXE_precompress");
     // On a terminal, clap colours the help: the check below can see escapes.
