@@ -68,13 +68,19 @@ fn dry_run_writes_and_deletes_nothing_but_reports_what_it_would_write() {
         assert_eq!(report["codecs"][c]["files"], 8, "{report}");
         assert!(report["codecs"][c]["bytes_after"].as_u64().unwrap() > 0);
     }
-    // The human summary says so.
+    // The human summary says so, and so does the job summary.
+    let summary = dir.parent().unwrap().join("summary.md");
     bin()
         .arg(&dir)
-        .arg("-n")
+        .args(["-n", "--github"])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env_remove("GITHUB_OUTPUT")
         .assert()
         .success()
         .stdout(predicate::str::contains("dry run"));
+    let md = fs::read_to_string(&summary).unwrap();
+    assert!(md.contains("**Dry run**: nothing was written."), "{md}");
+    assert!(md.contains("| `assets/app.js` | 1.6 KiB | br "), "{md}");
     assert_untouched(&before, &dir);
 }
 
