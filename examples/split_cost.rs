@@ -11,10 +11,18 @@ fn main() {
     let input = std::fs::read(&path).unwrap();
     let parts: Vec<usize> = args.map(|a| a.parse().unwrap()).collect();
     let enc = BrotliEncoder::new(11);
-    let kind = if path.ends_with(".wasm") { ContentKind::Binary } else { ContentKind::Text };
+    let kind = if path.ends_with(".wasm") {
+        ContentKind::Binary
+    } else {
+        ContentKind::Text
+    };
     let params = enc.params(input.len(), kind);
     let mut base = 0usize;
-    for n in if parts.is_empty() { vec![1, 2, 3] } else { parts } {
+    for n in if parts.is_empty() {
+        vec![1, 2, 3]
+    } else {
+        parts
+    } {
         let t = Instant::now();
         let mut outs = vec![Vec::new(); n];
         let mut part_secs = Vec::new();
@@ -35,7 +43,11 @@ fn main() {
         println!(
             "{path}: {n} parts: {} bytes ({:+.2}% vs 1 part), cpu {:.1}s, longest part {:.1}s",
             out.len(),
-            if base > 0 { 100.0 * (out.len() as f64 / base as f64 - 1.0) } else { 0.0 },
+            if base > 0 {
+                100.0 * (out.len() as f64 / base as f64 - 1.0)
+            } else {
+                0.0
+            },
             t.elapsed().as_secs_f64(),
             longest
         );

@@ -158,7 +158,7 @@ pub fn sizes_from_jobs(previous: Option<&Manifest>, jobs: &[JobTiming]) -> Vec<A
             size: j.input,
             best: None,
         });
-        if j.output < j.input && a.best.as_ref().map_or(true, |(_, n)| j.output < *n) {
+        if j.output < j.input && a.best.as_ref().is_none_or(|(_, n)| j.output < *n) {
             a.best = Some((j.coding.to_string(), j.output));
         }
     }
@@ -338,6 +338,7 @@ mod tests {
             input,
             output,
             micros: 1,
+            encode_micros: 1,
         };
         let jobs = [
             job("a.js", "br", 100, 40),

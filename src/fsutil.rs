@@ -28,6 +28,10 @@ pub fn write_atomic(dest: &Path, bytes: &[u8], meta: Option<&CopyMeta>) -> Resul
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    if meta.is_none() {
+        // A manifest or cache entry may go to a folder that does not exist yet.
+        fs::create_dir_all(dir).map_err(werr)?;
+    }
     let mut tmp = tempfile::Builder::new()
         .prefix(TMP_PREFIX)
         .suffix(TMP_SUFFIX)
@@ -66,19 +70,32 @@ pub struct DirLock {
     _file: fs::File,
 }
 
-/// Takes the lock file `path`, calling `on_wait` once if another process holds it
-/// and then waiting for it. The OS releases the lock if the holder dies.
-pub fn lock(path: &Path, on_wait: impl FnOnce()) -> Result<DirLock> {
+/// Locks the folder `dir` for this run, calling `on_wait` once if another
+/// process holds it and then waiting for it. The OS releases the lock if the
+/// holder dies. On Unix the folder itself is locked, so nothing is created in
+/// it (no stray file gets deployed with dist/); elsewhere a lock file `name`
+/// in it is used.
+pub fn lock(dir: &Path, name: &str, on_wait: impl FnOnce()) -> Result<DirLock> {
+    #[cfg(unix)]
+    let (path, file) = {
+        let _ = name;
+        (dir.to_path_buf(), fs::File::open(dir))
+    };
+    #[cfg(not(unix))]
+    let (path, file) = {
+        let p = dir.join(name);
+        let f = fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&p);
+        (p, f)
+    };
     let werr = |source| Error::Write {
-        path: path.to_path_buf(),
+        path: path.clone(),
         source,
     };
-    let file = fs::File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(werr)?;
+    let file = file.map_err(werr)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {

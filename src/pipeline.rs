@@ -66,7 +66,10 @@ enum JobOutcome {
 enum JobKind {
     Compress,
     /// Part `index` of `of` of a brotli stream split across jobs.
-    Part { index: usize, of: usize },
+    Part {
+        index: usize,
+        of: usize,
+    },
     /// Check a variant precompress did not write against the source.
     CheckForeign,
 }
@@ -127,7 +130,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
 
     let lock_path = root.join(LOCK_NAME);
-    let _lock = lock(&lock_path, || progress.waiting_for_lock(&lock_path))?;
+    let _lock = lock(root, LOCK_NAME, || progress.waiting_for_lock(root))?;
 
     let mut counts = RunCounts {
         dry_run: cfg.dry_run,
@@ -144,18 +147,16 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         }
         None => None,
     };
-    // Variants the previous run wrote: path -> (blake3 it had, source, coding).
-    let mut ours: HashMap<String, (String, String, String)> = HashMap::new();
-    if let Some(p) = &prev {
-        for (src, a) in &p.files {
-            for v in &a.encodings {
-                ours.insert(
-                    v.path.clone(),
-                    (v.blake3.clone(), src.clone(), v.coding.clone()),
-                );
-            }
-        }
-    }
+    // Variants the previous run wrote: path -> the blake3 they had.
+    let ours: HashMap<String, String> = prev
+        .iter()
+        .flat_map(|p| p.files.values())
+        .flat_map(|a| {
+            a.encodings
+                .iter()
+                .map(|v| (v.path.clone(), v.blake3.clone()))
+        })
+        .collect();
 
     let tree = walk(
         root,
@@ -179,16 +180,14 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     counts.removed.clear(); // temporary files are not worth listing
 
     // Hash everything: sources fully (blake3 + sha256), variants on disk (blake3).
-    let (scanned, on_disk): (Vec<Result<Scanned>>, Vec<(String, PathBuf, Option<String>)>) = pool
-        .install(|| {
-            let s = tree.files.into_par_iter().map(scan).collect();
-            let v = tree
-                .variants
-                .into_par_iter()
-                .map(|f| (f.rel, f.path.clone(), hash_file(&f.path).ok()))
-                .collect();
-            (s, v)
-        });
+    let scanned: Vec<Result<Scanned>> =
+        pool.install(|| tree.files.into_par_iter().map(scan).collect());
+    let variants_on_disk: Vec<(String, Option<String>)> = pool.install(|| {
+        tree.variants
+            .into_par_iter()
+            .map(|f| (f.rel, hash_file(&f.path).ok()))
+            .collect()
+    });
     let mut files = Vec::with_capacity(scanned.len());
     for s in scanned {
         match s {
@@ -199,18 +198,18 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     // Sources deleted since the previous run: their variants now look like
     // assets of their own. Ours (same hash as recorded) go; others stay.
     files.retain(|f| match ours.get(&f.found.rel) {
-        Some((b3, _, _)) if *b3 == f.blake3 => {
+        Some(b3) if *b3 == f.blake3 => {
             remove(&f.found.path, &f.found.rel, &mut counts, &mut errors);
             false
         }
         _ => true,
     });
-    let existing: HashMap<&str, Option<&str>> = on_disk
+    let existing: HashMap<&str, Option<&str>> = variants_on_disk
         .iter()
-        .map(|(rel, _, h)| (rel.as_str(), h.as_deref()))
+        .map(|(rel, h)| (rel.as_str(), h.as_deref()))
         .collect();
     let is_ours = |rel: &str| match (ours.get(rel), existing.get(rel)) {
-        (Some((recorded, _, _)), Some(Some(actual))) => recorded == actual,
+        (Some(recorded), Some(Some(actual))) => recorded == actual,
         _ => false,
     };
 
@@ -269,12 +268,26 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             // A large brotli job runs as parts on several workers, unless the
             // cache may already hold it (the whole job reads it from there, and
             // on a miss produces the same bytes by compressing the parts itself).
-            let n = if codec == Codec::Brotli { parts_for(f.size as usize, content_kind(&f.found.rel)) } else { 1 };
-            let in_cache = cache.as_ref().is_some_and(|c| c.contains(&f.blake3, codec, &settings[codec.token()]));
-            if n > 1 && !in_cache {
-                jobs.extend((0..n).map(|index| Job { file: i, codec, kind: JobKind::Part { index, of: n } }));
+            let n = if codec == Codec::Brotli {
+                parts_for(f.size as usize, content_kind(&f.found.rel))
             } else {
-                jobs.push(Job { file: i, codec, kind: JobKind::Compress });
+                1
+            };
+            let in_cache = cache
+                .as_ref()
+                .is_some_and(|c| c.contains(&f.blake3, codec, &settings[codec.token()]));
+            if n > 1 && !in_cache {
+                jobs.extend((0..n).map(|index| Job {
+                    file: i,
+                    codec,
+                    kind: JobKind::Part { index, of: n },
+                }));
+            } else {
+                jobs.push(Job {
+                    file: i,
+                    codec,
+                    kind: JobKind::Compress,
+                });
             }
         }
     }
@@ -295,7 +308,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         let cost = |j: &Job| match j.kind {
             JobKind::Compress => files[j.file].size * j.codec.cost_weight(),
             // Later parts also index the parts before them as their dictionary.
-            JobKind::Part { index, of } => files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64,
+            JobKind::Part { index, of } => {
+                files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64
+            }
             JobKind::CheckForeign => files[j.file].size,
         };
         cost(b)
@@ -312,13 +327,16 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         cache: cache.as_ref(),
         parts: Mutex::new(HashMap::new()),
     };
+    counts.prepare_ms = started.elapsed().as_millis() as u64;
+    let jobs_started = Instant::now();
     let outcomes = run_jobs(&ctx, &files, &jobs, threads, progress);
+    counts.jobs_wall_ms = jobs_started.elapsed().as_millis() as u64;
 
     // Assemble, per file, in path order.
     let mut written: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
     let mut changed = vec![false; files.len()];
     let mut timings = Vec::with_capacity(jobs.len());
-    for (job, (outcome, micros)) in jobs.iter().zip(outcomes) {
+    for (job, (outcome, micros, encode_micros)) in jobs.iter().zip(outcomes) {
         let f = &files[job.file];
         let output = match &outcome {
             JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
@@ -330,6 +348,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             input: f.size,
             output,
             micros,
+            encode_micros,
         });
         match outcome {
             JobOutcome::Written { variant, cached } => {
@@ -486,9 +505,9 @@ fn run_jobs(
     jobs: &[Job],
     threads: usize,
     progress: &dyn Progress,
-) -> Vec<(JobOutcome, u64)> {
+) -> Vec<(JobOutcome, u64, u64)> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<(JobOutcome, u64)>>> =
+    let results: Mutex<Vec<Option<(JobOutcome, u64, u64)>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..threads.min(jobs.len()).max(1) {
@@ -498,9 +517,10 @@ fn run_jobs(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
                     let t = Instant::now();
+                    worker.encode_micros = 0;
                     let outcome = worker.run(job.file, &files[job.file], job.codec, job.kind);
                     let micros = t.elapsed().as_micros() as u64;
-                    results.lock().unwrap()[i] = Some((outcome, micros));
+                    results.lock().unwrap()[i] = Some((outcome, micros, worker.encode_micros));
                     progress.job_done();
                 }
             });
@@ -522,6 +542,8 @@ struct Worker<'a> {
     input: Vec<u8>,
     output: Vec<u8>,
     check: Vec<u8>,
+    /// Time spent in the encoder during the current job (µs).
+    encode_micros: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -532,6 +554,7 @@ impl<'a> Worker<'a> {
             input: Vec::new(),
             output: Vec::new(),
             check: Vec::new(),
+            encode_micros: 0,
         }
     }
 
@@ -604,12 +627,17 @@ impl<'a> Worker<'a> {
         let path = &f.found.path;
         self.read_source(f)?;
         let settings = &self.ctx.settings[codec.token()];
-        match self.ctx.cache.and_then(|c| c.get(&f.blake3, codec, settings)) {
+        match self
+            .ctx
+            .cache
+            .and_then(|c| c.get(&f.blake3, codec, settings))
+        {
             Some(Hit::NotSmaller) => return Ok(JobOutcome::Skipped(SkipReason::NotSmaller)),
             Some(Hit::Output(bytes)) => {
                 self.output = bytes;
                 // A corrupt entry is ignored (and replaced), never copied into DIR.
-                if self.output.len() < self.input.len() && self.output_decodes(codec, path)?.is_ok() {
+                if self.output.len() < self.input.len() && self.output_decodes(codec, path)?.is_ok()
+                {
                     return self.place(f, codec, true);
                 }
             }
@@ -617,10 +645,21 @@ impl<'a> Worker<'a> {
         }
         let kind = content_kind(&f.found.rel);
         self.encoder(codec, path)?;
-        let Worker { encoders, input, output, .. } = &mut *self;
+        let Worker {
+            encoders,
+            input,
+            output,
+            ..
+        } = &mut *self;
         let enc = encoders[codec.index()].as_deref_mut().expect("built above");
-        enc.encode(input, kind, output)
-            .map_err(|source| Error::Encode { path: path.clone(), coding: codec.token(), source })?;
+        let t = Instant::now();
+        let r = enc.encode(input, kind, output);
+        self.encode_micros += t.elapsed().as_micros() as u64;
+        r.map_err(|source| Error::Encode {
+            path: path.clone(),
+            coding: codec.token(),
+            source,
+        })?;
         self.finish_encoded(f, codec)
     }
 
@@ -630,13 +669,24 @@ impl<'a> Worker<'a> {
         let path = &f.found.path;
         let mut out = Vec::new();
         let done = self.read_source(f).and_then(|()| {
-            let params = BrotliEncoder::new(self.ctx.cfg.levels.brotli_quality).params(self.input.len(), content_kind(&f.found.rel));
-            compress_part(&self.input, index, parts, &params, &mut out)
-                .map_err(|source| Error::Encode { path: path.clone(), coding: Codec::Brotli.token(), source })
+            let params = BrotliEncoder::new(self.ctx.cfg.levels.brotli_quality)
+                .params(self.input.len(), content_kind(&f.found.rel));
+            let t = Instant::now();
+            let r = compress_part(&self.input, index, parts, &params, &mut out);
+            self.encode_micros += t.elapsed().as_micros() as u64;
+            r.map_err(|source| Error::Encode {
+                path: path.clone(),
+                coding: Codec::Brotli.token(),
+                source,
+            })
         });
         let all = {
             let mut states = self.ctx.parts.lock().unwrap();
-            let st = states.entry(file).or_insert_with(|| PartsState { outs: vec![None; parts], remaining: parts, failed: false });
+            let st = states.entry(file).or_insert_with(|| PartsState {
+                outs: vec![None; parts],
+                remaining: parts,
+                failed: false,
+            });
             st.remaining -= 1;
             match &done {
                 Ok(()) => st.outs[index] = Some(out),
@@ -645,10 +695,18 @@ impl<'a> Worker<'a> {
             (st.remaining == 0 && !st.failed).then(|| std::mem::take(&mut st.outs))
         };
         done?;
-        let Some(all) = all else { return Ok(JobOutcome::Part) };
-        let all: Vec<Vec<u8>> = all.into_iter().map(|o| o.expect("every part is done")).collect();
-        concat_parts(&all, &mut self.output)
-            .map_err(|source| Error::Encode { path: path.clone(), coding: Codec::Brotli.token(), source })?;
+        let Some(all) = all else {
+            return Ok(JobOutcome::Part);
+        };
+        let all: Vec<Vec<u8>> = all
+            .into_iter()
+            .map(|o| o.expect("every part is done"))
+            .collect();
+        concat_parts(&all, &mut self.output).map_err(|source| Error::Encode {
+            path: path.clone(),
+            coding: Codec::Brotli.token(),
+            source,
+        })?;
         self.finish_encoded(f, Codec::Brotli)
     }
 
@@ -664,11 +722,20 @@ impl<'a> Worker<'a> {
         }
         // Never write what a browser could not decode back to the source.
         if let Err(detail) = self.output_decodes(codec, path)? {
-            return Err(Error::Verify { path: path.clone(), coding: codec.token(), detail });
+            return Err(Error::Verify {
+                path: path.clone(),
+                coding: codec.token(),
+                detail,
+            });
         }
         if let Some(c) = self.ctx.cache {
             // A failed cache write costs only a future miss.
-            let _ = c.put(&f.blake3, codec, settings, &Hit::Output(self.output.clone()));
+            let _ = c.put(
+                &f.blake3,
+                codec,
+                settings,
+                &Hit::Output(self.output.clone()),
+            );
         }
         self.place(f, codec, false)
     }
@@ -688,7 +755,13 @@ impl<'a> Worker<'a> {
             }
         }
         let b3 = blake3::hash(&self.output).to_hex().to_string();
-        let variant = Variant { coding: codec.token().to_string(), path: dest_rel, size: self.output.len() as u64, etag: etag(&b3), blake3: b3 };
+        let variant = Variant {
+            coding: codec.token().to_string(),
+            path: dest_rel,
+            size: self.output.len() as u64,
+            etag: etag(&b3),
+            blake3: b3,
+        };
         Ok(JobOutcome::Written { variant, cached })
     }
 

@@ -30,7 +30,10 @@ pub struct JobTiming {
     pub coding: &'static str,
     pub input: u64,
     pub output: u64,
+    /// The whole job: read, hash check, encode, verify, write.
     pub micros: u64,
+    /// The encoder alone.
+    pub encode_micros: u64,
 }
 
 /// What a run did besides compressing, gathered by the pipeline.
@@ -50,6 +53,26 @@ pub struct RunCounts {
     pub foreign: Vec<String>,
     /// Things worth knowing that did not fail the run.
     pub warnings: Vec<String>,
+    /// Wall time before the first job started (lock, walk, hashing, planning), ms.
+    pub prepare_ms: u64,
+    /// Wall time from the first job's start to the last job's end, ms.
+    pub jobs_wall_ms: u64,
+}
+
+/// How close the job phase came to its floor: with perfect scheduling it
+/// cannot finish before max(total job CPU / threads, longest job).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Schedule {
+    /// Sum of all jobs' durations, ms.
+    pub jobs_cpu_ms: u64,
+    /// The longest single job, ms.
+    pub longest_job_ms: u64,
+    /// max(jobs_cpu_ms / threads, longest_job_ms).
+    pub floor_ms: u64,
+    /// The job phase's wall time, ms.
+    pub jobs_wall_ms: u64,
+    /// jobs_wall_ms / floor_ms (1.0 is perfect).
+    pub ratio_to_floor: f64,
 }
 
 /// A per-file error in the report.
@@ -84,8 +107,29 @@ pub struct Report {
     pub manifest: PathBuf,
     /// Incremental work, cache use, removals and warnings.
     pub run: RunCounts,
+    /// The job phase against its floor, from the per-job timings.
+    pub schedule: Schedule,
     /// Every job with its duration, in the order they were started.
     pub jobs: Vec<JobTiming>,
+}
+
+impl Schedule {
+    fn of(jobs: &[JobTiming], threads: usize, jobs_wall_ms: u64) -> Schedule {
+        let cpu: u64 = jobs.iter().map(|j| j.micros).sum();
+        let longest = jobs.iter().map(|j| j.micros).max().unwrap_or(0);
+        let floor = (cpu / threads.max(1) as u64).max(longest) / 1000;
+        Schedule {
+            jobs_cpu_ms: cpu / 1000,
+            longest_job_ms: longest / 1000,
+            floor_ms: floor,
+            jobs_wall_ms,
+            ratio_to_floor: if floor > 0 {
+                jobs_wall_ms as f64 / floor as f64
+            } else {
+                1.0
+            },
+        }
+    }
 }
 
 impl Report {
@@ -142,6 +186,7 @@ impl Report {
             wall_ms: wall.as_millis() as u64,
             threads,
             manifest: manifest_path,
+            schedule: Schedule::of(&jobs, threads, run.jobs_wall_ms),
             run,
             jobs,
         }

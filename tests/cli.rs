@@ -1,4 +1,6 @@
 //! End-to-end tests of the `precompress` binary on temp copies of fixtures.
+// Unix file APIs (modes, inodes, FIFOs, setpriv, signals).
+#![cfg(unix)]
 
 mod common;
 

@@ -52,7 +52,8 @@ fn a_real_11_mib_wasm_gets_a_zst_that_decodes_within_an_8_mib_window() {
 }
 
 #[test]
-fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_decodes_with_the_cli() {
+fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_decodes_with_the_cli()
+{
     // typescript.js (9.1 MB) is over the split threshold: its brotli job runs as
     // parts on separate workers and the parts are joined into one stream.
     let wasm = corpus().join("large/assets/js/typescript.js");
@@ -66,19 +67,47 @@ fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_de
         fs::create_dir_all(&dir).unwrap();
         fs::copy(&wasm, dir.join("typescript.js")).unwrap();
         // Quality 9 keeps the test quick; the split does not depend on quality.
-        let out = bin().arg(&dir).args(["--formats", "br", "--brotli-quality", "9", "--json", "-j", threads]).output().unwrap();
+        let out = bin()
+            .arg(&dir)
+            .args([
+                "--formats",
+                "br",
+                "--brotli-quality",
+                "9",
+                "--json",
+                "-j",
+                threads,
+            ])
+            .output()
+            .unwrap();
         assert!(out.status.success());
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(report["jobs"].as_array().unwrap().len(), precompress::encode::brotli_split::parts_for(len, kind), "one job per part");
+        assert_eq!(
+            report["jobs"].as_array().unwrap().len(),
+            precompress::encode::brotli_split::parts_for(len, kind),
+            "one job per part"
+        );
         let br = dir.join("typescript.js.br");
-        assert!(system_decode("br", &br) == fs::read(&wasm).unwrap(), "brotli -d must decode the joined stream");
+        assert!(
+            system_decode("br", &br) == fs::read(&wasm).unwrap(),
+            "brotli -d must decode the joined stream"
+        );
         outs.push(fs::read(&br).unwrap());
         // The whole-file encoder (used when the cache is consulted) gives the same bytes.
         if threads == "1" {
             let mut enc = precompress::encode::BrotliEncoder::new(9);
             let mut whole = Vec::new();
-            precompress::encode::Encoder::encode(&mut enc, &fs::read(&wasm).unwrap(), kind, &mut whole).unwrap();
-            assert!(whole == outs[0], "split jobs and the whole-file encoder disagree");
+            precompress::encode::Encoder::encode(
+                &mut enc,
+                &fs::read(&wasm).unwrap(),
+                kind,
+                &mut whole,
+            )
+            .unwrap();
+            assert!(
+                whole == outs[0],
+                "split jobs and the whole-file encoder disagree"
+            );
         }
     }
     assert!(outs[0] == outs[1], "1 and 2 threads gave different bytes");

@@ -1,5 +1,7 @@
 //! Incremental runs, the cache, stale/orphaned/foreign variants, dry runs and
 //! bad manifests, on temp copies of the example site with real decoders.
+// Unix file APIs (modes, inodes, FIFOs, setpriv, signals).
+#![cfg(unix)]
 
 mod common;
 

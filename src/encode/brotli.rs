@@ -79,7 +79,13 @@ pub fn part_range(len: usize, index: usize, parts: usize) -> std::ops::Range<usi
 /// Compresses part `index` of `parts` of `input` as a catable brotli stream
 /// whose dictionary is everything before it, so matches across the boundary are
 /// kept. Parts are independent jobs: they can run on any thread, in any order.
-pub fn compress_part(input: &[u8], index: usize, parts: usize, params: &BrotliEncoderParams, out: &mut Vec<u8>) -> io::Result<()> {
+pub fn compress_part(
+    input: &[u8],
+    index: usize,
+    parts: usize,
+    params: &BrotliEncoderParams,
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
     let range = part_range(input.len(), index, parts);
     let mut state = BrotliEncoderStateStruct::new(StandardAlloc::default());
     state.params = params.clone();
@@ -89,10 +95,18 @@ pub fn compress_part(input: &[u8], index: usize, parts: usize, params: &BrotliEn
     }
     state.params.appendable = true;
     if index != 0 {
-        state.set_custom_dictionary_with_optional_precomputed_hasher(range.start, &input[..range.start], UnionHasher::Uninit, true);
+        state.set_custom_dictionary_with_optional_precomputed_hasher(
+            range.start,
+            &input[..range.start],
+            UnionHasher::Uninit,
+            true,
+        );
     }
     out.clear();
-    out.resize(brotli::enc::encode::BrotliEncoderMaxCompressedSize(range.len()) + 1024, 0);
+    out.resize(
+        brotli::enc::encode::BrotliEncoderMaxCompressedSize(range.len()) + 1024,
+        0,
+    );
     let chunk = &input[range];
     let (mut avail_in, mut in_off, mut avail_out, mut out_off) = (chunk.len(), 0, out.len(), 0);
     let done = state.compress_stream(
@@ -124,12 +138,20 @@ pub fn concat_parts(parts: &[Vec<u8>], out: &mut Vec<u8>) -> io::Result<()> {
         let mut in_off = 0;
         match cat.stream(p, &mut in_off, out, &mut out_off) {
             BroCatliResult::Success | BroCatliResult::NeedsMoreInput => {}
-            e => return Err(io::Error::other(format!("brotli concatenation failed: {e:?}"))),
+            e => {
+                return Err(io::Error::other(format!(
+                    "brotli concatenation failed: {e:?}"
+                )))
+            }
         }
     }
     match cat.finish(out, &mut out_off) {
         BroCatliResult::Success => {}
-        e => return Err(io::Error::other(format!("brotli concatenation failed: {e:?}"))),
+        e => {
+            return Err(io::Error::other(format!(
+                "brotli concatenation failed: {e:?}"
+            )))
+        }
     }
     out.truncate(out_off);
     Ok(())

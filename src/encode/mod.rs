@@ -5,7 +5,9 @@
 mod brotli;
 /// Splitting one brotli stream into parts that run as separate jobs.
 pub mod brotli_split {
-    pub use super::brotli::{compress_part, concat_parts, part_range, parts_for, SPLIT_MIN, SPLIT_PART};
+    pub use super::brotli::{
+        compress_part, concat_parts, part_range, parts_for, SPLIT_MIN, SPLIT_PART,
+    };
 }
 mod gzip;
 mod zstd;
