@@ -59,11 +59,28 @@ pub struct Cli {
 pub enum Command {
     /// Check DIR against its manifest without writing anything (for CI and server start-up).
     Check(CheckArgs),
+    /// Serve DIR locally from its manifest, the way a production server should.
+    Serve(ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
+}
+
+/// Options of `precompress serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The folder precompress ran on.
+    pub dir: PathBuf,
+
+    /// Address to listen on; loopback unless you say otherwise.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "IP:PORT")]
+    pub addr: std::net::SocketAddr,
+
+    /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
 }
 
 /// Options of `precompress check`.

@@ -30,6 +30,7 @@ pub mod github;
 pub mod manifest;
 pub mod pipeline;
 pub mod report;
+pub mod serve;
 pub mod walk;
 
 pub use config::Config;

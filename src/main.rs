@@ -49,8 +49,28 @@ fn main() -> ExitCode {
             exit::SUCCESS
         }
         Some(Command::Check(args)) => check(args),
+        Some(Command::Serve(args)) => serve(args),
     };
     ExitCode::from(code)
+}
+
+fn serve(args: precompress::cli::ServeArgs) -> u8 {
+    use precompress::serve::http::{run, ServeError, ServeOptions};
+    let opts = ServeOptions {
+        root: args.dir,
+        manifest: args.manifest,
+        addr: args.addr,
+    };
+    match run(&opts) {
+        Ok(()) => exit::SUCCESS,
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            match e {
+                ServeError::Root { .. } => exit::USAGE,
+                _ => exit::FAILURE,
+            }
+        }
+    }
 }
 
 fn check(args: CheckArgs) -> u8 {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what the end-to-end serving tests drive for real (tests/serve_e2e.rs,
+# tests/serve_browser.rs): nginx with the brotli static module, Caddy, Debian's
+# Chromium, and playwright-core (npm ci in e2e/, no browser download). The tests
+# themselves are ordinary `cargo test` integration tests that .ci/run runs.
+# Idempotent; as root on Debian 12. Never upgrades or removes a package.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export DEBIAN_FRONTEND=noninteractive
+
+pkgs=(nginx libnginx-mod-http-brotli-static caddy chromium)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "e2e: installing ${missing[*]}"
+  # The packages' postinst would start nginx on :80 and Caddy on :80/:2019; the
+  # tests start their own on free ports. Deny service starts unless a policy exists.
+  added_policy=0
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    added_policy=1
+  fi
+  # One `apt-get update`: skipped when .ci/run has just refreshed the lists.
+  if ! find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null | grep -q .; then
+    apt-get update -qq
+  fi
+  apt-get install -y -qq --no-install-recommends --no-upgrade "${missing[@]}" >/dev/null
+  if ((added_policy)); then rm -f /usr/sbin/policy-rc.d; fi
+  # On a systemd host the services may have started anyway.
+  if command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
+    systemctl disable --now nginx caddy 2>/dev/null || true
+  fi
+fi
+
+# node and npm come with this machine kind (NodeSource); Debian's npm conflicts with
+# that nodejs, so it is installed only where there is no node at all.
+if ! command -v npm >/dev/null; then
+  if ! command -v node >/dev/null; then
+    apt-get install -y -qq --no-install-recommends --no-upgrade nodejs npm >/dev/null
+  else
+    echo "e2e: node without npm; install npm for your node" >&2
+    exit 1
+  fi
+fi
+(cd e2e && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+echo "e2e: nginx $(nginx -v 2>&1 | sed "s|.*/||"), caddy $(caddy version | cut -d" " -f1), $(/usr/lib/chromium/chromium --version 2>/dev/null), node $(node --version)"

@@ -1,0 +1,64 @@
+// Loads a page in Debian's headless Chromium (no downloaded browser) through
+// playwright-core, waits for the fixture page's script to finish, and prints JSON:
+// the page's markers and, per response, the Content-Encoding it carried.
+// Usage: node browser.mjs URL   (env: CHROMIUM, default /usr/lib/chromium/chromium;
+//        FORCE_ACCEPT_ENCODING to replace what Chromium advertises)
+// Exit 0 when the page loaded and ran, 1 otherwise; the test reads the JSON.
+import { chromium } from 'playwright-core';
+
+const url = process.argv[2];
+if (!url) {
+  console.error('usage: node browser.mjs URL');
+  process.exit(2);
+}
+// The real binary, not the /usr/bin/chromium wrapper script (it prints noise).
+const executablePath = process.env.CHROMIUM || '/usr/lib/chromium/chromium';
+const browser = await chromium.launch({
+  executablePath,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  timeout: 60_000,
+});
+let ok = false;
+try {
+  const extraHTTPHeaders = process.env.FORCE_ACCEPT_ENCODING
+    ? { 'Accept-Encoding': process.env.FORCE_ACCEPT_ENCODING } : undefined;
+  const context = await browser.newContext({ extraHTTPHeaders });
+  const page = await context.newPage();
+  // allHeaders() is async: keep the promises and await them all before printing.
+  const pending = [];
+  page.on('response', (resp) => {
+    pending.push((async () => {
+      const [reqH, respH] = await Promise.all([resp.request().allHeaders(), resp.allHeaders()]);
+      return {
+        path: new URL(resp.url()).pathname,
+        status: resp.status(),
+        acceptEncoding: reqH['accept-encoding'] ?? null,
+        contentEncoding: respH['content-encoding'] ?? null,
+        vary: respH['vary'] ?? null,
+      };
+    })());
+  });
+  const consoleErrors = [];
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  await page.goto(url, { waitUntil: 'load' });
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null,
+    { timeout: 30_000 });
+  const result = {
+    browser: browser.version(),
+    url,
+    marker: await page.textContent('#marker'),
+    dataCount: await page.textContent('#data-count'),
+    ready: await page.evaluate(() => document.documentElement.dataset.ready),
+    // style.css paints the header #0969da; unstyled it would be transparent.
+    cssApplied: await page.evaluate(() =>
+      getComputedStyle(document.querySelector('.site-header')).backgroundColor === 'rgb(9, 105, 218)'),
+    consoleErrors,
+    responses: await Promise.all(pending),
+  };
+  console.log(JSON.stringify(result, null, 2));
+  ok = result.ready === 'true';
+} finally {
+  await browser.close();
+}
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,614 @@
+//! `precompress serve`: a local preview server (like `vite preview`) that answers
+//! from the manifest through [`Index::select`], so what a developer sees locally is
+//! what nginx or a CDN will send: the same variant, `Content-Encoding`, `ETag`,
+//! `Vary` and `Cache-Control`.
+//!
+//! tokio + hyper's HTTP/1.1 server, nothing else: a preview server needs no
+//! routing, and owning the request path (instead of a router's decoded one) is
+//! what lets [`super::path`] refuse traversal before anything touches the disk.
+//!
+//! Files are streamed, never read whole. A variant whose size on disk is not the
+//! manifest's (the tree changed after `precompress` ran) is not sent: the file is
+//! served uncompressed instead and a warning goes to stderr, because a wrong
+//! `Content-Length` would break the connection and a stale variant would show
+//! old code.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncSeekExt, ReadBuf};
+
+use super::path::{parse_request_path, resolve, PathError};
+use super::{Headers, Index, Selection, CACHE_REVALIDATE};
+
+/// Options of `precompress serve`.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The folder to serve.
+    pub root: PathBuf,
+    /// The manifest (default `root/precompress-manifest.json`).
+    pub manifest: Option<PathBuf>,
+    /// Where to listen (default `127.0.0.1:8080`, loopback only).
+    pub addr: SocketAddr,
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// DIR is missing or not a folder.
+    #[error("{}: not a folder", path.display())]
+    Root { path: PathBuf },
+    /// The manifest exists but cannot be used.
+    #[error(transparent)]
+    Manifest(#[from] crate::Error),
+    /// The address could not be bound (in use, not local, no permission).
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+    /// The runtime or the listener failed.
+    #[error("server error: {0}")]
+    Io(#[from] io::Error),
+}
+
+type ResBody = BoxBody<Bytes, io::Error>;
+
+struct Site {
+    /// Canonical, so `resolve` can compare prefixes.
+    root: PathBuf,
+    index: Index,
+}
+
+/// Serves `opts.root` until Ctrl-C. Prints the URL on stdout, then one access-log
+/// line per request.
+pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
+    let root = std::fs::canonicalize(&opts.root)
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or_else(|| ServeError::Root {
+            path: opts.root.clone(),
+        })?;
+    let mpath = opts
+        .manifest
+        .clone()
+        .unwrap_or_else(|| crate::manifest::default_path(&opts.root));
+    let index = if mpath.exists() {
+        Index::load(&opts.root, Some(&mpath))?
+    } else {
+        eprintln!(
+            "precompress serve: warning: no manifest at {}; every file is served uncompressed \
+             (run `precompress {}` first)",
+            mpath.display(),
+            opts.root.display()
+        );
+        Index::default()
+    };
+    let site = Arc::new(Site { root, index });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(serve(site, opts.addr))
+}
+
+async fn serve(site: Arc<Site>, addr: SocketAddr) -> Result<(), ServeError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() {
+        eprintln!(
+            "precompress serve: warning: listening on {local}, not loopback: anyone who can reach it can read {}",
+            site.root.display()
+        );
+    }
+    println!(
+        "precompress serve: http://{local}/ ({}, {} assets in the manifest)",
+        site.root.display(),
+        site.index.len()
+    );
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // A client that hung up before accept, or a full fd table: keep serving.
+                Err(e) => { eprintln!("precompress serve: accept: {e}"); continue; }
+            },
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let site = site.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| {
+                let site = site.clone();
+                async move { Ok::<_, std::convert::Infallible>(handle(&site, req, peer).await) }
+            });
+            // Errors here are clients going away mid-response; nothing to report.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
+        });
+    }
+}
+
+async fn handle(site: &Site, req: Request<Incoming>, peer: SocketAddr) -> Response<ResBody> {
+    let resp = respond(site, &req).await;
+    let coding = resp
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-");
+    let length = resp
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-");
+    println!(
+        "{peer} \"{} {} {:?}\" {} {length} {coding}",
+        req.method(),
+        req.uri(),
+        req.version(),
+        resp.status().as_u16()
+    );
+    resp
+}
+
+async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
+    let head = match *req.method() {
+        Method::GET => false,
+        Method::HEAD => true,
+        _ => {
+            let mut r = text(StatusCode::METHOD_NOT_ALLOWED);
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return r;
+        }
+    };
+    let raw_path = req.uri().path();
+    let rp = match parse_request_path(raw_path) {
+        Ok(p) => p,
+        Err(PathError::Hidden) => return text(StatusCode::NOT_FOUND),
+        Err(_) => return text(StatusCode::BAD_REQUEST),
+    };
+    let Some(found) = resolve(&site.root, &rp.key) else {
+        return text(StatusCode::NOT_FOUND);
+    };
+    let mut key = rp.key;
+    if found.is_dir() {
+        if !rp.trailing_slash && !key.is_empty() {
+            // Relative links in the index page need the slash.
+            let mut location = format!("{raw_path}/");
+            if let Some(q) = req.uri().query() {
+                location = format!("{location}?{q}");
+            }
+            let mut r = text(StatusCode::MOVED_PERMANENTLY);
+            if let Ok(v) = HeaderValue::from_str(&location) {
+                r.headers_mut().insert(header::LOCATION, v);
+            }
+            return r;
+        }
+        key = if key.is_empty() {
+            "index.html".into()
+        } else {
+            format!("{key}/index.html")
+        };
+        // No listings: a folder without index.html is a 404.
+        if resolve(&site.root, &key).is_none_or(|p| !p.is_file()) {
+            return text(StatusCode::NOT_FOUND);
+        }
+    } else if rp.trailing_slash || !found.is_file() {
+        return text(StatusCode::NOT_FOUND);
+    }
+
+    let accept = accept_encoding(req.headers());
+    let planned = match site.index.select(&key, accept.as_deref()) {
+        Selection::Found(sel) => {
+            match open_checked(site, &sel.representation.path, sel.representation.size).await {
+                Ok(file) => Some((file, sel.headers, sel.representation.coding.is_none())),
+                Err(why) => {
+                    eprintln!(
+                        "precompress serve: warning: {}: {why}; sending {key} uncompressed",
+                        sel.representation.path
+                    );
+                    None
+                }
+            }
+        }
+        Selection::NotAcceptable { headers } => {
+            let mut r = text(StatusCode::NOT_ACCEPTABLE);
+            set_headers(r.headers_mut(), &headers);
+            return r;
+        }
+        Selection::NotInManifest => None,
+    };
+    let (file, headers, identity) = match planned {
+        Some(p) => p,
+        None => match plain(site, &key).await {
+            Ok(p) => p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return text(StatusCode::NOT_FOUND),
+            Err(e) => {
+                eprintln!("precompress serve: error: {key}: {e}");
+                return text(StatusCode::INTERNAL_SERVER_ERROR);
+            }
+        },
+    };
+    send(req, head, file, headers, identity).await
+}
+
+/// `Accept-Encoding`, repeated fields joined; `None` when absent.
+fn accept_encoding(h: &HeaderMap) -> Option<String> {
+    let values: Vec<String> = h
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect();
+    (!values.is_empty()).then(|| values.join(","))
+}
+
+/// Opens `rel` under the root and checks it still has the manifest's size.
+async fn open_checked(site: &Site, rel: &str, size: u64) -> Result<tokio::fs::File, String> {
+    let path = resolve(&site.root, rel).ok_or("missing or outside the folder")?;
+    let file = tokio::fs::File::open(&path)
+        .await
+        .map_err(|e| e.to_string())?;
+    let len = file.metadata().await.map_err(|e| e.to_string())?.len();
+    if len != size {
+        return Err(format!(
+            "{len} bytes on disk, {size} in the manifest (changed since precompress ran)"
+        ));
+    }
+    Ok(file)
+}
+
+/// Headers for a file the manifest does not describe (or describes wrongly):
+/// uncompressed, a weak ETag from size and mtime, revalidate on every use.
+async fn plain(site: &Site, key: &str) -> io::Result<(tokio::fs::File, Headers, bool)> {
+    let path = resolve(&site.root, key).ok_or(io::ErrorKind::NotFound)?;
+    let file = tokio::fs::File::open(&path).await?;
+    let md = file.metadata().await?;
+    let mtime = md.modified().ok();
+    let stamp = mtime
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let mut headers: Headers = vec![
+        ("Content-Type", crate::filter::content_type(key)),
+        ("Content-Length", md.len().to_string()),
+        ("ETag", format!("W/\"{:x}-{stamp:x}\"", md.len())),
+    ];
+    if let Some(t) = mtime {
+        headers.push(("Last-Modified", httpdate::fmt_http_date(t)));
+    }
+    headers.push(("Cache-Control", CACHE_REVALIDATE.to_string()));
+    Ok((file, headers, true))
+}
+
+async fn send(
+    req: &Request<Incoming>,
+    head: bool,
+    mut file: tokio::fs::File,
+    headers: Headers,
+    identity: bool,
+) -> Response<ResBody> {
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let etag = get("ETag").unwrap_or_default().to_string();
+    let last_modified = get("Last-Modified").and_then(|d| httpdate::parse_http_date(d).ok());
+    let len: u64 = get("Content-Length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+
+    if not_modified(req.headers(), &etag, last_modified) {
+        let mut r = Response::new(empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        let keep = ["ETag", "Last-Modified", "Cache-Control", "Vary"];
+        let kept: Headers = headers
+            .iter()
+            .filter(|(n, _)| keep.contains(n))
+            .cloned()
+            .collect();
+        set_headers(r.headers_mut(), &kept);
+        return r;
+    }
+
+    // Ranges only on identity: a byte range of one compressed variant is useless
+    // to a client that negotiated another, and nginx does the same.
+    let mut status = StatusCode::OK;
+    let mut start = 0;
+    let mut count = len;
+    let mut content_range = None;
+    if identity && !head && range_applies(req.headers(), &etag, last_modified) {
+        match req
+            .headers()
+            .get(header::RANGE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| parse_range(v, len))
+        {
+            Some(RangeSpec::Satisfiable(a, b)) => {
+                status = StatusCode::PARTIAL_CONTENT;
+                start = a;
+                count = b - a + 1;
+                content_range = Some(format!("bytes {a}-{b}/{len}"));
+            }
+            Some(RangeSpec::Unsatisfiable) => {
+                let mut r = text(StatusCode::RANGE_NOT_SATISFIABLE);
+                r.headers_mut().insert(
+                    header::CONTENT_RANGE,
+                    HeaderValue::from_str(&format!("bytes */{len}")).expect("ascii"),
+                );
+                return r;
+            }
+            Some(RangeSpec::Ignore) | None => {}
+        }
+    }
+
+    let body = if head || count == 0 {
+        empty()
+    } else {
+        if start > 0 {
+            if let Err(e) = file.seek(io::SeekFrom::Start(start)).await {
+                eprintln!("precompress serve: error: seek: {e}");
+                return text(StatusCode::INTERNAL_SERVER_ERROR);
+            }
+        }
+        FileBody {
+            file,
+            remaining: count,
+            buf: Vec::new(),
+        }
+        .boxed()
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    set_headers(r.headers_mut(), &headers);
+    if identity {
+        r.headers_mut()
+            .insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    }
+    if let Some(cr) = content_range {
+        r.headers_mut().insert(
+            header::CONTENT_RANGE,
+            HeaderValue::from_str(&cr).expect("ascii"),
+        );
+        r.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(count));
+    }
+    r
+}
+
+/// RFC 9110 §13.1.2 and §13.1.3: `If-None-Match` (weak comparison) wins over
+/// `If-Modified-Since`.
+fn not_modified(h: &HeaderMap, etag: &str, last_modified: Option<SystemTime>) -> bool {
+    if let Some(inm) = h.get(header::IF_NONE_MATCH) {
+        let Ok(inm) = inm.to_str() else { return false };
+        let weak = |t: &str| t.trim().trim_start_matches("W/").to_string();
+        let ours = weak(etag);
+        return inm
+            .split(',')
+            .any(|t| t.trim() == "*" || (!ours.is_empty() && weak(t) == ours));
+    }
+    match (
+        h.get(header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok()),
+        last_modified,
+    ) {
+        (Some(since), Some(lm)) => lm <= since,
+        _ => false,
+    }
+}
+
+/// `If-Range` (RFC 9110 §13.1.5): the range counts only if the validator still
+/// matches, strongly for an ETag.
+fn range_applies(h: &HeaderMap, etag: &str, last_modified: Option<SystemTime>) -> bool {
+    let Some(ir) = h.get(header::IF_RANGE) else {
+        return true;
+    };
+    let Ok(ir) = ir.to_str() else { return false };
+    let ir = ir.trim();
+    if ir.starts_with('"') {
+        return !etag.starts_with("W/") && ir == etag;
+    }
+    match (httpdate::parse_http_date(ir), last_modified) {
+        (Ok(d), Some(lm)) => httpdate::fmt_http_date(d) == httpdate::fmt_http_date(lm),
+        _ => false,
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum RangeSpec {
+    /// First and last byte, inclusive.
+    Satisfiable(u64, u64),
+    Unsatisfiable,
+    /// Malformed, another unit, or several ranges: send the whole file (allowed
+    /// by RFC 9110 §14.2).
+    Ignore,
+}
+
+fn parse_range(v: &str, len: u64) -> RangeSpec {
+    let Some(spec) = v.trim().strip_prefix("bytes=") else {
+        return RangeSpec::Ignore;
+    };
+    if spec.contains(',') {
+        return RangeSpec::Ignore;
+    }
+    let Some((a, b)) = spec.trim().split_once('-') else {
+        return RangeSpec::Ignore;
+    };
+    let num = |s: &str| -> Option<u64> {
+        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    match (a.is_empty(), num(a), num(b)) {
+        // bytes=-N: the last N bytes.
+        (true, _, Some(n)) if n > 0 && len > 0 => {
+            RangeSpec::Satisfiable(len.saturating_sub(n), len - 1)
+        }
+        (true, _, Some(_)) => RangeSpec::Unsatisfiable,
+        (false, Some(first), last) if b.is_empty() || last.is_some() => {
+            let last = last.unwrap_or(u64::MAX);
+            if last < first {
+                RangeSpec::Ignore
+            } else if first >= len {
+                RangeSpec::Unsatisfiable
+            } else {
+                RangeSpec::Satisfiable(first, last.min(len - 1))
+            }
+        }
+        _ => RangeSpec::Ignore,
+    }
+}
+
+fn set_headers(map: &mut HeaderMap, headers: &Headers) {
+    for (name, value) in headers {
+        // Manifest values were checked at load; a bad one is dropped, not sent.
+        if let Ok(v) = HeaderValue::from_str(value) {
+            map.insert(*name, v);
+        }
+    }
+    map.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+}
+
+fn empty() -> ResBody {
+    Empty::new().map_err(|never| match never {}).boxed()
+}
+
+/// A short plain-text response for errors and redirects.
+fn text(status: StatusCode) -> Response<ResBody> {
+    let msg = format!("{status}\n");
+    let mut r = Response::new(
+        Full::new(Bytes::from(msg))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// Streams `remaining` bytes of a file in 64 KiB frames.
+struct FileBody {
+    file: tokio::fs::File,
+    remaining: u64,
+    buf: Vec<u8>,
+}
+
+impl Body for FileBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let this = self.get_mut();
+        if this.remaining == 0 {
+            return Poll::Ready(None);
+        }
+        let n = this.remaining.min(64 * 1024) as usize;
+        this.buf.resize(n, 0);
+        let mut rb = ReadBuf::new(&mut this.buf[..n]);
+        ready!(Pin::new(&mut this.file).poll_read(cx, &mut rb))?;
+        let got = rb.filled().len();
+        if got == 0 {
+            // The file shrank after its length was sent: end the connection with an error.
+            return Poll::Ready(Some(Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "file shrank while being sent",
+            ))));
+        }
+        this.remaining -= got as u64;
+        Poll::Ready(Some(Ok(Frame::data(Bytes::copy_from_slice(rb.filled())))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}
+
+impl fmt::Debug for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Site").field("root", &self.root).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        use RangeSpec::*;
+        for (h, want) in [
+            ("bytes=0-9", Satisfiable(0, 9)),
+            ("bytes=5-", Satisfiable(5, 99)),
+            ("bytes=-10", Satisfiable(90, 99)),
+            ("bytes=-1000", Satisfiable(0, 99)),
+            ("bytes=90-1000", Satisfiable(90, 99)),
+            ("bytes=100-", Unsatisfiable),
+            ("bytes=-0", Unsatisfiable),
+            ("bytes=9-5", Ignore),
+            ("bytes=0-1,5-9", Ignore),
+            ("items=0-9", Ignore),
+            ("bytes=a-b", Ignore),
+            ("bytes=-", Ignore),
+            ("bytes=+1-2", Ignore),
+        ] {
+            assert_eq!(parse_range(h, 100), want, "{h}");
+        }
+        assert_eq!(parse_range("bytes=0-", 0), Unsatisfiable);
+    }
+
+    #[test]
+    fn conditionals() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_static("\"a\", W/\"b\""),
+        );
+        assert!(not_modified(&h, "\"b\"", None));
+        assert!(!not_modified(&h, "\"c\"", None));
+        h.insert(header::IF_NONE_MATCH, HeaderValue::from_static("*"));
+        assert!(not_modified(&h, "\"c\"", None));
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::IF_MODIFIED_SINCE,
+            HeaderValue::from_str(&httpdate::fmt_http_date(t)).unwrap(),
+        );
+        assert!(not_modified(&h, "\"x\"", Some(t)));
+        assert!(!not_modified(
+            &h,
+            "\"x\"",
+            Some(t + std::time::Duration::from_secs(1))
+        ));
+        let mut h = HeaderMap::new();
+        h.insert(header::IF_RANGE, HeaderValue::from_static("\"x\""));
+        assert!(range_applies(&h, "\"x\"", None));
+        assert!(!range_applies(&h, "\"y\"", None));
+        assert!(!range_applies(&h, "W/\"x\"", None));
+    }
+}

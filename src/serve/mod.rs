@@ -1,0 +1,509 @@
+//! What a web server needs to send precompressed assets: load the manifest once,
+//! then for each request [`Index::select`] picks the representation and gives its
+//! headers. Negotiation follows RFC 9110 §12.5.3 ([`negotiate`]); paths are checked
+//! by [`path`]. None of this needs an async runtime, so any server (hyper, axum,
+//! actix, a CDN worker compiled to WASM) can embed it; `precompress serve`
+//! ([`http`], feature `serve`) is one such server.
+//!
+//! ```no_run
+//! use precompress::serve::{Index, Selection};
+//!
+//! let index = Index::load("dist".as_ref(), None)?;
+//! match index.select("assets/app.js", Some("gzip, deflate, br, zstd")) {
+//!     Selection::Found(sel) => {
+//!         // Send the file `dist/{sel.representation.path}` with these headers.
+//!         for (name, value) in &sel.headers {
+//!             println!("{name}: {value}");
+//!         }
+//!     }
+//!     Selection::NotAcceptable { headers } => { /* 406 with `headers` */ }
+//!     Selection::NotInManifest => { /* serve the file as is, or 404 */ }
+//! }
+//! # Ok::<(), precompress::Error>(())
+//! ```
+//!
+//! Headers, and why:
+//! - `Content-Encoding` is the HTTP token (`zstd`, never the `.zst` suffix).
+//! - `ETag` is the representation's own strong tag from its content hash: a
+//!   cache must never answer a gzip request with a revalidated brotli body.
+//! - `Vary: Accept-Encoding` is on every response of an asset that has variants,
+//!   the identity one included, or a shared cache could hand the uncompressed
+//!   copy to everyone (Caddy 2.6 omits it there).
+//! - `Cache-Control`: `public, max-age=31536000, immutable` when the file name
+//!   carries a content hash ([`is_fingerprinted`]), since its bytes can never
+//!   change under that name; `no-cache` otherwise (always revalidate by ETag).
+
+pub mod negotiate;
+pub mod path;
+
+#[cfg(feature = "serve")]
+pub mod http;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::SystemTime;
+
+use crate::encode::Codec;
+use crate::error::{Error, Result};
+use crate::manifest::Manifest;
+
+pub use negotiate::AcceptEncoding;
+
+/// `Cache-Control` for names that carry a content hash.
+pub const CACHE_IMMUTABLE: &str = "public, max-age=31536000, immutable";
+/// `Cache-Control` for every other name: store, but revalidate before each use.
+pub const CACHE_REVALIDATE: &str = "no-cache";
+
+/// One representation of an asset: a file under the served folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Representation {
+    /// `None` for identity, else the coding of the variant.
+    pub coding: Option<Codec>,
+    /// Path relative to the served folder, `/` separators.
+    pub path: String,
+    /// Bytes on disk (the `Content-Length`).
+    pub size: u64,
+    /// Strong ETag, quotes included.
+    pub etag: String,
+}
+
+/// An asset from the manifest, ready to answer requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// `Content-Type` of every representation.
+    pub content_type: String,
+    /// The original file.
+    pub identity: Representation,
+    /// Compressed variants, smallest first.
+    pub variants: Vec<Representation>,
+    /// The source's modification time, when the index was loaded from disk.
+    pub last_modified: Option<SystemTime>,
+    /// [`CACHE_IMMUTABLE`] or [`CACHE_REVALIDATE`].
+    pub cache_control: &'static str,
+}
+
+/// Response headers, in the order they are best sent. Names are canonical case.
+pub type Headers = Vec<(&'static str, String)>;
+
+/// The representation to send and its headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selected<'a> {
+    /// The asset it belongs to.
+    pub entry: &'a Entry,
+    /// What to send.
+    pub representation: &'a Representation,
+    /// `Content-Type`, `Content-Length`, `Content-Encoding` (variants only),
+    /// `ETag`, `Last-Modified` (if known), `Cache-Control`, `Vary` (assets with
+    /// variants).
+    pub headers: Headers,
+}
+
+/// The answer of [`Index::select`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection<'a> {
+    /// Send this.
+    Found(Selected<'a>),
+    /// The client refused every representation (`identity;q=0`, `*;q=0`): 406,
+    /// with these headers (`Vary`, `Cache-Control`).
+    NotAcceptable {
+        /// Headers for the 406 response.
+        headers: Headers,
+    },
+    /// The manifest does not list this path.
+    NotInManifest,
+}
+
+/// The manifest, indexed by path and checked, loaded once per server.
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    assets: HashMap<String, Entry>,
+}
+
+impl Index {
+    /// Reads `manifest` (default `root/precompress-manifest.json`), checks it, and
+    /// stats every source for `Last-Modified`.
+    pub fn load(root: &Path, manifest: Option<&Path>) -> Result<Index> {
+        let mpath = manifest.map_or_else(|| crate::manifest::default_path(root), Path::to_path_buf);
+        let m = Manifest::read(&mpath)?;
+        let mut index = Index::from_manifest(&mpath, m)?;
+        for (key, entry) in &mut index.assets {
+            entry.last_modified = std::fs::metadata(root.join(key))
+                .and_then(|md| md.modified())
+                .ok();
+        }
+        Ok(index)
+    }
+
+    /// Parses manifest JSON without touching the disk (no `Last-Modified`).
+    /// `origin` names the manifest in errors.
+    pub fn from_json(origin: &Path, text: &str) -> Result<Index> {
+        Index::from_manifest(origin, Manifest::from_json(origin, text)?)
+    }
+
+    /// Checks and indexes a parsed manifest. A manifest is data from disk that a
+    /// server turns into file paths and header values, so every path must stay
+    /// under the folder, every coding must be one this crate writes, and every
+    /// header value must be printable ASCII.
+    pub fn from_manifest(origin: &Path, m: Manifest) -> Result<Index> {
+        let bad = |detail: String| Error::Manifest {
+            path: origin.to_path_buf(),
+            detail,
+        };
+        let mut assets = HashMap::with_capacity(m.files.len());
+        for (key, asset) in m.files {
+            path::check_relative(&key).map_err(|e| bad(format!("file {key:?}: {e}")))?;
+            if !is_header_value(&asset.content_type) {
+                return Err(bad(format!(
+                    "file {key:?}: content_type is not a header value"
+                )));
+            }
+            if !is_strong_etag(&asset.etag) {
+                return Err(bad(format!(
+                    "file {key:?}: etag is not a strong entity-tag"
+                )));
+            }
+            let mut variants: Vec<Representation> = Vec::with_capacity(asset.encodings.len());
+            for v in asset.encodings {
+                let codec = Codec::parse(&v.coding)
+                    .filter(|c| c.token() == v.coding)
+                    .ok_or_else(|| bad(format!("file {key:?}: unknown coding {:?}", v.coding)))?;
+                if variants.iter().any(|r| r.coding == Some(codec)) {
+                    return Err(bad(format!(
+                        "file {key:?}: coding {} listed twice",
+                        v.coding
+                    )));
+                }
+                path::check_relative(&v.path)
+                    .map_err(|e| bad(format!("file {key:?}: variant path {:?}: {e}", v.path)))?;
+                if !is_strong_etag(&v.etag) {
+                    return Err(bad(format!(
+                        "file {key:?}: {} etag is not a strong entity-tag",
+                        v.coding
+                    )));
+                }
+                variants.push(Representation {
+                    coding: Some(codec),
+                    path: v.path,
+                    size: v.size,
+                    etag: v.etag,
+                });
+            }
+            variants.sort_by_key(|r| r.size);
+            let cache_control = if is_fingerprinted(&key) {
+                CACHE_IMMUTABLE
+            } else {
+                CACHE_REVALIDATE
+            };
+            let entry = Entry {
+                content_type: asset.content_type,
+                identity: Representation {
+                    coding: None,
+                    path: key.clone(),
+                    size: asset.size,
+                    etag: asset.etag,
+                },
+                variants,
+                last_modified: None,
+                cache_control,
+            };
+            assets.insert(key, entry);
+        }
+        Ok(Index { assets })
+    }
+
+    /// The asset at `key` (relative path, `/` separators).
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.assets.get(key.trim_start_matches('/'))
+    }
+
+    /// Every asset, by key, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Entry)> {
+        self.assets.iter().map(|(k, e)| (k.as_str(), e))
+    }
+
+    /// How many assets the manifest lists.
+    pub fn len(&self) -> usize {
+        self.assets.len()
+    }
+
+    /// The manifest lists nothing.
+    pub fn is_empty(&self) -> bool {
+        self.assets.is_empty()
+    }
+
+    /// Picks what to send for the decoded URL path `key` (`assets/app.js`; a
+    /// leading `/` is ignored) given the request's `Accept-Encoding` (`None` when
+    /// absent; join repeated fields with `,`).
+    pub fn select(&self, key: &str, accept_encoding: Option<&str>) -> Selection<'_> {
+        let Some(entry) = self.get(key) else {
+            return Selection::NotInManifest;
+        };
+        let accept = accept_encoding.map(AcceptEncoding::parse);
+        entry.select(accept.as_ref())
+    }
+}
+
+impl Entry {
+    /// Picks a representation for an already parsed `Accept-Encoding`.
+    pub fn select(&self, accept: Option<&AcceptEncoding>) -> Selection<'_> {
+        let offers: Vec<(Codec, u64)> = self
+            .variants
+            .iter()
+            .filter_map(|r| r.coding.map(|c| (c, r.size)))
+            .collect();
+        let representation = match negotiate::choose(accept, self.identity.size, &offers) {
+            negotiate::Choice::Identity => &self.identity,
+            negotiate::Choice::Variant(i) => &self.variants[i],
+            negotiate::Choice::NotAcceptable => {
+                let mut headers = vec![("Cache-Control", CACHE_REVALIDATE.to_string())];
+                if !self.variants.is_empty() {
+                    headers.push(("Vary", "Accept-Encoding".to_string()));
+                }
+                return Selection::NotAcceptable { headers };
+            }
+        };
+        let mut headers: Headers = vec![
+            ("Content-Type", self.content_type.clone()),
+            ("Content-Length", representation.size.to_string()),
+        ];
+        if let Some(c) = representation.coding {
+            headers.push(("Content-Encoding", c.token().to_string()));
+        }
+        headers.push(("ETag", representation.etag.clone()));
+        if let Some(t) = self.last_modified {
+            headers.push(("Last-Modified", httpdate::fmt_http_date(t)));
+        }
+        headers.push(("Cache-Control", self.cache_control.to_string()));
+        if !self.variants.is_empty() {
+            headers.push(("Vary", "Accept-Encoding".to_string()));
+        }
+        Selection::Found(Selected {
+            entry: self,
+            representation,
+            headers,
+        })
+    }
+}
+
+/// Printable ASCII and tabs: safe to put in a header (no CR, LF or NUL).
+fn is_header_value(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
+}
+
+/// `"` etagc* `"` (RFC 9110 §8.8.3), ASCII only, not weak.
+fn is_strong_etag(s: &str) -> bool {
+    s.len() >= 2
+        && s.starts_with('"')
+        && s.ends_with('"')
+        && s[1..s.len() - 1]
+            .bytes()
+            .all(|b| b == 0x21 || (0x23..0x7f).contains(&b))
+}
+
+/// Whether a file name carries a content hash, so its bytes can never change
+/// under that name. Recognized: `name.HASH.ext` with HASH 8+ hex digits holding a
+/// digit, also before a further suffix (`main.HASH.chunk.js`: webpack, Parcel), and `name-HASH.ext` with
+/// HASH exactly 8 characters of `[A-Za-z0-9_-]` holding a digit or both cases
+/// (Vite and Rollup's default). Conservative on purpose: a miss only costs a
+/// revalidation, a false hit can pin a stale file in caches for a year.
+pub fn is_fingerprinted(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    if stem.is_empty() || ext.is_empty() {
+        return false;
+    }
+    let has_digit = |s: &str| s.bytes().any(|b| b.is_ascii_digit());
+    // name.HASH, or name.HASH.chunk (any dot-separated segment after the first).
+    if stem.split('.').skip(1).any(|hash| {
+        hash.len() >= 8 && hash.bytes().all(|b| b.is_ascii_hexdigit()) && has_digit(hash)
+    }) {
+        return true;
+    }
+    // name-HASH, where HASH may itself hold `-` or `_`.
+    stem.match_indices('-').any(|(i, _)| {
+        let hash = &stem[i + 1..];
+        i > 0
+            && hash.len() == 8
+            && hash
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && (has_digit(hash)
+                || (hash.bytes().any(|b| b.is_ascii_uppercase())
+                    && hash.bytes().any(|b| b.is_ascii_lowercase())))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest_json(files: &str) -> String {
+        format!(r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {files} }} }}"#)
+    }
+
+    fn asset(key: &str, size: u64, encodings: &str) -> String {
+        format!(
+            r#""{key}": {{"size": {size}, "blake3": "00", "sha256": "x", "content_type": "text/javascript; charset=utf-8",
+                "etag": "\"id-{key}\"", "encodings": [{encodings}], "skipped": {{}} }}"#
+        )
+    }
+
+    fn variant(key: &str, coding: &str, suffix: &str, size: u64) -> String {
+        format!(
+            r#"{{"coding": "{coding}", "path": "{key}.{suffix}", "size": {size}, "blake3": "00", "etag": "\"{coding}-{key}\""}}"#
+        )
+    }
+
+    fn index() -> Index {
+        let app = [
+            variant("app-3f2a9c1b.js", "gzip", "gz", 400),
+            variant("app-3f2a9c1b.js", "br", "br", 300),
+            variant("app-3f2a9c1b.js", "zstd", "zst", 320),
+        ]
+        .join(",");
+        let files = [
+            asset("app-3f2a9c1b.js", 1000, &app),
+            asset("index.html", 500, ""),
+        ]
+        .join(",");
+        Index::from_json(Path::new("m.json"), &manifest_json(&files)).unwrap()
+    }
+
+    fn header<'a>(h: &'a Headers, name: &str) -> Option<&'a str> {
+        h.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn selects_and_sets_headers() {
+        let idx = index();
+        let Selection::Found(s) = idx.select("/app-3f2a9c1b.js", Some("gzip, deflate, br, zstd"))
+        else {
+            panic!("not found");
+        };
+        assert_eq!(s.representation.path, "app-3f2a9c1b.js.br");
+        let h = &s.headers;
+        assert_eq!(header(h, "Content-Encoding"), Some("br"));
+        assert_eq!(header(h, "Content-Length"), Some("300"));
+        assert_eq!(header(h, "ETag"), Some("\"br-app-3f2a9c1b.js\""));
+        assert_eq!(
+            header(h, "Content-Type"),
+            Some("text/javascript; charset=utf-8")
+        );
+        assert_eq!(header(h, "Vary"), Some("Accept-Encoding"));
+        assert_eq!(header(h, "Cache-Control"), Some(CACHE_IMMUTABLE));
+        assert_eq!(header(h, "Last-Modified"), None, "no disk, no date");
+
+        let Selection::Found(s) = idx.select("app-3f2a9c1b.js", Some("zstd, gzip")) else {
+            panic!()
+        };
+        assert_eq!(header(&s.headers, "Content-Encoding"), Some("zstd"));
+        assert_eq!(s.representation.path, "app-3f2a9c1b.js.zst");
+
+        // Identity of an asset with variants still varies.
+        let Selection::Found(s) = idx.select("app-3f2a9c1b.js", None) else {
+            panic!()
+        };
+        assert_eq!(header(&s.headers, "Content-Encoding"), None);
+        assert_eq!(header(&s.headers, "Vary"), Some("Accept-Encoding"));
+        assert_eq!(header(&s.headers, "Content-Length"), Some("1000"));
+        assert_eq!(header(&s.headers, "ETag"), Some("\"id-app-3f2a9c1b.js\""));
+
+        // No variants: no Vary, revalidating cache policy.
+        let Selection::Found(s) = idx.select("index.html", Some("br")) else {
+            panic!()
+        };
+        assert_eq!(header(&s.headers, "Vary"), None);
+        assert_eq!(header(&s.headers, "Cache-Control"), Some(CACHE_REVALIDATE));
+
+        assert_eq!(idx.select("nope.js", Some("br")), Selection::NotInManifest);
+        let Selection::NotAcceptable { headers } =
+            idx.select("app-3f2a9c1b.js", Some("identity;q=0, deflate"))
+        else {
+            panic!()
+        };
+        assert_eq!(header(&headers, "Vary"), Some("Accept-Encoding"));
+    }
+
+    #[test]
+    fn load_sets_last_modified() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("index.html"), "x".repeat(500)).unwrap();
+        std::fs::write(
+            tmp.path().join("precompress-manifest.json"),
+            manifest_json(&asset("index.html", 500, "")),
+        )
+        .unwrap();
+        let idx = Index::load(tmp.path(), None).unwrap();
+        let Selection::Found(s) = idx.select("index.html", None) else {
+            panic!()
+        };
+        let lm = header(&s.headers, "Last-Modified").expect("Last-Modified");
+        assert!(httpdate::parse_http_date(lm).is_ok(), "{lm}");
+    }
+
+    #[test]
+    fn hostile_manifests_are_refused() {
+        let bad = [
+            asset("../etc/passwd", 1, ""),
+            asset("/etc/passwd", 1, ""),
+            asset("a.js", 1, &variant("../../a.js", "br", "br", 1)),
+            asset(
+                "a.js",
+                1,
+                &r#"{"coding": "br", "path": "/etc/passwd", "size": 1, "blake3": "", "etag": "\"x\""}"#,
+            ),
+            asset("a.js", 1, &variant("a.js", "zst", "zst", 1)),
+            asset("a.js", 1, &variant("a.js", "deflate", "zz", 1)),
+            asset(
+                "a.js",
+                1,
+                &[
+                    variant("a.js", "br", "br", 1),
+                    variant("a.js", "br", "br", 2),
+                ]
+                .join(","),
+            ),
+            asset("a.js", 1, "").replace("text/javascript", "text/javascript\\r\\nSet-Cookie: x=1"),
+            asset("a.js", 1, "").replace("\\\"id-a.js\\\"", "W/\\\"weak\\\""),
+            asset("a.js", 1, "").replace("\\\"id-a.js\\\"", "\\\"a\\\"b\\\""),
+        ];
+        for files in bad {
+            let json = manifest_json(&files);
+            let e = Index::from_json(Path::new("m.json"), &json).expect_err(&json);
+            assert!(e.to_string().starts_with("m.json: invalid manifest"), "{e}");
+        }
+        assert!(Index::from_json(Path::new("m"), r#"{"version": 2}"#).is_err());
+    }
+
+    #[test]
+    fn fingerprinted_names() {
+        for yes in [
+            "assets/index-D8fKq1nN.js",
+            "assets/index-BxYzAbCd.css",
+            "assets/vendor-a_b-12cd.js",
+            "main.3f2a9c1b.js",
+            "static/js/main.8e4c2f1a9b7d3e6c5a40.chunk.js",
+            "app.0123abcd.css",
+        ] {
+            assert!(is_fingerprinted(yes), "{yes}");
+        }
+        for no in [
+            "index.html",
+            "assets/app.js",
+            "assets/product-catalogue.js",
+            "assets/settings-abcdefgh.js",
+            "my-component-v2.js",
+            "data/products.json",
+            "deadbeef.js",
+            "jquery.min.js",
+            "lib.abcdefab.js",
+            "noext-12345678",
+            "odd names/café menü — spaces & #hash.html",
+            "é-ü.js",
+        ] {
+            assert!(!is_fingerprinted(no), "{no}");
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! `Accept-Encoding` parsing and content-coding choice (RFC 9110 §12.5.3).
+//!
+//! The header comes from the network, so the parser never fails: a part that does
+//! not follow the grammar (`codings [ OWS ";" OWS "q=" qvalue ]`) is ignored and
+//! the rest still counts, the way browsers and the big servers behave. Weights are
+//! kept as integer thousandths, the header's own precision, so ties are exact.
+//!
+//! Choices the RFC leaves to the server, made here:
+//! - No header at all: identity. The RFC allows any coding, but clients that send
+//!   nothing (curl, scripts, old proxies) rarely decode what they did not ask for.
+//! - A coding listed twice: the first listing counts.
+//! - `x-gzip` is `gzip` (§8.4.1.3).
+//! - Identity that is acceptable only implicitly (neither listed nor covered by `*`)
+//!   ranks below every coding the client listed with a non-zero weight.
+//! - Among equal weights the smallest representation wins.
+
+use crate::encode::Codec;
+
+/// A weight in thousandths: 0 (refused) ..= 1000 (`q=1`, the default).
+pub type Weight = u16;
+
+/// The parsed header: the codings the client named, with their weights.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AcceptEncoding {
+    /// `(lower-cased token, weight)` in header order, first listing of each token only.
+    entries: Vec<(String, Weight)>,
+}
+
+/// How much the client wants one representation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    /// Acceptable only because identity always is unless refused.
+    Implicit,
+    /// Named (or covered by `*`) with this non-zero weight.
+    Weighted(Weight),
+}
+
+impl AcceptEncoding {
+    /// Parses one or more `Accept-Encoding` field values (join repeated fields with
+    /// `,`). Never fails: malformed parts are skipped.
+    pub fn parse(header: &str) -> AcceptEncoding {
+        let mut entries: Vec<(String, Weight)> = Vec::new();
+        for part in header.split(',') {
+            let Some((token, weight)) = parse_part(part) else {
+                continue;
+            };
+            if !entries.iter().any(|(t, _)| *t == token) {
+                entries.push((token, weight));
+            }
+        }
+        AcceptEncoding { entries }
+    }
+
+    /// The weight the client gave `token` (lower case) explicitly, if it named it.
+    fn named(&self, token: &str) -> Option<Weight> {
+        self.entries
+            .iter()
+            .find(|(t, _)| t == token)
+            .map(|&(_, w)| w)
+    }
+
+    /// The weight of a content coding: its own entry, else `*`'s, else refused.
+    pub fn weight(&self, codec: Codec) -> Weight {
+        self.named(codec.token())
+            .or_else(|| self.named("*"))
+            .unwrap_or(0)
+    }
+
+    /// Identity's rank: its own entry, else `*`'s, else acceptable by default.
+    fn identity_rank(&self) -> Option<Rank> {
+        match self.named("identity").or_else(|| self.named("*")) {
+            Some(0) => None,
+            Some(w) => Some(Rank::Weighted(w)),
+            None => Some(Rank::Implicit),
+        }
+    }
+}
+
+/// One comma-separated part: `token [; q=value]`, or `None` if malformed or empty.
+fn parse_part(part: &str) -> Option<(String, Weight)> {
+    let mut pieces = part.split(';');
+    let token = pieces.next()?.trim_matches(is_ows);
+    if token.is_empty() || !token.bytes().all(is_tchar) {
+        return None;
+    }
+    let mut token = token.to_ascii_lowercase();
+    if token == "x-gzip" {
+        token = "gzip".into();
+    }
+    let weight = match pieces.next() {
+        None => 1000,
+        Some(param) => {
+            let (name, value) = param.trim_matches(is_ows).split_once('=')?;
+            if !name.trim_end_matches(is_ows).eq_ignore_ascii_case("q") {
+                return None;
+            }
+            parse_qvalue(value.trim_start_matches(is_ows))?
+        }
+    };
+    // Accept-Encoding has exactly one parameter, the weight.
+    if pieces.next().is_some() {
+        return None;
+    }
+    Some((token, weight))
+}
+
+fn is_ows(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+/// RFC 9110 `tchar`.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`, in thousandths.
+fn parse_qvalue(s: &str) -> Option<Weight> {
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (s, ""),
+    };
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut thousandths: Weight = 0;
+    for (i, b) in frac.bytes().enumerate() {
+        thousandths += Weight::from(b - b'0') * [100, 10, 1][i];
+    }
+    match int {
+        "0" => Some(thousandths),
+        "1" if thousandths == 0 => Some(1000),
+        _ => None,
+    }
+}
+
+/// What to send, or that nothing is acceptable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// The unencoded representation.
+    Identity,
+    /// The variant at this index of the list given to [`choose`].
+    Variant(usize),
+    /// Every representation is refused: answer 406.
+    NotAcceptable,
+}
+
+/// Picks among the identity representation (`identity_size` bytes) and `variants`
+/// (`(coding, size)`): the highest rank, then the smallest, then the earliest
+/// variant. `accept` is `None` when the request had no `Accept-Encoding` field.
+pub fn choose(
+    accept: Option<&AcceptEncoding>,
+    identity_size: u64,
+    variants: &[(Codec, u64)],
+) -> Choice {
+    let Some(accept) = accept else {
+        return Choice::Identity;
+    };
+    let mut best: Option<(Rank, u64, Choice)> = accept
+        .identity_rank()
+        .map(|r| (r, identity_size, Choice::Identity));
+    for (i, &(codec, size)) in variants.iter().enumerate() {
+        let w = accept.weight(codec);
+        if w == 0 {
+            continue;
+        }
+        let candidate = (Rank::Weighted(w), size, Choice::Variant(i));
+        let better = match &best {
+            None => true,
+            Some((rank, best_size, _)) => {
+                (candidate.0, std::cmp::Reverse(candidate.1))
+                    > (*rank, std::cmp::Reverse(*best_size))
+            }
+        };
+        if better {
+            best = Some(candidate);
+        }
+    }
+    best.map_or(Choice::NotAcceptable, |(_, _, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Codec::{Brotli as Br, Gzip, Zstd};
+
+    /// The fixture every table row is checked against: identity 1000 bytes, and
+    /// the variants smallest first, as the manifest lists them.
+    const ALL: &[(Codec, u64)] = &[(Br, 300), (Zstd, 320), (Gzip, 400)];
+
+    fn pick(header: Option<&str>, variants: &[(Codec, u64)]) -> &'static str {
+        let ae = header.map(AcceptEncoding::parse);
+        match choose(ae.as_ref(), 1000, variants) {
+            Choice::Identity => "identity",
+            Choice::NotAcceptable => "406",
+            Choice::Variant(i) => variants[i].0.token(),
+        }
+    }
+
+    #[test]
+    fn negotiation_table() {
+        let only_gzip: &[(Codec, u64)] = &[(Gzip, 400)];
+        let zstd_smaller: &[(Codec, u64)] = &[(Zstd, 280), (Br, 300), (Gzip, 400)];
+        #[rustfmt::skip]
+        let table: &[(Option<&str>, &[(Codec, u64)], &str)] = &[
+            // What browsers send.
+            (Some("gzip, deflate, br, zstd"), ALL, "br"),
+            (Some("gzip, deflate, br, zstd"), zstd_smaller, "zstd"),
+            (Some("gzip, deflate, br"), zstd_smaller, "br"),
+            (Some("gzip, deflate"), ALL, "gzip"),
+            // No header: identity. Empty header: only identity is acceptable.
+            (None, ALL, "identity"),
+            (Some(""), ALL, "identity"),
+            (Some("identity"), ALL, "identity"),
+            // q=0 refuses; weights rank before size.
+            (Some("br;q=0, gzip"), ALL, "gzip"),
+            (Some("br;q=0.5, gzip"), ALL, "gzip"),
+            (Some("br;q=0.5, gzip;q=0.4"), ALL, "br"),
+            (Some("gzip;q=0.001"), ALL, "gzip"),
+            (Some("br;q=0, zstd;q=0, gzip;q=0"), ALL, "identity"),
+            // Ties go to the smallest, whatever the header order.
+            (Some("zstd, br"), ALL, "br"),
+            (Some("gzip;q=0.9, br;q=0.9, zstd;q=0.9"), ALL, "br"),
+            // `*` covers what is not named, identity included.
+            (Some("*"), ALL, "br"),
+            (Some("*;q=0.5, gzip"), ALL, "gzip"),
+            (Some("*, br;q=0"), ALL, "zstd"),
+            (Some("*;q=0"), ALL, "406"),
+            (Some("*;q=0, identity"), ALL, "identity"),
+            (Some("*;q=0, gzip"), ALL, "gzip"),
+            (Some("br, *;q=0"), only_gzip, "406"),
+            // identity;q=0.
+            (Some("identity;q=0"), ALL, "406"),
+            (Some("identity;q=0, gzip"), ALL, "gzip"),
+            (Some("identity;q=0, br"), only_gzip, "406"),
+            (Some("identity;q=0"), &[], "406"),
+            // Identity ranks by its weight when named, below any listed coding when not.
+            (Some("identity;q=1, gzip;q=0.5"), ALL, "identity"),
+            (Some("gzip;q=0.5"), ALL, "gzip"),
+            (Some("identity, gzip"), ALL, "gzip"),
+            // Case-insensitive tokens and parameter names; x-gzip is gzip.
+            (Some("BR"), ALL, "br"),
+            (Some("Gzip;Q=1"), only_gzip, "gzip"),
+            (Some("x-gzip"), ALL, "gzip"),
+            (Some("ZSTD;q=0, Br;q=0, GZIP"), ALL, "gzip"),
+            (Some("ZSTD;q=0, Br;q=0"), ALL, "identity"),
+            // Unknown codings are ignored; nothing acceptable but identity.
+            (Some("deflate, compress"), ALL, "identity"),
+            (Some("zstd"), only_gzip, "identity"),
+            // Malformed parts are ignored, the rest counts.
+            (Some("br;q=2, gzip"), ALL, "gzip"),
+            (Some("br;q=abc, gzip"), ALL, "gzip"),
+            (Some("br;q=0.0001, gzip"), ALL, "gzip"),
+            (Some("br;foo=bar, gzip"), ALL, "gzip"),
+            (Some("br;q=1;x=y, gzip"), ALL, "gzip"),
+            (Some("b r, gzip"), ALL, "gzip"),
+            (Some(",,, ;, gzip ,"), ALL, "gzip"),
+            (Some("br;q=, gzip"), ALL, "gzip"),
+            (Some("br;q=0.5.1, gzip;q=0.1"), ALL, "gzip"),
+            (Some("\u{e9}, gzip"), ALL, "gzip"),
+            // A coding listed twice: the first listing counts.
+            (Some("br;q=0, br, gzip"), ALL, "gzip"),
+            // Whitespace around separators (OWS).
+            (Some(" br ;\tq=0.8 ,\tgzip ; q=0.7 "), ALL, "br"),
+            // No variants: identity unless refused.
+            (Some("gzip, br"), &[], "identity"),
+        ];
+        for (header, variants, want) in table {
+            assert_eq!(
+                pick(*header, variants),
+                *want,
+                "Accept-Encoding: {header:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn qvalues_follow_the_grammar() {
+        for (s, want) in [
+            ("0", Some(0)),
+            ("0.", Some(0)),
+            ("0.5", Some(500)),
+            ("0.05", Some(50)),
+            ("0.123", Some(123)),
+            ("1", Some(1000)),
+            ("1.000", Some(1000)),
+            ("1.001", None),
+            ("0.1234", None),
+            ("2", None),
+            ("-1", None),
+            (".5", None),
+            ("", None),
+            ("1e0", None),
+        ] {
+            assert_eq!(parse_qvalue(s), want, "q={s}");
+        }
+    }
+
+    #[test]
+    fn weight_falls_back_to_star() {
+        let ae = AcceptEncoding::parse("gzip;q=0.3, *;q=0.2");
+        assert_eq!(ae.weight(Gzip), 300);
+        assert_eq!(ae.weight(Br), 200);
+        assert_eq!(AcceptEncoding::parse("gzip").weight(Zstd), 0);
+    }
+}

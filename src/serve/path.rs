@@ -1,0 +1,259 @@
+//! Turning a request path into a file under the served folder, and nothing else.
+//!
+//! Two gates, because either alone has holes. The first works on the URL: each
+//! `/`-separated segment is percent-decoded on its own, and a segment that decodes
+//! to `.`, `..`, or holds `/`, `\` or NUL is refused, so `..`, `%2e%2e`, `..%2f`
+//! and `%5c` never reach the file system. Invalid UTF-8 is refused too (overlong
+//! `%c0%ae` is not a dot, it is not a path). Segments are joined one at a time, so
+//! none can be an absolute path. The second works on the file system: the joined
+//! path is canonicalized (symlinks resolved) and must still lie under the
+//! canonical root, so a symlink pointing outside serves nothing.
+//!
+//! Dot-files (`.env`, `.git/…`, and the temporary dot-names precompress writes
+//! before renaming) are never served; `.well-known` is the one exception.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Why a request path was refused. Every case answers 400, except `Hidden` (404).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathError {
+    /// Does not start with `/`.
+    NotAbsolute,
+    /// A `%` not followed by two hex digits.
+    BadPercentEncoding,
+    /// Decodes to bytes that are not UTF-8.
+    NotUtf8,
+    /// A segment that decodes to `.` or `..`.
+    DotSegment,
+    /// `/` or `\` inside a segment (`%2f`, `%5c`, a raw backslash).
+    EncodedSeparator,
+    /// A NUL byte (`%00`).
+    Nul,
+    /// A dot-file or dot-folder other than `.well-known`.
+    Hidden,
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PathError::NotAbsolute => "path does not start with /",
+            PathError::BadPercentEncoding => "bad percent-encoding",
+            PathError::NotUtf8 => "path is not UTF-8",
+            PathError::DotSegment => "dot segment",
+            PathError::EncodedSeparator => "slash or backslash inside a segment",
+            PathError::Nul => "NUL byte",
+            PathError::Hidden => "dot-file",
+        })
+    }
+}
+
+impl std::error::Error for PathError {}
+
+/// A checked request path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestPath {
+    /// Decoded segments joined with `/`, no leading slash: the manifest key
+    /// (empty for the root).
+    pub key: String,
+    /// The URL ended with `/` (a folder was asked for).
+    pub trailing_slash: bool,
+}
+
+/// Decodes and checks the path part of a request target (no query).
+pub fn parse_request_path(raw: &str) -> Result<RequestPath, PathError> {
+    let rest = raw.strip_prefix('/').ok_or(PathError::NotAbsolute)?;
+    let mut segments = Vec::new();
+    for seg in rest.split('/') {
+        let bytes = percent_decode(seg)?;
+        let seg = String::from_utf8(bytes).map_err(|_| PathError::NotUtf8)?;
+        check_segment(&seg)?;
+        // Empty segments (`//`) are dropped, as nginx merges slashes.
+        if !seg.is_empty() {
+            segments.push(seg);
+        }
+    }
+    Ok(RequestPath {
+        key: segments.join("/"),
+        trailing_slash: raw.ends_with('/'),
+    })
+}
+
+fn check_segment(seg: &str) -> Result<(), PathError> {
+    if seg == "." || seg == ".." {
+        return Err(PathError::DotSegment);
+    }
+    if seg.contains('\0') {
+        return Err(PathError::Nul);
+    }
+    if seg.contains(['/', '\\']) {
+        return Err(PathError::EncodedSeparator);
+    }
+    if seg.starts_with('.') && seg != ".well-known" {
+        return Err(PathError::Hidden);
+    }
+    Ok(())
+}
+
+/// Checks a relative path from a manifest (`assets/app.js.br`): the same rules as
+/// a request path, except that dot-files are allowed and empty segments are not.
+pub fn check_relative(rel: &str) -> Result<(), PathError> {
+    if rel.is_empty() || rel.starts_with('/') {
+        return Err(PathError::NotAbsolute);
+    }
+    for seg in rel.split('/') {
+        if seg.is_empty() {
+            return Err(PathError::DotSegment);
+        }
+        match check_segment(seg) {
+            Ok(()) | Err(PathError::Hidden) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn percent_decode(s: &str) -> Result<Vec<u8>, PathError> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = |c: u8| (c as char).to_digit(16);
+            match (
+                b.get(i + 1).and_then(|&c| hex(c)),
+                b.get(i + 2).and_then(|&c| hex(c)),
+            ) {
+                (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
+                _ => return Err(PathError::BadPercentEncoding),
+            }
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// The file for `key` (checked with [`parse_request_path`] or [`check_relative`])
+/// under `root`, which must already be canonical: the canonical path, or `None`
+/// when it does not exist or resolves outside `root` (a symlink pointing out).
+pub fn resolve(root: &Path, key: &str) -> Option<PathBuf> {
+    let mut p = root.to_path_buf();
+    for seg in key.split('/').filter(|s| !s.is_empty()) {
+        p.push(seg);
+    }
+    let canon = std::fs::canonicalize(&p).ok()?;
+    canon.starts_with(root).then_some(canon)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_and_joins() {
+        let p = parse_request_path("/odd%20names/caf%C3%A9.html").unwrap();
+        assert_eq!(p.key, "odd names/café.html");
+        assert!(!p.trailing_slash);
+        let p = parse_request_path("//assets//").unwrap();
+        assert_eq!(p.key, "assets");
+        assert!(p.trailing_slash);
+        assert_eq!(parse_request_path("/").unwrap().key, "");
+        assert_eq!(parse_request_path("/%252e%252e").unwrap().key, "%2e%2e");
+        assert_eq!(
+            parse_request_path("/.well-known/x").unwrap().key,
+            ".well-known/x"
+        );
+    }
+
+    /// Paths that must never name a file outside the root. The URL gate stops
+    /// most; `resolve` (tested in `tests/serve_http.rs` with symlinks and a real
+    /// server) stops the rest.
+    #[test]
+    fn hostile_paths_are_refused() {
+        use PathError::*;
+        let battery: &[(&str, PathError)] = &[
+            ("/..", DotSegment),
+            ("/../etc/passwd", DotSegment),
+            ("/assets/../../etc/passwd", DotSegment),
+            ("/%2e%2e/etc/passwd", DotSegment),
+            ("/%2E%2E/%2E%2E/etc/passwd", DotSegment),
+            ("/.%2e/etc/passwd", DotSegment),
+            ("/%2e./etc/passwd", DotSegment),
+            ("/./index.html", DotSegment),
+            ("/..%2fetc%2fpasswd", EncodedSeparator),
+            ("/..%2Fetc", EncodedSeparator),
+            ("/%2fetc%2fpasswd", EncodedSeparator),
+            ("/..%5c..%5cetc", EncodedSeparator),
+            ("/..\\..\\etc\\passwd", EncodedSeparator),
+            ("/assets\\..\\..\\x", EncodedSeparator),
+            ("/index.html%00.js", Nul),
+            ("/%00", Nul),
+            ("/%c0%ae%c0%ae/etc/passwd", NotUtf8),
+            ("/%e0%80%ae%e0%80%ae/x", NotUtf8),
+            ("/%ff", NotUtf8),
+            ("/%2", BadPercentEncoding),
+            ("/%zz", BadPercentEncoding),
+            ("/%%32%65%%32%65/etc", BadPercentEncoding),
+            ("etc/passwd", NotAbsolute),
+            ("../etc/passwd", NotAbsolute),
+            ("/.git/config", Hidden),
+            ("/.env", Hidden),
+            ("/assets/.app.js.br.tmp", Hidden),
+            ("/..../etc", Hidden),
+        ];
+        for (raw, want) in battery {
+            assert_eq!(parse_request_path(raw), Err(*want), "{raw}");
+        }
+        assert!(battery.len() >= 20);
+    }
+
+    #[test]
+    fn absolute_paths_stay_under_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::write(root.join("etc"), "inside").unwrap();
+        // `//etc` is `etc` under the root, never `/etc`.
+        let p = parse_request_path("//etc").unwrap();
+        assert_eq!(resolve(&root, &p.key), Some(root.join("etc")));
+        assert_eq!(resolve(&root, "missing"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_out_of_the_root_resolve_to_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(base.join("secret"), "secret").unwrap();
+        std::fs::write(root.join("ok.txt"), "ok").unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(&base, root.join("up")).unwrap();
+        std::os::unix::fs::symlink(root.join("ok.txt"), root.join("in")).unwrap();
+        assert_eq!(resolve(&root, "out"), None);
+        assert_eq!(resolve(&root, "up/secret"), None);
+        assert_eq!(resolve(&root, "in"), Some(root.join("ok.txt")));
+    }
+
+    #[test]
+    fn manifest_paths_are_checked() {
+        assert!(check_relative("assets/app.js.br").is_ok());
+        assert!(check_relative(".well-known/a").is_ok());
+        assert!(check_relative("a/.hidden").is_ok());
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "a\\b",
+            "a\0b",
+            "./a",
+        ] {
+            assert!(check_relative(bad).is_err(), "{bad:?}");
+        }
+    }
+}

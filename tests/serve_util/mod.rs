@@ -1,0 +1,372 @@
+//! Shared by the `serve_*` tests: a precompressed copy of the fixture site, the
+//! real servers started on free loopback ports, and a raw HTTP/1.1 client that
+//! sends exactly the bytes it is given (no path normalization, no decoding,
+//! no Accept-Encoding of its own), so tests see what a server really sent.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A temp copy of `fixtures/site` that the built `precompress` has run on.
+pub fn precompressed_site() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    copy_dir(&repo().join("fixtures/site"), &site);
+    let out = Command::cargo_bin("precompress")
+        .unwrap()
+        .args(["--quiet", "--no-config"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "precompress failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (tmp, site)
+}
+
+pub fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// The manifest as JSON.
+pub fn manifest(site: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(site.join("precompress-manifest.json")).unwrap()).unwrap()
+}
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process, killed (by its own pid) on drop.
+pub struct Server {
+    pub name: &'static str,
+    pub addr: SocketAddr,
+    child: Child,
+    /// stdout lines (the access log of `precompress serve`).
+    pub log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Server {
+    /// SIGTERM first: nginx's master then stops its workers, where a SIGKILL
+    /// would orphan them with the port still open. SIGKILL after 10 s.
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `precompress serve SITE --addr 127.0.0.1:0`, with the port read from its
+/// first line of output.
+pub fn start_precompress(site: &Path, extra: &[&str]) -> Server {
+    let mut child = Command::cargo_bin("precompress")
+        .unwrap()
+        .arg("serve")
+        .arg(site)
+        .args(["--addr", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("serve printed nothing").unwrap();
+    // "precompress serve: http://127.0.0.1:PORT/ (...)"
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"));
+    let addr: SocketAddr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = log.clone();
+    // Drain stdout so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    Server {
+        name: "precompress serve",
+        addr,
+        child,
+        log,
+    }
+}
+
+/// Fails with a pointer to the installer when a server binary is missing.
+pub fn need(program: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+        || Path::new(program).is_file();
+    assert!(
+        found,
+        "{program} is not installed: run `bash .ci/e2e.sh` (as root) to install the e2e servers"
+    );
+}
+
+/// nginx 1.22 with `gzip_static`, `brotli_static` and `gzip_vary`, the config the
+/// README shows, rooted at `site`, logging under `work`.
+pub fn start_nginx(site: &Path, work: &Path) -> Server {
+    need("nginx");
+    let module = "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so";
+    assert!(
+        Path::new(module).is_file(),
+        "{module} missing: run `bash .ci/e2e.sh` (libnginx-mod-http-brotli-static)"
+    );
+    let port = free_port();
+    let dir = work.join("nginx");
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    let template = std::fs::read_to_string(repo().join("e2e/nginx.conf")).unwrap();
+    let conf = template
+        .replace("@PORT@", &port.to_string())
+        .replace("@ROOT@", site.to_str().unwrap());
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let child = Command::new("nginx")
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .arg("-p")
+        .arg(format!("{}/", dir.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    ready(Server {
+        name: "nginx",
+        addr: ([127, 0, 0, 1], port).into(),
+        child,
+        log: Default::default(),
+    })
+}
+
+/// Caddy 2.6 with `file_server { precompressed zstd br gzip }`, the README's
+/// Caddyfile, with its state kept under `work`.
+pub fn start_caddy(site: &Path, work: &Path) -> Server {
+    need("caddy");
+    let port = free_port();
+    let dir = work.join("caddy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let template = std::fs::read_to_string(repo().join("e2e/Caddyfile")).unwrap();
+    let conf = template
+        .replace("@PORT@", &port.to_string())
+        .replace("@ROOT@", site.to_str().unwrap())
+        .replace("@STATE@", dir.join("data").to_str().unwrap());
+    std::fs::write(dir.join("Caddyfile"), conf).unwrap();
+    let child = Command::new("caddy")
+        .arg("run")
+        .arg("--config")
+        .arg(dir.join("Caddyfile"))
+        .args(["--adapter", "caddyfile"])
+        .current_dir(&dir)
+        .env("HOME", &dir)
+        .env("XDG_DATA_HOME", dir.join("xdg-data"))
+        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ready(Server {
+        name: "caddy",
+        addr: ([127, 0, 0, 1], port).into(),
+        child,
+        log: Default::default(),
+    })
+}
+
+/// Waits until the server accepts connections (at most 30 s, then fails).
+fn ready(mut s: Server) -> Server {
+    for _ in 0..300 {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            panic!("{} exited at start-up: {status}", s.name);
+        }
+        if TcpStream::connect(s.addr).is_ok() {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{} did not start listening on {}", s.name, s.addr);
+}
+
+/// One HTTP response, as received.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    /// Lower-cased names, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body, de-chunked but never content-decoded.
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Sends `METHOD TARGET HTTP/1.1` with `headers` (plus Host and Connection:
+/// close) and reads the response to the end.
+pub fn request(addr: SocketAddr, method: &str, target: &str, headers: &[(&str, &str)]) -> Resp {
+    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (n, v) in headers {
+        raw.push_str(&format!("{n}: {v}\r\n"));
+    }
+    raw.push_str("\r\n");
+    send_raw(addr, raw.as_bytes(), method == "HEAD")
+}
+
+/// GET with an optional `Accept-Encoding`.
+pub fn get(addr: SocketAddr, target: &str, accept_encoding: Option<&str>) -> Resp {
+    match accept_encoding {
+        Some(ae) => request(addr, "GET", target, &[("Accept-Encoding", ae)]),
+        None => request(addr, "GET", target, &[]),
+    }
+}
+
+/// Sends raw request bytes; parses the response.
+pub fn send_raw(addr: SocketAddr, raw: &[u8], head: bool) -> Resp {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(raw).unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).unwrap();
+    parse_response(&buf, head)
+}
+
+fn parse_response(buf: &[u8], head: bool) -> Resp {
+    let end = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(buf)));
+    let text = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let mut lines = text.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let rest = &buf[end + 4..];
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    let body = if head || status == 304 {
+        assert!(rest.is_empty(), "a body after HEAD or 304");
+        Vec::new()
+    } else if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_vec()
+    };
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = b
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("chunk size line");
+        let size_text = String::from_utf8_lossy(&b[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap();
+        b = &b[line_end + 2..];
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[..size]);
+        b = &b[size + 2..];
+    }
+}
+
+/// Decodes `body` with the real reference CLI for `coding` (`brotli`, `zstd`,
+/// `gzip`, which `.ci/run` installs), through a temp file.
+pub fn decode(coding: &str, body: &[u8]) -> Vec<u8> {
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tmp.path(), body).unwrap();
+    let mut cmd = match coding {
+        "br" => {
+            let mut c = Command::new("brotli");
+            c.args(["-d", "-c"]);
+            c
+        }
+        "zstd" => {
+            let mut c = Command::new("zstd");
+            c.args(["-d", "-c", "-q", "--memory=8MB"]);
+            c
+        }
+        "gzip" => {
+            let mut c = Command::new("gzip");
+            c.args(["-d", "-c"]);
+            c
+        }
+        other => panic!("unexpected Content-Encoding {other}"),
+    };
+    let out = cmd.arg("--").arg(tmp.path()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{coding} -d failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The file suffix of a content-coding token.
+pub fn suffix(coding: &str) -> &'static str {
+    match coding {
+        "br" => "br",
+        "zstd" => "zst",
+        "gzip" => "gz",
+        other => panic!("unexpected Content-Encoding {other}"),
+    }
+}
