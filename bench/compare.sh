@@ -18,7 +18,7 @@ corpus=${PRECOMPRESS_CORPUS:-$PWD/target/test-corpus}
 [[ -f $corpus/STATS.txt ]] || bash ../shared/corpus/fetch.sh "$corpus" >&2
 for c in brotli zstd gzip zopfli; do command -v $c >/dev/null || { echo "compare.sh: needs $c (apt-get install brotli zstd gzip zopfli)" >&2; exit 1; }; done
 cargo build --release --locked -q
-bin=$PWD/target/release/precompress
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 peer_dir=$work/peer
 (cd "$work" && mkdir -p peer && cd peer && npm install --silent --no-audit --no-fund precompress@13.0.2 >/dev/null 2>&1) || peer_dir=""

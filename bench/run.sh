@@ -11,7 +11,7 @@ which=${1:-all}; repeats=${2:-1}
 corpus=${PRECOMPRESS_CORPUS:-$PWD/target/test-corpus}
 [[ -f $corpus/STATS.txt ]] || bash ../shared/corpus/fetch.sh "$corpus" >&2
 cargo build --release --locked -q
-bin=$PWD/target/release/precompress
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 sets=(small large); [[ $which == all ]] || sets=("$which")
 out=bench/results/run-$(date -u +%Y%m%dT%H%M%SZ).md

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 n=${1:-10000}
 cargo build --release --locked -q
-bin=$PWD/target/release/precompress
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 python3 - "$work/dist" "$n" <<'PY'
 import os, random, sys
