@@ -338,6 +338,7 @@ mod tests {
             input,
             output,
             micros: 1,
+            cpu_micros: 1,
             encode_micros: 1,
         };
         let jobs = [

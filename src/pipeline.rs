@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
 use crate::fsutil::{lock, remove_if_exists, write_atomic, CopyMeta};
 use crate::manifest::{etag, Asset, Manifest, Variant};
-use crate::report::{JobTiming, Report, RunCounts};
+use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
 use crate::walk::{walk, Found, LOCK_NAME};
 
 /// What the scan learned about one source.
@@ -336,7 +336,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let mut written: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
     let mut changed = vec![false; files.len()];
     let mut timings = Vec::with_capacity(jobs.len());
-    for (job, (outcome, micros, encode_micros)) in jobs.iter().zip(outcomes) {
+    for (job, (outcome, t)) in jobs.iter().zip(outcomes) {
         let f = &files[job.file];
         let output = match &outcome {
             JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
@@ -347,8 +347,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             coding: job.codec.token(),
             input: f.size,
             output,
-            micros,
-            encode_micros,
+            micros: t.micros,
+            cpu_micros: t.cpu_micros,
+            encode_micros: t.encode_micros,
         });
         match outcome {
             JobOutcome::Written { variant, cached } => {
@@ -479,6 +480,13 @@ fn scan(found: Found) -> Result<Scanned> {
     })
 }
 
+/// How long one job took.
+struct Timing {
+    micros: u64,
+    cpu_micros: u64,
+    encode_micros: u64,
+}
+
 /// What every job needs besides its own file.
 struct JobContext<'a> {
     cfg: &'a Config,
@@ -505,9 +513,9 @@ fn run_jobs(
     jobs: &[Job],
     threads: usize,
     progress: &dyn Progress,
-) -> Vec<(JobOutcome, u64, u64)> {
+) -> Vec<(JobOutcome, Timing)> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<(JobOutcome, u64, u64)>>> =
+    let results: Mutex<Vec<Option<(JobOutcome, Timing)>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..threads.min(jobs.len()).max(1) {
@@ -516,11 +524,16 @@ fn run_jobs(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
-                    let t = Instant::now();
+                    let (t, cpu) = (Instant::now(), thread_cpu_micros());
                     worker.encode_micros = 0;
                     let outcome = worker.run(job.file, &files[job.file], job.codec, job.kind);
                     let micros = t.elapsed().as_micros() as u64;
-                    results.lock().unwrap()[i] = Some((outcome, micros, worker.encode_micros));
+                    let timing = Timing {
+                        micros,
+                        cpu_micros: thread_cpu_micros() - cpu,
+                        encode_micros: worker.encode_micros,
+                    };
+                    results.lock().unwrap()[i] = Some((outcome, timing));
                     progress.job_done();
                 }
             });
@@ -542,7 +555,7 @@ struct Worker<'a> {
     input: Vec<u8>,
     output: Vec<u8>,
     check: Vec<u8>,
-    /// Time spent in the encoder during the current job (µs).
+    /// CPU time spent in the encoder during the current job (µs).
     encode_micros: u64,
 }
 
@@ -652,9 +665,9 @@ impl<'a> Worker<'a> {
             ..
         } = &mut *self;
         let enc = encoders[codec.index()].as_deref_mut().expect("built above");
-        let t = Instant::now();
+        let t = thread_cpu_micros();
         let r = enc.encode(input, kind, output);
-        self.encode_micros += t.elapsed().as_micros() as u64;
+        self.encode_micros += thread_cpu_micros() - t;
         r.map_err(|source| Error::Encode {
             path: path.clone(),
             coding: codec.token(),
@@ -671,9 +684,9 @@ impl<'a> Worker<'a> {
         let done = self.read_source(f).and_then(|()| {
             let params = BrotliEncoder::new(self.ctx.cfg.levels.brotli_quality)
                 .params(self.input.len(), content_kind(&f.found.rel));
-            let t = Instant::now();
+            let t = thread_cpu_micros();
             let r = compress_part(&self.input, index, parts, &params, &mut out);
-            self.encode_micros += t.elapsed().as_micros() as u64;
+            self.encode_micros += thread_cpu_micros() - t;
             r.map_err(|source| Error::Encode {
                 path: path.clone(),
                 coding: Codec::Brotli.token(),

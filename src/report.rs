@@ -30,10 +30,29 @@ pub struct JobTiming {
     pub coding: &'static str,
     pub input: u64,
     pub output: u64,
-    /// The whole job: read, hash check, encode, verify, write.
+    /// The whole job's wall time: read, hash check, encode, verify, write.
     pub micros: u64,
-    /// The encoder alone.
+    /// The whole job's CPU time on its thread (0 where the OS cannot say).
+    pub cpu_micros: u64,
+    /// CPU time in the encoder alone.
     pub encode_micros: u64,
+}
+
+/// CPU time consumed by the calling thread, in µs: unlike wall time, not
+/// inflated when other processes share the cores.
+pub fn thread_cpu_micros() -> u64 {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime only writes the timespec we pass.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000;
+        }
+    }
+    0
 }
 
 /// What a run did besides compressing, gathered by the pipeline.
