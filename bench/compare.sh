@@ -33,14 +33,17 @@ for s in "${sets[@]}"; do
   for ((r = 1; r <= repeats; r++)); do
     # precompress
     rm -rf "$work/a"; cp -r "$corpus/$s" "$work/a"
-    m=$(python3 bench/measure.py "$bin" "$work/a" -q)
-    python3 bench/sizes.py ours "$work/a" "$m" "$r" >>"$out.jsonl"
-    # reference CLIs on the same files
+    m=$(MEASURE_STDOUT=$work/report.json python3 bench/measure.py "$bin" "$work/a" -q --json)
+    python3 bench/sizes.py ours "$work/a" "$m" "$r" "$work/report.json" >>"$out.jsonl"
+    # reference CLIs on the same files, one pass per codec (so each codec's CPU is known)
     rm -rf "$work/b"; cp -r "$corpus/$s" "$work/b"
     python3 bench/sizes.py inputs "$work/a" >"$work/inputs.txt"
-    (cd "$work/b" && tr '\n' '\0' <"$work/inputs.txt" >"$work/inputs0")
-    m=$(cd "$work/b" && python3 "$OLDPWD/bench/measure.py" sh -c "xargs -0 -P$P -n 16 sh -c 'for f; do brotli -q 11 -k -f -- \"\$f\"; zstd -19 -q -k -f -- \"\$f\"; gzip -9 -k -n -f -- \"\$f\"; done' _ <'$work/inputs0'")
-    python3 bench/sizes.py cli "$work/b" "$m" "$r" "$work/inputs.txt" >>"$out.jsonl"
+    tr '\n' '\0' <"$work/inputs.txt" >"$work/inputs0"
+    ms=()
+    for cmd in "brotli -q 11 -k -f" "zstd -19 -q -k -f" "gzip -9 -k -n -f"; do
+      ms+=("$(cd "$work/b" && python3 "$OLDPWD/bench/measure.py" sh -c "xargs -0 -P$P -n 16 $cmd -- <'$work/inputs0'")")
+    done
+    python3 bench/sizes.py cli "$work/b" "${ms[0]}" "$r" "$work/inputs.txt" "${ms[1]}" "${ms[2]}" >>"$out.jsonl"
     if [[ $s == small ]]; then
       rm -rf "$work/z"; cp -r "$corpus/$s" "$work/z"
       m=$(cd "$work/z" && python3 "$OLDPWD/bench/measure.py" sh -c "xargs -0 -P$P -n 16 zopfli <'$work/inputs0'")

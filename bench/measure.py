@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Runs a command and prints one JSON line: wall seconds, CPU seconds (user+sys
-of the command and its children) and peak RSS in MiB. Used by the bench scripts."""
+of the command and its children) and peak RSS in MiB. Used by the bench scripts.
+With MEASURE_STDOUT=FILE the command's stdout goes to FILE."""
 import json, resource, subprocess, sys, time
 
 t = time.perf_counter()
-proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+import os
+out = open(os.environ["MEASURE_STDOUT"], "wb") if os.environ.get("MEASURE_STDOUT") else subprocess.DEVNULL
+proc = subprocess.run(sys.argv[1:], stdout=out, stderr=subprocess.PIPE)
 wall = time.perf_counter() - t
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 if proc.returncode != 0:
