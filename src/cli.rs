@@ -150,7 +150,7 @@ pub struct RunArgs {
     pub cache_dir: Option<PathBuf>,
 
     /// Bound on the cache's size (bytes, or with a unit: 500MB, 2GiB); least recently used entries go first.
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::budget::parse_size)]
     pub cache_max_size: u64,
 
     /// Print nothing but errors.
@@ -184,27 +184,6 @@ pub struct RunArgs {
     /// Write a GitHub Actions job summary, step outputs and ::error annotations.
     #[arg(long)]
     pub github: bool,
-}
-
-/// Parses `1234`, `150KB`, `1.5MiB`, `2G` (KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("invalid size {s:?}"))?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "m" | "mb" => 1e6,
-        "g" | "gb" => 1e9,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        other => return Err(format!("invalid size unit {other:?} in {s:?}")),
-    };
-    Ok((n * mult).round() as u64)
 }
 
 fn parse_codec(s: &str) -> Result<Codec, String> {

@@ -452,7 +452,7 @@ mod tests {
             asset(
                 "a.js",
                 1,
-                &r#"{"coding": "br", "path": "/etc/passwd", "size": 1, "blake3": "", "etag": "\"x\""}"#,
+                r#"{"coding": "br", "path": "/etc/passwd", "size": 1, "blake3": "", "etag": "\"x\""}"#,
             ),
             asset("a.js", 1, &variant("a.js", "zst", "zst", 1)),
             asset("a.js", 1, &variant("a.js", "deflate", "zz", 1)),

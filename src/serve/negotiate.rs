@@ -200,8 +200,10 @@ mod tests {
     fn negotiation_table() {
         let only_gzip: &[(Codec, u64)] = &[(Gzip, 400)];
         let zstd_smaller: &[(Codec, u64)] = &[(Zstd, 280), (Br, 300), (Gzip, 400)];
+        // (Accept-Encoding, variants on disk, expected coding)
+        type Row<'a> = (Option<&'a str>, &'a [(Codec, u64)], &'a str);
         #[rustfmt::skip]
-        let table: &[(Option<&str>, &[(Codec, u64)], &str)] = &[
+        let table: &[Row] = &[
             // What browsers send.
             (Some("gzip, deflate, br, zstd"), ALL, "br"),
             (Some("gzip, deflate, br, zstd"), zstd_smaller, "zstd"),

@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use assert_cmd::cargo::CommandCargoExt;
 
+#[path = "../common/mod.rs"]
+mod common;
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -334,31 +337,7 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
 pub fn decode(coding: &str, body: &[u8]) -> Vec<u8> {
     let tmp = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(tmp.path(), body).unwrap();
-    let mut cmd = match coding {
-        "br" => {
-            let mut c = Command::new("brotli");
-            c.args(["-d", "-c"]);
-            c
-        }
-        "zstd" => {
-            let mut c = Command::new("zstd");
-            c.args(["-d", "-c", "-q", "--memory=8MB"]);
-            c
-        }
-        "gzip" => {
-            let mut c = Command::new("gzip");
-            c.args(["-d", "-c"]);
-            c
-        }
-        other => panic!("unexpected Content-Encoding {other}"),
-    };
-    let out = cmd.arg("--").arg(tmp.path()).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{coding} -d failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    common::system_decode(coding, tmp.path())
 }
 
 /// The file suffix of a content-coding token.
