@@ -1,0 +1,35 @@
+//! Any file handed to the manifest loader is refused or indexed; every indexed
+//! asset selects to a safe path and header values without CR, LF or NUL.
+#![no_main]
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use precompress::serve::{path::check_relative, Index, Selection};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(index) = Index::from_json(Path::new("fuzz.json"), text) else {
+        return;
+    };
+    for (key, _) in index.iter() {
+        for ae in [
+            None,
+            Some("gzip, deflate, br, zstd"),
+            Some("gzip"),
+            Some("identity;q=0"),
+        ] {
+            match index.select(key, ae) {
+                Selection::Found(s) => {
+                    assert!(check_relative(&s.representation.path).is_ok());
+                    for (_, v) in &s.headers {
+                        assert!(!v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0));
+                    }
+                }
+                Selection::NotAcceptable { .. } => assert_eq!(ae, Some("identity;q=0")),
+                Selection::NotInManifest => panic!("{key} vanished"),
+            }
+        }
+    }
+});
