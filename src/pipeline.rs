@@ -554,7 +554,6 @@ struct Worker<'a> {
     encoders: [Option<Box<dyn Encoder>>; 3],
     input: Vec<u8>,
     output: Vec<u8>,
-    check: Vec<u8>,
     /// CPU time spent in the encoder during the current job (µs).
     encode_micros: u64,
 }
@@ -566,7 +565,6 @@ impl<'a> Worker<'a> {
             encoders: [None, None, None],
             input: Vec::new(),
             output: Vec::new(),
-            check: Vec::new(),
             encode_micros: 0,
         }
     }
@@ -621,19 +619,10 @@ impl<'a> Worker<'a> {
             encoders,
             input,
             output,
-            check,
             ..
         } = self;
         let enc = encoders[codec.index()].as_deref_mut().expect("built above");
-        Ok(match enc.decode(output, input.len(), check) {
-            Err(e) => Err(e.to_string()),
-            Ok(()) if check != input => Err(format!(
-                "decoded {} bytes that differ from the {}-byte source",
-                check.len(),
-                input.len()
-            )),
-            Ok(()) => Ok(()),
-        })
+        Ok(enc.verify(output, input))
     }
 
     fn compress(&mut self, f: &Scanned, codec: Codec) -> Result<JobOutcome> {

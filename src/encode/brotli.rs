@@ -189,6 +189,10 @@ impl Encoder for BrotliEncoder {
         brotli::BrotliDecompress(&mut &compressed[..], out)
     }
 
+    fn verify(&mut self, compressed: &[u8], original: &[u8]) -> Result<(), String> {
+        super::stream_equals(brotli::Decompressor::new(compressed, 64 * 1024), original)
+    }
+
     fn settings(&self) -> String {
         format!(
             "brotli-rs 8; quality {}; window fitted to the file, at most 2^{MAX_LGWIN}; mode by type; text files of {SPLIT_MIN} bytes or more in parts of about {SPLIT_PART}",

@@ -65,6 +65,16 @@ impl Encoder for GzipEncoder {
         Ok(())
     }
 
+    fn verify(&mut self, compressed: &[u8], original: &[u8]) -> Result<(), String> {
+        let mut rest = compressed;
+        super::stream_equals(flate2::bufread::GzDecoder::new(&mut rest), original)?;
+        // One member and nothing after it: a browser would not read further.
+        if !rest.is_empty() {
+            return Err(format!("{} bytes follow the gzip member", rest.len()));
+        }
+        Ok(())
+    }
+
     fn settings(&self) -> String {
         format!("libdeflate; level {LEVEL}")
     }

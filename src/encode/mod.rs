@@ -97,9 +97,39 @@ pub trait Encoder: Send {
         expected_len: usize,
         out: &mut Vec<u8>,
     ) -> io::Result<()>;
+    /// Whether `compressed` decodes to exactly `original`, decoding in a
+    /// stream so no second full copy of the source is held; `Err` says why not.
+    fn verify(&mut self, compressed: &[u8], original: &[u8]) -> Result<(), String>;
     /// The settings that determine the output bytes, recorded in the manifest so
     /// a later run knows whether an old variant is still what it would write.
     fn settings(&self) -> String;
+}
+
+/// Reads `decoded` to its end, comparing it with `expected` as it goes.
+pub(crate) fn stream_equals(mut decoded: impl io::Read, expected: &[u8]) -> Result<(), String> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut pos = 0usize;
+    loop {
+        let n = match decoded.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("does not decode: {e}")),
+        };
+        if expected.get(pos..pos + n) != Some(&buf[..n]) {
+            return Err(format!(
+                "decodes to bytes that differ from the source after byte {pos}"
+            ));
+        }
+        pos += n;
+    }
+    if pos != expected.len() {
+        return Err(format!(
+            "decodes to {pos} bytes, the source has {}",
+            expected.len()
+        ));
+    }
+    Ok(())
 }
 
 /// The encoder settings a run uses.
@@ -204,6 +234,44 @@ mod tests {
             let mut back = Vec::new();
             let ok = enc.decode(&out, input.len(), &mut back).is_ok() && back == input;
             assert!(!ok, "{codec:?} accepted a corrupt stream");
+        }
+    }
+
+    #[test]
+    fn verify_accepts_the_source_and_refuses_anything_else() {
+        let input = sample();
+        for codec in Codec::ALL {
+            let mut enc = new_encoder(
+                codec,
+                Levels {
+                    brotli_quality: 5,
+                    zstd_level: 3,
+                },
+            )
+            .unwrap();
+            let mut out = Vec::new();
+            enc.encode(&input, ContentKind::Text, &mut out).unwrap();
+            assert_eq!(enc.verify(&out, &input), Ok(()), "{codec:?}");
+            assert!(
+                enc.verify(&out, &input[..input.len() - 1]).is_err(),
+                "{codec:?}: longer than expected"
+            );
+            let mut longer = input.clone();
+            longer.push(b'x');
+            assert!(
+                enc.verify(&out, &longer).is_err(),
+                "{codec:?}: shorter than expected"
+            );
+            let mut other = input.clone();
+            other[100] ^= 1;
+            assert!(
+                enc.verify(&out, &other).is_err(),
+                "{codec:?}: different bytes"
+            );
+            assert!(
+                enc.verify(&out[..out.len() / 2], &input).is_err(),
+                "{codec:?}: truncated"
+            );
         }
     }
 

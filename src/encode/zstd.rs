@@ -76,6 +76,24 @@ impl Encoder for ZstdEncoder {
         Ok(())
     }
 
+    fn verify(&mut self, compressed: &[u8], original: &[u8]) -> Result<(), String> {
+        match frame_window_size(compressed) {
+            Some(w) if w <= 1 << ZSTD_MAX_WINDOW_LOG => {}
+            Some(w) => {
+                return Err(format!(
+                    "the frame needs a {w}-byte window, over the 8 MiB browsers accept"
+                ))
+            }
+            None => return Err("not a zstd frame".into()),
+        }
+        // The streaming decoder enforces the window limit as a browser does.
+        let mut d =
+            zstd::stream::read::Decoder::with_buffer(compressed).map_err(|e| e.to_string())?;
+        d.window_log_max(ZSTD_MAX_WINDOW_LOG)
+            .map_err(|e| e.to_string())?;
+        super::stream_equals(d.single_frame(), original)
+    }
+
     fn settings(&self) -> String {
         format!(
             "zstd {}; level {}; window at most 2^{ZSTD_MAX_WINDOW_LOG}",
