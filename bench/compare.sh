@@ -24,6 +24,7 @@ peer_dir=$work/peer
 (cd "$work" && mkdir -p peer && cd peer && npm install --silent --no-audit --no-fund precompress@13.0.2 >/dev/null 2>&1) || peer_dir=""
 sets=(small large); [[ $which == all ]] || sets=("$which")
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p bench/results
 P=$(nproc)
 
 

@@ -14,6 +14,7 @@ cargo build --release --locked -q
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 sets=(small large); [[ $which == all ]] || sets=("$which")
+mkdir -p bench/results
 out=bench/results/run-$(date -u +%Y%m%dT%H%M%SZ).md
 {
   echo "precompress $($bin --version | cut -d' ' -f2), $(nproc) cores, $(date -u +%F), repeats=$repeats (median wall)"
