@@ -4,7 +4,7 @@
 #   the reference CLIs in parallel: find | xargs -P$(nproc) with brotli -q 11,
 #     zstd -19 and gzip -9 -n (Debian packages), and zopfli for gz bytes (small only:
 #     it costs ~35x gzip's CPU)
-#   a peer tool: the npm package `precompress` (silverwind, Node's zlib)
+#   a peer tool: the npm package `precompress` 12.0.7 (silverwind, Node's zlib)
 # Reports wall, CPU, peak RSS and bytes per codec, with ratios ours/theirs, as the
 # median of REPEATS runs. Not a test.
 #
@@ -21,7 +21,7 @@ cargo build --release --locked -q
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 peer_dir=$work/peer
-(cd "$work" && mkdir -p peer && cd peer && npm install --silent --no-audit --no-fund precompress@13.0.2 >/dev/null 2>&1) || peer_dir=""
+(cd "$work" && mkdir -p peer && cd peer && npm install --silent --no-audit --no-fund precompress@12.0.7 >/dev/null 2>&1) || peer_dir=""
 sets=(small large); [[ $which == all ]] || sets=("$which")
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p bench/results

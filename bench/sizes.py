@@ -63,7 +63,7 @@ def main():
         name = sys.argv[3]
         tools = ["ours", "cli", "zopfli", "peer"]
         label = {"ours": "precompress (br+zstd+gz)", "cli": f"brotli/zstd/gzip CLIs, xargs -P{os.cpu_count()}",
-                 "zopfli": "zopfli (gz only)", "peer": "npm precompress 13 (br+gz)"}
+                 "zopfli": "zopfli (gz only)", "peer": "npm precompress 12.0.7 (br+gz)"}
         med = {}
         for t in tools:
             rs = [r for r in rows if r["tool"] == t]
