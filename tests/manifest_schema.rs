@@ -1,0 +1,85 @@
+//! The manifest precompress writes has exactly the shape docs/manifest.schema.json
+//! describes: required keys, no others, and the enums. Read from the schema file,
+//! so the two cannot drift apart.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use serde_json::Value;
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+fn required(schema: &Value) -> BTreeSet<String> {
+    schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn strings(v: &Value) -> BTreeSet<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn is_hex(s: &str, len: usize) -> bool {
+    s.len() == len
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+#[test]
+fn the_example_sites_manifest_matches_the_published_schema() {
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(repo().join("docs/manifest.schema.json")).unwrap())
+            .unwrap();
+    let (_g, dir) = site();
+    bin().arg(&dir).arg("-q").assert().success();
+    let m = manifest(&dir);
+    let defs = &schema["$defs"];
+    assert_eq!(keys(&m), required(&schema), "top-level keys");
+    assert_eq!(keys(&m), keys(&schema["properties"]));
+    assert_eq!(m["version"], schema["properties"]["version"]["const"]);
+    let codings = strings(&defs["coding"]["enum"]);
+    let reasons = strings(&defs["asset"]["properties"]["skipped"]["additionalProperties"]["enum"]);
+    let mut seen_reasons = BTreeSet::new();
+    for (rel, a) in m["files"].as_object().unwrap() {
+        assert_eq!(keys(a), required(&defs["asset"]), "{rel}");
+        assert!(is_hex(a["blake3"].as_str().unwrap(), 64), "{rel}");
+        let sha = a["sha256"].as_str().unwrap();
+        assert!(sha.len() == 44 && sha.ends_with('='), "{rel}: {sha}");
+        let etag = a["etag"].as_str().unwrap();
+        assert!(
+            etag.starts_with('"') && etag.ends_with('"') && is_hex(&etag[1..etag.len() - 1], 32),
+            "{rel}: {etag}"
+        );
+        for v in a["encodings"].as_array().unwrap() {
+            assert_eq!(keys(v), required(&defs["variant"]), "{rel}");
+            assert!(codings.contains(v["coding"].as_str().unwrap()));
+            assert!(is_hex(v["blake3"].as_str().unwrap(), 64));
+        }
+        for (coding, reason) in a["skipped"].as_object().unwrap() {
+            assert!(codings.contains(coding), "{rel}: {coding}");
+            assert!(
+                reasons.contains(reason.as_str().unwrap()),
+                "{rel}: {reason}"
+            );
+            seen_reasons.insert(reason.as_str().unwrap().to_string());
+        }
+    }
+    // The fixture exercises every reason but excluded_glob (not asked for here).
+    assert_eq!(
+        seen_reasons,
+        ["excluded_type", "not_smaller", "too_small"]
+            .map(String::from)
+            .into()
+    );
+}
