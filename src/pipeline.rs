@@ -457,17 +457,21 @@ fn scan(found: Found) -> Result<Scanned> {
     }
     let mut b3 = blake3::Hasher::new();
     let mut sha = <sha2::Sha256 as sha2::Digest>::new();
-    let mut buf = vec![0u8; 256 * 1024];
     let mut size = 0u64;
-    loop {
-        let n = file.read(&mut buf).map_err(rerr)?;
-        if n == 0 {
-            break;
+    // One buffer per rayon thread: allocating and zeroing it per file cost
+    // more than hashing a small file.
+    thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; 256 * 1024]));
+    BUF.with_borrow_mut(|buf| -> Result<()> {
+        loop {
+            let n = file.read(buf).map_err(rerr)?;
+            if n == 0 {
+                return Ok(());
+            }
+            b3.update(&buf[..n]);
+            sha2::Digest::update(&mut sha, &buf[..n]);
+            size += n as u64;
         }
-        b3.update(&buf[..n]);
-        sha2::Digest::update(&mut sha, &buf[..n]);
-        size += n as u64;
-    }
+    })?;
     Ok(Scanned {
         size,
         blake3: b3.finalize().to_hex().to_string(),
