@@ -107,8 +107,15 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
         variants += n;
     }
 
+    let listed: BTreeSet<&str> = manifest
+        .files
+        .values()
+        .flat_map(|a| a.encodings.iter().map(|v| v.path.as_str()))
+        .collect();
     for f in &tree.files {
-        if !manifest.files.contains_key(&f.rel) {
+        // A listed variant whose source is a symlink (a --follow-links run)
+        // is walked as a plain file: it is not unlisted.
+        if !manifest.files.contains_key(&f.rel) && !listed.contains(f.rel.as_str()) {
             problems.push(problem(
                 &f.rel,
                 "unlisted_file",
@@ -116,11 +123,7 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
             ));
         }
     }
-    let listed: BTreeSet<&str> = manifest
-        .files
-        .values()
-        .flat_map(|a| a.encodings.iter().map(|v| v.path.as_str()))
-        .collect();
+
     let unlisted: Vec<Problem> = tree
         .variants
         .par_iter()

@@ -176,3 +176,20 @@ fn a_zstd_frame_with_a_window_over_8_mib_is_reported() {
         "{r}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_follow_links_run_passes_check() {
+    let (g, dir) = site();
+    let outside = g.path().join("shared-lib.js");
+    fs::write(&outside, "export const shared = 1;\n".repeat(200)).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("assets/linked.js")).unwrap();
+    bin()
+        .arg(&dir)
+        .args(["-q", "--follow-links"])
+        .assert()
+        .success();
+    assert!(dir.join("assets/linked.js.br").exists());
+    let (code, r) = check_json(&dir);
+    assert_eq!(code, 0, "{r}");
+}
