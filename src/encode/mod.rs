@@ -174,18 +174,23 @@ mod tests {
         v
     }
 
+    /// Low levels keep the tests quick; what they check does not depend on level.
+    fn fast_encoder(codec: Codec) -> Box<dyn Encoder> {
+        new_encoder(
+            codec,
+            Levels {
+                brotli_quality: 5,
+                zstd_level: 3,
+            },
+        )
+        .unwrap()
+    }
+
     #[test]
     fn every_codec_round_trips_and_shrinks_text() {
         let input = sample();
         for codec in Codec::ALL {
-            let mut enc = new_encoder(
-                codec,
-                Levels {
-                    brotli_quality: 5,
-                    zstd_level: 3,
-                },
-            )
-            .unwrap();
+            let mut enc = fast_encoder(codec);
             let mut out = Vec::new();
             enc.encode(&input, ContentKind::Text, &mut out).unwrap();
             assert!(
@@ -242,14 +247,7 @@ mod tests {
     fn verify_accepts_the_source_and_refuses_anything_else() {
         let input = sample();
         for codec in Codec::ALL {
-            let mut enc = new_encoder(
-                codec,
-                Levels {
-                    brotli_quality: 5,
-                    zstd_level: 3,
-                },
-            )
-            .unwrap();
+            let mut enc = fast_encoder(codec);
             let mut out = Vec::new();
             enc.encode(&input, ContentKind::Text, &mut out).unwrap();
             assert_eq!(enc.verify(&out, &input), Ok(()), "{codec:?}");

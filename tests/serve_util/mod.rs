@@ -24,7 +24,7 @@ pub fn repo() -> PathBuf {
 pub fn precompressed_site() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let site = tmp.path().join("site");
-    copy_dir(&repo().join("fixtures/site"), &site);
+    common::copy_dir(&repo().join("fixtures/site"), &site);
     let out = Command::cargo_bin("precompress")
         .unwrap()
         .args(["--quiet", "--no-config"])
@@ -37,19 +37,6 @@ pub fn precompressed_site() -> (tempfile::TempDir, PathBuf) {
         String::from_utf8_lossy(&out.stderr)
     );
     (tmp, site)
-}
-
-pub fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
 }
 
 /// The manifest as JSON.
