@@ -108,6 +108,16 @@ pub struct AssetSize {
     pub best: Option<(String, u64)>,
 }
 
+/// An [`AssetSize`] from literals, for this module's and github.rs's tests.
+#[cfg(test)]
+pub(crate) fn test_asset(path: &str, size: u64, best: Option<(&str, u64)>) -> AssetSize {
+    AssetSize {
+        path: path.into(),
+        size,
+        best: best.map(|(c, n)| (c.into(), n)),
+    }
+}
+
 impl AssetSize {
     /// The smallest representation's size: the best variant, else the source.
     pub fn served(&self) -> u64 {
@@ -251,13 +261,7 @@ pub fn check(budgets: &[Budget], assets: &[AssetSize]) -> Checked {
 mod tests {
     use super::*;
 
-    fn asset(path: &str, size: u64, best: Option<(&str, u64)>) -> AssetSize {
-        AssetSize {
-            path: path.into(),
-            size,
-            best: best.map(|(c, n)| (c.into(), n)),
-        }
-    }
+    use super::test_asset as asset;
 
     #[test]
     fn sizes_parse_in_decimal_and_binary_units() {

@@ -360,13 +360,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn asset(path: &str, size: u64, best: Option<(&str, u64)>) -> AssetSize {
-        AssetSize {
-            path: path.into(),
-            size,
-            best: best.map(|(c, n)| (c.into(), n)),
-        }
-    }
+    use crate::budget::test_asset as asset;
 
     #[test]
     fn workflow_commands_are_escaped() {

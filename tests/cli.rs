@@ -360,15 +360,3 @@ fn json_report_lists_per_job_timings_and_totals() {
     );
     assert_eq!(r["errors"].as_array().unwrap().len(), 0);
 }
-
-#[test]
-fn quiet_prints_nothing_on_success() {
-    let (_g, dir) = site();
-    bin()
-        .arg(&dir)
-        .arg("-q")
-        .assert()
-        .success()
-        .stdout("")
-        .stderr("");
-}
