@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Per-file overhead on many small files: 10,000 files of 1-4 KiB (deterministic
-# JS-like text). Reports the process's CPU time, the time spent in encoders (from
-# --json per-job timings), and the difference per file: walk, read, hash, verify,
-# write, rename and manifest. Not a test.
+# JS-like text). Reports the process's CPU time (user and kernel), the time spent
+# in encoders and in verifying each output by decoding it (from --json per-job
+# timings), and the rest per file: walk, read, hash, write, rename, manifest.
+# The files go under $TMPDIR: the kernel's share depends on that filesystem.
+# Not a test.
 #
 #   bash bench/small_files.sh [FILES]     (default 10000)
 set -euo pipefail
@@ -32,7 +34,12 @@ for formats in gzip br,zstd,gzip; do
 import json, sys
 m, r, n, formats = json.loads(sys.argv[1]), json.load(open(sys.argv[2])), int(sys.argv[3]), sys.argv[4]
 enc = sum(j["encode_micros"] for j in r["jobs"]) / 1e6
-print(f"{n} files, formats {formats}: wall {m['wall']:.2f} s, CPU {m['cpu']:.2f} s, in encoders {enc:.2f} s, "
-      f"overhead {(m['cpu'] - enc) / n * 1e6:.0f} µs CPU per file ({(m['cpu'] - enc) / n / len(formats.split(',')) * 1e6:.0f} per variant), peak RSS {m['rss_mib']:.0f} MiB")
+ver = sum(j["verify_micros"] for j in r["jobs"]) / 1e6
+per = lambda s: f"{s / n * 1e6:.0f}"
+rest = m["cpu"] - enc - ver
+print(f"{n} files, formats {formats}: wall {m['wall']:.2f} s, CPU {m['cpu']:.2f} s (user {m['user']:.2f}, kernel {m['sys']:.2f}), "
+      f"encoding {enc:.2f} s, verifying {ver:.2f} s, peak RSS {m['rss_mib']:.0f} MiB")
+print(f"  per file beyond encoding and verifying: {per(rest)} µs CPU ({per(m['user'] - enc - ver)} user, {per(m['sys'])} kernel), "
+      f"{rest / n / len(formats.split(',')) * 1e6:.0f} µs per variant; verifying {per(ver)} µs per file")
 PY
 done

@@ -344,6 +344,7 @@ mod tests {
             micros: 1,
             cpu_micros: 1,
             encode_micros: 1,
+            verify_micros: 1,
         };
         let jobs = [
             job("a.js", "br", 100, 40),

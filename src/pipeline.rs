@@ -9,16 +9,18 @@
 //! no stale variant behind), and a `.br`/`.zst`/`.gz` that precompress did not
 //! write is never deleted or overwritten without `--force`.
 //!
-//! Jobs re-read their source instead of holding the whole tree in memory, and
-//! check it against the scan's hash: memory stays at a few files per worker,
-//! and a source that changes mid-run is caught instead of getting a stale
-//! variant.
+//! The scan keeps small sources in memory (up to [`HELD_FILE_MAX`] each and
+//! [`HELD_TOTAL_MAX`] in all), so their codec jobs share one read and one hash.
+//! Larger sources are re-read by each job and checked against the scan's hash:
+//! memory stays at a few large files per worker. Either way a source that
+//! changes mid-run is caught (size and mtime after each write) instead of
+//! getting a stale variant.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
@@ -36,6 +38,14 @@ use crate::manifest::{etag, Asset, Manifest, Variant};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
 use crate::walk::{walk, Found, LOCK_NAME};
 
+/// Sources up to this size are kept in memory by the scan: with many small
+/// files, opening, reading and hashing each again per codec cost more than the
+/// hashing itself.
+pub const HELD_FILE_MAX: u64 = 256 * 1024;
+/// At most this much source is held in memory at once; larger trees re-read
+/// the rest per job.
+pub const HELD_TOTAL_MAX: u64 = 256 * 1024 * 1024;
+
 /// What the scan learned about one source.
 #[derive(Debug)]
 struct Scanned {
@@ -44,6 +54,8 @@ struct Scanned {
     blake3: String,
     sha256: String,
     meta: CopyMeta,
+    /// The bytes that were hashed, for a small source (see [`HELD_FILE_MAX`]).
+    content: Option<Vec<u8>>,
 }
 
 /// What one (file, codec) job produced.
@@ -180,8 +192,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     counts.removed.clear(); // temporary files are not worth listing
 
     // Hash everything: sources fully (blake3 + sha256), variants on disk (blake3).
+    let held = AtomicU64::new(0);
     let scanned: Vec<Result<Scanned>> =
-        pool.install(|| tree.files.into_par_iter().map(scan).collect());
+        pool.install(|| tree.files.into_par_iter().map(|f| scan(f, &held)).collect());
     let variants_on_disk: Vec<(String, Option<String>)> = pool.install(|| {
         tree.variants
             .into_par_iter()
@@ -350,6 +363,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             micros: t.micros,
             cpu_micros: t.cpu_micros,
             encode_micros: t.encode_micros,
+            verify_micros: t.verify_micros,
         });
         match outcome {
             JobOutcome::Written { variant, cached } => {
@@ -444,8 +458,9 @@ fn hash_file(path: &Path) -> std::io::Result<String> {
     Ok(h.finalize().to_hex().to_string())
 }
 
-/// Reads a file once, streaming it through both hashes.
-fn scan(found: Found) -> Result<Scanned> {
+/// Reads a file once, streaming it through both hashes; keeps a small file's
+/// bytes while `held` (the bytes kept so far) stays within [`HELD_TOTAL_MAX`].
+fn scan(found: Found, held: &AtomicU64) -> Result<Scanned> {
     let rerr = |source| Error::Read {
         path: found.path.clone(),
         source,
@@ -458,21 +473,50 @@ fn scan(found: Found) -> Result<Scanned> {
     let mut b3 = blake3::Hasher::new();
     let mut sha = <sha2::Sha256 as sha2::Digest>::new();
     let mut size = 0u64;
-    // One buffer per rayon thread: allocating and zeroing it per file cost
-    // more than hashing a small file.
-    thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; 256 * 1024]));
-    BUF.with_borrow_mut(|buf| -> Result<()> {
-        loop {
-            let n = file.read(buf).map_err(rerr)?;
-            if n == 0 {
-                return Ok(());
+    let keep = md.len() <= HELD_FILE_MAX
+        && held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                (h + md.len() <= HELD_TOTAL_MAX).then_some(h + md.len())
+            })
+            .is_ok();
+    let mut content = None;
+    if keep {
+        // Exactly the size the metadata gave, without read_to_end's own stat,
+        // seek and end-of-file read: a file that grows meanwhile is caught
+        // after its variants are written (size and mtime).
+        let mut bytes = vec![0u8; md.len() as usize];
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(rerr(e)),
             }
-            b3.update(&buf[..n]);
-            sha2::Digest::update(&mut sha, &buf[..n]);
-            size += n as u64;
         }
-    })?;
+        bytes.truncate(filled);
+        b3.update(&bytes);
+        sha2::Digest::update(&mut sha, &bytes);
+        size = bytes.len() as u64;
+        content = Some(bytes);
+    } else {
+        // One buffer per rayon thread: allocating and zeroing it per file cost
+        // more than hashing a small file.
+        thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; 256 * 1024]));
+        BUF.with_borrow_mut(|buf| -> Result<()> {
+            loop {
+                let n = file.read(buf).map_err(rerr)?;
+                if n == 0 {
+                    return Ok(());
+                }
+                b3.update(&buf[..n]);
+                sha2::Digest::update(&mut sha, &buf[..n]);
+                size += n as u64;
+            }
+        })?;
+    }
     Ok(Scanned {
+        content,
         size,
         blake3: b3.finalize().to_hex().to_string(),
         sha256: base64::engine::general_purpose::STANDARD.encode(sha2::Digest::finalize(sha)),
@@ -489,6 +533,7 @@ struct Timing {
     micros: u64,
     cpu_micros: u64,
     encode_micros: u64,
+    verify_micros: u64,
 }
 
 /// What every job needs besides its own file.
@@ -530,12 +575,14 @@ fn run_jobs(
                     let Some(job) = jobs.get(i) else { break };
                     let (t, cpu) = (Instant::now(), thread_cpu_micros());
                     worker.encode_micros = 0;
+                    worker.verify_micros = 0;
                     let outcome = worker.run(job.file, &files[job.file], job.codec, job.kind);
                     let micros = t.elapsed().as_micros() as u64;
                     let timing = Timing {
                         micros,
                         cpu_micros: thread_cpu_micros() - cpu,
                         encode_micros: worker.encode_micros,
+                        verify_micros: worker.verify_micros,
                     };
                     results.lock().unwrap()[i] = Some((outcome, timing));
                     progress.job_done();
@@ -560,6 +607,8 @@ struct Worker<'a> {
     output: Vec<u8>,
     /// CPU time spent in the encoder during the current job (µs).
     encode_micros: u64,
+    /// CPU time spent decoding and comparing during the current job (µs).
+    verify_micros: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -570,15 +619,20 @@ impl<'a> Worker<'a> {
             input: Vec::new(),
             output: Vec::new(),
             encode_micros: 0,
+            verify_micros: 0,
         }
     }
 
     fn run(&mut self, file: usize, f: &Scanned, codec: Codec, kind: JobKind) -> JobOutcome {
+        // The read buffer leaves `self` while the job borrows it.
+        let mut buf = std::mem::take(&mut self.input);
+        let input = source(f, &mut buf);
         let r = match kind {
-            JobKind::Compress => self.compress(f, codec),
-            JobKind::Part { index, of } => self.part(file, f, index, of),
-            JobKind::CheckForeign => self.check_foreign(f, codec),
+            JobKind::Compress => input.and_then(|i| self.compress(f, codec, i)),
+            JobKind::Part { index, of } => self.part(file, f, index, of, input),
+            JobKind::CheckForeign => input.and_then(|i| self.check_foreign(f, codec, i)),
         };
+        self.input = buf;
         r.unwrap_or_else(JobOutcome::Failed)
     }
 
@@ -596,42 +650,25 @@ impl<'a> Worker<'a> {
         Ok(self.encoders[slot].as_deref_mut().expect("just built"))
     }
 
-    /// Reads the source into `self.input` and checks it is what the scan hashed.
-    fn read_source(&mut self, f: &Scanned) -> Result<()> {
-        let path = &f.found.path;
-        self.input.clear();
-        File::open(path)
-            .and_then(|mut h| h.read_to_end(&mut self.input))
-            .map_err(|source| Error::Read {
-                path: path.clone(),
-                source,
-            })?;
-        if blake3::hash(&self.input).to_hex().as_str() != f.blake3 {
-            return Err(Error::Changed { path: path.clone() });
-        }
-        Ok(())
-    }
-
-    /// Whether `self.output` decodes to exactly `self.input` (else why not).
+    /// Whether `self.output` decodes to exactly `input` (else why not).
     fn output_decodes(
         &mut self,
         codec: Codec,
         path: &Path,
+        input: &[u8],
     ) -> Result<std::result::Result<(), String>> {
         self.encoder(codec, path)?;
-        let Worker {
-            encoders,
-            input,
-            output,
-            ..
-        } = self;
-        let enc = encoders[codec.index()].as_deref_mut().expect("built above");
-        Ok(enc.verify(output, input))
+        let enc = self.encoders[codec.index()]
+            .as_deref_mut()
+            .expect("built above");
+        let t = thread_cpu_micros();
+        let r = enc.verify(&self.output, input);
+        self.verify_micros += thread_cpu_micros() - t;
+        Ok(r)
     }
 
-    fn compress(&mut self, f: &Scanned, codec: Codec) -> Result<JobOutcome> {
+    fn compress(&mut self, f: &Scanned, codec: Codec, input: &[u8]) -> Result<JobOutcome> {
         let path = &f.found.path;
-        self.read_source(f)?;
         let settings = &self.ctx.settings[codec.token()];
         match self
             .ctx
@@ -642,7 +679,8 @@ impl<'a> Worker<'a> {
             Some(Hit::Output(bytes)) => {
                 self.output = bytes;
                 // A corrupt entry is ignored (and replaced), never copied into DIR.
-                if self.output.len() < self.input.len() && self.output_decodes(codec, path)?.is_ok()
+                if self.output.len() < input.len()
+                    && self.output_decodes(codec, path, input)?.is_ok()
                 {
                     return self.place(f, codec, true);
                 }
@@ -651,36 +689,39 @@ impl<'a> Worker<'a> {
         }
         let kind = content_kind(&f.found.rel);
         self.encoder(codec, path)?;
-        let Worker {
-            encoders,
-            input,
-            output,
-            ..
-        } = &mut *self;
-        let enc = encoders[codec.index()].as_deref_mut().expect("built above");
+        let enc = self.encoders[codec.index()]
+            .as_deref_mut()
+            .expect("built above");
         let t = thread_cpu_micros();
-        let r = enc.encode(input, kind, output);
+        let r = enc.encode(input, kind, &mut self.output);
         self.encode_micros += thread_cpu_micros() - t;
         r.map_err(|source| Error::Encode {
             path: path.clone(),
             coding: codec.token(),
             source,
         })?;
-        self.finish_encoded(f, codec)
+        self.finish_encoded(f, codec, input)
     }
 
     /// One part of a brotli stream split across jobs. The job that completes
     /// the last part joins them and finishes the variant.
-    fn part(&mut self, file: usize, f: &Scanned, index: usize, parts: usize) -> Result<JobOutcome> {
+    fn part(
+        &mut self,
+        file: usize,
+        f: &Scanned,
+        index: usize,
+        parts: usize,
+        input: Result<&[u8]>,
+    ) -> Result<JobOutcome> {
         let path = &f.found.path;
         let mut out = Vec::new();
-        let done = self.read_source(f).and_then(|()| {
+        let done = input.and_then(|input| {
             let params = BrotliEncoder::new(self.ctx.cfg.levels.brotli_quality)
-                .params(self.input.len(), content_kind(&f.found.rel));
+                .params(input.len(), content_kind(&f.found.rel));
             let t = thread_cpu_micros();
-            let r = compress_part(&self.input, index, parts, &params, &mut out);
+            let r = compress_part(input, index, parts, &params, &mut out);
             self.encode_micros += thread_cpu_micros() - t;
-            r.map_err(|source| Error::Encode {
+            r.map(|()| input).map_err(|source| Error::Encode {
                 path: path.clone(),
                 coding: Codec::Brotli.token(),
                 source,
@@ -695,12 +736,12 @@ impl<'a> Worker<'a> {
             });
             st.remaining -= 1;
             match &done {
-                Ok(()) => st.outs[index] = Some(out),
+                Ok(_) => st.outs[index] = Some(out),
                 Err(_) => st.failed = true,
             }
             (st.remaining == 0 && !st.failed).then(|| std::mem::take(&mut st.outs))
         };
-        done?;
+        let input = done?;
         let Some(all) = all else {
             return Ok(JobOutcome::Part);
         };
@@ -713,21 +754,21 @@ impl<'a> Worker<'a> {
             coding: Codec::Brotli.token(),
             source,
         })?;
-        self.finish_encoded(f, Codec::Brotli)
+        self.finish_encoded(f, Codec::Brotli, input)
     }
 
     /// Keeps `self.output` if it is smaller than the source and decodes back to it.
-    fn finish_encoded(&mut self, f: &Scanned, codec: Codec) -> Result<JobOutcome> {
+    fn finish_encoded(&mut self, f: &Scanned, codec: Codec, input: &[u8]) -> Result<JobOutcome> {
         let path = &f.found.path;
         let settings = &self.ctx.settings[codec.token()];
-        if self.output.len() >= self.input.len() {
+        if self.output.len() >= input.len() {
             if let Some(c) = self.ctx.cache {
                 let _ = c.put(&f.blake3, codec, settings, &Hit::NotSmaller);
             }
             return Ok(JobOutcome::Skipped(SkipReason::NotSmaller));
         }
         // Never write what a browser could not decode back to the source.
-        if let Err(detail) = self.output_decodes(codec, path)? {
+        if let Err(detail) = self.output_decodes(codec, path, input)? {
             return Err(Error::Verify {
                 path: path.clone(),
                 coding: codec.token(),
@@ -774,10 +815,9 @@ impl<'a> Worker<'a> {
     /// A variant precompress did not write sits where ours would go. It is kept
     /// either way; listed when it decodes to the source, an error when it does
     /// not (a server would serve stale content).
-    fn check_foreign(&mut self, f: &Scanned, codec: Codec) -> Result<JobOutcome> {
+    fn check_foreign(&mut self, f: &Scanned, codec: Codec, input: &[u8]) -> Result<JobOutcome> {
         let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
         let dest = self.ctx.root.join(&dest_rel);
-        self.read_source(f)?;
         self.output.clear();
         File::open(&dest)
             .and_then(|mut h| h.read_to_end(&mut self.output))
@@ -785,7 +825,7 @@ impl<'a> Worker<'a> {
                 path: dest.clone(),
                 source,
             })?;
-        match self.output_decodes(codec, &dest)? {
+        match self.output_decodes(codec, &dest, input)? {
             Ok(()) => {
                 let b3 = blake3::hash(&self.output).to_hex().to_string();
                 Ok(JobOutcome::Adopted(Variant {
@@ -799,6 +839,26 @@ impl<'a> Worker<'a> {
             Err(detail) => Err(Error::Foreign { path: dest, detail }),
         }
     }
+}
+
+/// The source's bytes: those the scan held, or read again into `buf` and
+/// checked against the scan's hash.
+fn source<'a>(f: &'a Scanned, buf: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+    if let Some(held) = &f.content {
+        return Ok(held);
+    }
+    let path = &f.found.path;
+    buf.clear();
+    File::open(path)
+        .and_then(|mut h| h.read_to_end(buf))
+        .map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+    if blake3::hash(buf).to_hex().as_str() != f.blake3 {
+        return Err(Error::Changed { path: path.clone() });
+    }
+    Ok(buf)
 }
 
 /// Cheap check that a file is still what the scan saw: size and mtime.

@@ -36,6 +36,8 @@ pub struct JobTiming {
     pub cpu_micros: u64,
     /// CPU time in the encoder alone.
     pub encode_micros: u64,
+    /// CPU time decoding the output and comparing it with the source.
+    pub verify_micros: u64,
 }
 
 /// CPU time consumed by the calling thread, in µs: unlike wall time, not
