@@ -5,7 +5,14 @@
 
 use std::io;
 
-use libdeflater::{CompressionLvl, Compressor, Decompressor};
+use std::ptr::NonNull;
+
+use libdeflate_sys::{
+    libdeflate_alloc_decompressor, libdeflate_decompressor, libdeflate_free_decompressor,
+    libdeflate_gzip_decompress_ex, libdeflate_result_LIBDEFLATE_BAD_DATA,
+    libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE, libdeflate_result_LIBDEFLATE_SUCCESS,
+};
+use libdeflater::{CompressionLvl, Compressor};
 
 use super::{Codec, ContentKind, Encoder};
 
@@ -14,7 +21,9 @@ const LEVEL: i32 = 12;
 /// gzip encoder; compressor and decompressor are reused across files.
 pub struct GzipEncoder {
     cctx: Compressor,
-    dctx: Decompressor,
+    dctx: MemberDecompressor,
+    /// Decoded output of a small source, for verifying.
+    scratch: Vec<u8>,
 }
 
 impl GzipEncoder {
@@ -22,8 +31,61 @@ impl GzipEncoder {
         let level = CompressionLvl::new(LEVEL).expect("libdeflate level 12 exists");
         GzipEncoder {
             cctx: Compressor::new(level),
-            dctx: Decompressor::new(),
+            dctx: MemberDecompressor::new(),
+            scratch: Vec::new(),
         }
+    }
+}
+
+/// libdeflate's decompressor, called through `libdeflate_gzip_decompress_ex`
+/// because that call says where the gzip member ended (the `libdeflater`
+/// wrapper does not): a verifier must refuse bytes after the member.
+struct MemberDecompressor(NonNull<libdeflate_decompressor>);
+
+// SAFETY: the decompressor is plain heap state with no thread affinity; it is
+// only used through `&mut self`.
+unsafe impl Send for MemberDecompressor {}
+
+impl MemberDecompressor {
+    fn new() -> Self {
+        // SAFETY: no preconditions; returns null only when out of memory.
+        let p = unsafe { libdeflate_alloc_decompressor() };
+        MemberDecompressor(NonNull::new(p).expect("libdeflate allocates its decompressor"))
+    }
+
+    /// Decodes the gzip member at the start of `gz` into `out`; returns how
+    /// many input bytes the member took and how many bytes it decoded to.
+    fn member(&mut self, gz: &[u8], out: &mut [u8]) -> Result<(usize, usize), &'static str> {
+        let (mut used, mut written) = (0usize, 0usize);
+        // SAFETY: the pointers and lengths come from live slices, and the
+        // decompressor is ours alone.
+        let r = unsafe {
+            libdeflate_gzip_decompress_ex(
+                self.0.as_ptr(),
+                gz.as_ptr().cast(),
+                gz.len(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+                &mut used,
+                &mut written,
+            )
+        };
+        #[allow(non_upper_case_globals)]
+        match r {
+            libdeflate_result_LIBDEFLATE_SUCCESS => Ok((used, written)),
+            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE => {
+                Err("decodes to more bytes than expected")
+            }
+            libdeflate_result_LIBDEFLATE_BAD_DATA => Err("not valid gzip data"),
+            _ => Err("libdeflate failed"),
+        }
+    }
+}
+
+impl Drop for MemberDecompressor {
+    fn drop(&mut self) {
+        // SAFETY: allocated by libdeflate_alloc_decompressor, freed once.
+        unsafe { libdeflate_free_decompressor(self.0.as_ptr()) }
     }
 }
 
@@ -57,22 +119,34 @@ impl Encoder for GzipEncoder {
     ) -> io::Result<()> {
         out.clear();
         out.resize(expected_len, 0);
-        let n = self
+        let (_, n) = self
             .dctx
-            .gzip_decompress(compressed, out)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{e:?}")))?;
+            .member(compressed, out)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         out.truncate(n);
         Ok(())
     }
 
     fn verify(&mut self, compressed: &[u8], original: &[u8]) -> Result<(), String> {
-        let mut rest = compressed;
-        super::stream_equals(flate2::bufread::GzDecoder::new(&mut rest), original)?;
-        // One member and nothing after it: a browser would not read further.
-        if !rest.is_empty() {
-            return Err(format!("{} bytes follow the gzip member", rest.len()));
+        if original.len() <= super::BULK_VERIFY_MAX {
+            self.scratch.clear();
+            // One spare byte: output longer than the source fails the comparison.
+            self.scratch.resize(original.len() + 1, 0);
+            let (used, n) = self
+                .dctx
+                .member(compressed, &mut self.scratch)
+                .map_err(|e| format!("does not decode: {e}"))?;
+            super::bulk_equals(&self.scratch[..n], original)?;
+            // One member and nothing after it: a browser would not read further.
+            if used != compressed.len() {
+                return Err(format!(
+                    "{} bytes follow the gzip member",
+                    compressed.len() - used
+                ));
+            }
+            return Ok(());
         }
-        Ok(())
+        verify_stream(compressed, original)
     }
 
     fn settings(&self) -> String {
@@ -80,9 +154,49 @@ impl Encoder for GzipEncoder {
     }
 }
 
+/// Decodes in a stream, so a large source is not held twice.
+fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
+    let mut rest = compressed;
+    super::stream_equals(flate2::bufread::GzDecoder::new(&mut rest), original)?;
+    // One member and nothing after it: a browser would not read further.
+    if !rest.is_empty() {
+        return Err(format!("{} bytes follow the gzip member", rest.len()));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stream_check_for_large_sources_agrees_with_the_whole_buffer_check() {
+        let input: Vec<u8> = (0..20_000u32)
+            .flat_map(|i| format!("{i} ").into_bytes())
+            .collect();
+        let mut enc = GzipEncoder::new();
+        let mut out = Vec::new();
+        enc.encode(&input, ContentKind::Text, &mut out).unwrap();
+        let mut trailing = out.clone();
+        trailing.push(0);
+        let mut other = input.clone();
+        other[7] ^= 1;
+        let cases: [(&[u8], &[u8]); 5] = [
+            (&out, &input),
+            (&trailing, &input),
+            (&out, &other),
+            (&out, &input[1..]),
+            (&out[..out.len() - 1], &input),
+        ];
+        for (compressed, original) in cases {
+            assert_eq!(
+                verify_stream(compressed, original).is_ok(),
+                enc.verify(compressed, original).is_ok()
+            );
+        }
+        assert!(verify_stream(&out, &input).is_ok());
+        assert!(verify_stream(&trailing, &input).is_err());
+    }
 
     #[test]
     fn header_is_reproducible_mtime_zero_no_name() {

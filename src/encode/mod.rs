@@ -105,6 +105,33 @@ pub trait Encoder: Send {
     fn settings(&self) -> String;
 }
 
+/// Sources up to this size are verified by decoding the whole output at once
+/// into a buffer the encoder keeps (faster, and no decoder state to build per
+/// file); larger ones are decoded in a stream so that no second full copy of
+/// the source is held.
+pub(crate) const BULK_VERIFY_MAX: usize = 4 << 20;
+
+/// Compares a whole decoded output with the source, saying where they differ.
+pub(crate) fn bulk_equals(decoded: &[u8], expected: &[u8]) -> Result<(), String> {
+    let common = decoded.len().min(expected.len());
+    if decoded[..common] != expected[..common] {
+        let pos = (0..common)
+            .find(|&i| decoded[i] != expected[i])
+            .unwrap_or(common);
+        return Err(format!(
+            "decodes to bytes that differ from the source at byte {pos}"
+        ));
+    }
+    if decoded.len() != expected.len() {
+        return Err(format!(
+            "decodes to {} bytes, the source has {}",
+            decoded.len(),
+            expected.len()
+        ));
+    }
+    Ok(())
+}
+
 /// Reads `decoded` to its end, comparing it with `expected` as it goes.
 pub(crate) fn stream_equals(mut decoded: impl io::Read, expected: &[u8]) -> Result<(), String> {
     // On the stack: a heap buffer per call showed up in the per-file overhead.
@@ -271,6 +298,25 @@ mod tests {
                 enc.verify(&out[..out.len() / 2], &input).is_err(),
                 "{codec:?}: truncated"
             );
+        }
+    }
+
+    #[test]
+    fn verify_refuses_bytes_after_the_stream() {
+        let input = sample();
+        for codec in Codec::ALL {
+            let mut enc = fast_encoder(codec);
+            let mut out = Vec::new();
+            enc.encode(&input, ContentKind::Text, &mut out).unwrap();
+            // The same stream twice, and a stream with one stray byte after it.
+            let mut twice = out.clone();
+            twice.extend_from_slice(&out);
+            let mut stray = out.clone();
+            stray.push(0);
+            for bad in [twice, stray] {
+                let e = enc.verify(&bad, &input).unwrap_err();
+                assert!(e.contains("follow"), "{codec:?}: {e}");
+            }
         }
     }
 

@@ -16,6 +16,8 @@ pub struct ZstdEncoder {
     level: i32,
     cctx: Compressor<'static>,
     dctx: Decompressor<'static>,
+    /// Decoded output of a small source, for verifying.
+    scratch: Vec<u8>,
 }
 
 impl ZstdEncoder {
@@ -30,7 +32,12 @@ impl ZstdEncoder {
         let mut dctx = Decompressor::new()?;
         // Decode as a browser would: refuse any frame that needs more than 8 MiB.
         dctx.set_parameter(DParameter::WindowLogMax(ZSTD_MAX_WINDOW_LOG))?;
-        Ok(ZstdEncoder { level, cctx, dctx })
+        Ok(ZstdEncoder {
+            level,
+            cctx,
+            dctx,
+            scratch: Vec::new(),
+        })
     }
 }
 
@@ -77,21 +84,17 @@ impl Encoder for ZstdEncoder {
     }
 
     fn verify(&mut self, compressed: &[u8], original: &[u8]) -> Result<(), String> {
-        match frame_window_size(compressed) {
-            Some(w) if w <= 1 << ZSTD_MAX_WINDOW_LOG => {}
-            Some(w) => {
-                return Err(format!(
-                    "the frame needs a {w}-byte window, over the 8 MiB browsers accept"
-                ))
-            }
-            None => return Err("not a zstd frame".into()),
+        if original.len() > super::BULK_VERIFY_MAX {
+            return verify_stream(compressed, original);
         }
-        // The streaming decoder enforces the window limit as a browser does.
-        let mut d =
-            zstd::stream::read::Decoder::with_buffer(compressed).map_err(|e| e.to_string())?;
-        d.window_log_max(ZSTD_MAX_WINDOW_LOG)
-            .map_err(|e| e.to_string())?;
-        super::stream_equals(d.single_frame(), original)
+        check_frame(compressed)?;
+        self.scratch.clear();
+        // One spare byte: output longer than the source fails the comparison.
+        self.scratch.reserve_exact(original.len() + 1);
+        self.dctx
+            .decompress_to_buffer(compressed, &mut self.scratch)
+            .map_err(|e| format!("does not decode: {e}"))?;
+        super::bulk_equals(&self.scratch, original)
     }
 
     fn settings(&self) -> String {
@@ -101,6 +104,46 @@ impl Encoder for ZstdEncoder {
             self.level
         )
     }
+}
+
+/// What a browser checks before decoding: a window of at most 8 MiB, and one
+/// frame with nothing after it (it would not read further).
+fn check_frame(compressed: &[u8]) -> Result<(), String> {
+    match frame_window_size(compressed) {
+        Some(w) if w <= 1 << ZSTD_MAX_WINDOW_LOG => {}
+        Some(w) => {
+            return Err(format!(
+                "the frame needs a {w}-byte window, over the 8 MiB browsers accept"
+            ))
+        }
+        None => return Err("not a zstd frame".into()),
+    }
+    match zstd::zstd_safe::find_frame_compressed_size(compressed) {
+        Ok(n) if n == compressed.len() => {}
+        Ok(n) => {
+            return Err(format!(
+                "{} bytes follow the zstd frame",
+                compressed.len() - n
+            ))
+        }
+        Err(code) => {
+            return Err(format!(
+                "does not decode: {}",
+                zstd::zstd_safe::get_error_name(code)
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Decodes in a stream, so a large source is not held twice; the streaming
+/// decoder enforces the window limit as a browser does.
+fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
+    check_frame(compressed)?;
+    let mut d = zstd::stream::read::Decoder::with_buffer(compressed).map_err(|e| e.to_string())?;
+    d.window_log_max(ZSTD_MAX_WINDOW_LOG)
+        .map_err(|e| e.to_string())?;
+    super::stream_equals(d.single_frame(), original)
 }
 
 /// The window size a zstd frame declares, read from its header (RFC 8878
@@ -138,6 +181,35 @@ pub fn frame_window_size(frame: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stream_check_for_large_sources_agrees_with_the_whole_buffer_check() {
+        let input: Vec<u8> = (0..20_000u32)
+            .flat_map(|i| format!("{i} ").into_bytes())
+            .collect();
+        let mut enc = ZstdEncoder::new(3).unwrap();
+        let mut out = Vec::new();
+        enc.encode(&input, ContentKind::Text, &mut out).unwrap();
+        let mut trailing = out.clone();
+        trailing.push(0);
+        let mut other = input.clone();
+        other[7] ^= 1;
+        let cases: [(&[u8], &[u8]); 5] = [
+            (&out, &input),
+            (&trailing, &input),
+            (&out, &other),
+            (&out, &input[1..]),
+            (&out[..out.len() - 1], &input),
+        ];
+        for (compressed, original) in cases {
+            assert_eq!(
+                verify_stream(compressed, original).is_ok(),
+                enc.verify(compressed, original).is_ok()
+            );
+        }
+        assert!(verify_stream(&out, &input).is_ok());
+        assert!(verify_stream(&trailing, &input).is_err());
+    }
 
     #[test]
     fn level_22_on_a_9_mib_input_declares_at_most_an_8_mib_window() {
