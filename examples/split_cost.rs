@@ -32,7 +32,7 @@ fn main() {
             part_secs.push(tp.elapsed().as_secs_f64());
         }
         let mut out = Vec::new();
-        concat_parts(&outs, &mut out).unwrap();
+        concat_parts(outs, &mut out).unwrap();
         let mut back = Vec::new();
         brotli::BrotliDecompress(&mut &out[..], &mut back).unwrap();
         assert!(back == input);

@@ -11,10 +11,12 @@
 //!
 //! The scan keeps small sources in memory (up to [`HELD_FILE_MAX`] each and
 //! [`HELD_TOTAL_MAX`] in all), so their codec jobs share one read and one hash.
-//! Larger sources are re-read by each job and checked against the scan's hash:
-//! memory stays at a few large files per worker. Either way a source that
-//! changes mid-run is caught (size and mtime after each write) instead of
-//! getting a stale variant.
+//! Larger sources are re-read by each job and checked against the scan's hash,
+//! and from [`MAP_MIN`] on they are mapped instead: every job of a huge file
+//! then shares the page cache's one copy, and a brotli part job touches only
+//! its part and the window before it. Either way a source that changes mid-run
+//! is caught (size and mtime after each write) instead of getting a stale
+//! variant.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
@@ -45,6 +47,10 @@ pub const HELD_FILE_MAX: u64 = 256 * 1024;
 /// At most this much source is held in memory at once; larger trees re-read
 /// the rest per job.
 pub const HELD_TOTAL_MAX: u64 = 256 * 1024 * 1024;
+
+/// Sources of this size or more are mapped rather than read into each job's
+/// own buffer.
+pub const MAP_MIN: u64 = 64 << 20;
 
 /// What the scan learned about one source.
 #[derive(Debug)]
@@ -626,7 +632,8 @@ impl<'a> Worker<'a> {
     fn run(&mut self, file: usize, f: &Scanned, codec: Codec, kind: JobKind) -> JobOutcome {
         // The read buffer leaves `self` while the job borrows it.
         let mut buf = std::mem::take(&mut self.input);
-        let input = source(f, &mut buf);
+        let mut map = None;
+        let input = source(f, &mut buf, &mut map);
         let r = match kind {
             JobKind::Compress => input.and_then(|i| self.compress(f, codec, i)),
             JobKind::Part { index, of } => self.part(file, f, index, of, input),
@@ -749,7 +756,7 @@ impl<'a> Worker<'a> {
             .into_iter()
             .map(|o| o.expect("every part is done"))
             .collect();
-        concat_parts(&all, &mut self.output).map_err(|source| Error::Encode {
+        concat_parts(all, &mut self.output).map_err(|source| Error::Encode {
             path: path.clone(),
             coding: Codec::Brotli.token(),
             source,
@@ -841,20 +848,40 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// The source's bytes: those the scan held, or read again into `buf` and
-/// checked against the scan's hash.
-fn source<'a>(f: &'a Scanned, buf: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+/// The source's bytes: those the scan held; or, from [`MAP_MIN`] on, a
+/// read-only mapping in `map` whose size and mtime are still the scan's
+/// (hashing a huge file again per job would cost more than its brotli part);
+/// or else read again into `buf` and checked against the scan's hash.
+fn source<'a>(
+    f: &'a Scanned,
+    buf: &'a mut Vec<u8>,
+    map: &'a mut Option<memmap2::Mmap>,
+) -> Result<&'a [u8]> {
     if let Some(held) = &f.content {
         return Ok(held);
     }
     let path = &f.found.path;
+    let rerr = |source| Error::Read {
+        path: path.clone(),
+        source,
+    };
+    if f.size >= MAP_MIN {
+        let file = File::open(path).map_err(rerr)?;
+        // SAFETY: the mapping is read-only and lives only for this job. Its
+        // bytes are those the scan hashed unless the file is written meanwhile,
+        // which the size and mtime checks here and after the write catch; a
+        // file truncated during the job would fault (SIGBUS), as with any
+        // mapped read (the README says so).
+        let mapped = unsafe { memmap2::Mmap::map(&file) }.map_err(rerr)?;
+        if mapped.len() as u64 != f.size || source_changed(path, f) {
+            return Err(Error::Changed { path: path.clone() });
+        }
+        return Ok(map.insert(mapped));
+    }
     buf.clear();
     File::open(path)
         .and_then(|mut h| h.read_to_end(buf))
-        .map_err(|source| Error::Read {
-            path: path.clone(),
-            source,
-        })?;
+        .map_err(rerr)?;
     if blake3::hash(buf).to_hex().as_str() != f.blake3 {
         return Err(Error::Changed { path: path.clone() });
     }

@@ -112,3 +112,49 @@ fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_de
     }
     assert!(outs[0] == outs[1], "1 and 2 threads gave different bytes");
 }
+
+#[test]
+fn a_source_over_the_mapping_threshold_is_split_and_encoded_from_the_mapping_with_the_same_bytes_on_1_and_2_threads(
+) {
+    // Just over MAP_MIN: jobs read it through a mapping instead of a buffer each.
+    let len = precompress::pipeline::MAP_MIN as usize + 12_345;
+    let mut text = Vec::with_capacity(len);
+    let mut i = 0u64;
+    while text.len() < len {
+        // Varied enough that brotli and zstd have real work, deterministic.
+        i = i
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        text.extend_from_slice(format!("export const v{} = {};\n", i >> 52, i >> 40).as_bytes());
+    }
+    text.truncate(len);
+    let kind = precompress::encode::ContentKind::Text;
+    assert!(precompress::encode::brotli_split::parts_for(len, kind) > 1);
+    let mut trees = Vec::new();
+    for threads in ["1", "2"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("dist");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("big.js"), &text).unwrap();
+        // Low levels keep it quick; the mapping and the split do not depend on them.
+        bin()
+            .arg(&dir)
+            .args(["--formats", "br,zstd,gzip", "--brotli-quality", "2"])
+            .args(["--zstd-level", "1", "-q", "-j", threads])
+            .assert()
+            .success();
+        for (suffix, coding) in [("br", "br"), ("zst", "zstd"), ("gz", "gzip")] {
+            let variant = dir.join(format!("big.js.{suffix}"));
+            assert!(
+                system_decode(coding, &variant) == text,
+                "{coding} on {threads} threads does not decode to the source"
+            );
+        }
+        assert!(
+            fs::read(dir.join("big.js")).unwrap() == text,
+            "source changed"
+        );
+        trees.push(snapshot(&dir));
+    }
+    assert!(trees[0] == trees[1], "1 and 2 threads gave different bytes");
+}

@@ -128,33 +128,38 @@ pub fn compress_part(
 }
 
 /// Joins the parts from [`compress_part`], in order, into one standard stream.
-pub fn concat_parts(parts: &[Vec<u8>], out: &mut Vec<u8>) -> io::Result<()> {
+pub fn concat_parts(parts: Vec<Vec<u8>>, out: &mut Vec<u8>) -> io::Result<()> {
+    let fail = |e| io::Error::other(format!("brotli concatenation failed: {e:?}"));
     let mut cat = BroCatli::new();
     out.clear();
-    out.resize(parts.iter().map(Vec::len).sum::<usize>() + 64, 0);
-    let mut out_off = 0;
+    out.reserve(parts.iter().map(Vec::len).sum::<usize>() + 64);
+    // Through a small buffer, freeing each part once it is copied: the parts
+    // and the joined stream are never both held whole.
+    let mut buf = vec![0u8; 256 * 1024];
     for p in parts {
         cat.new_brotli_file();
         let mut in_off = 0;
-        match cat.stream(p, &mut in_off, out, &mut out_off) {
-            BroCatliResult::Success | BroCatliResult::NeedsMoreInput => {}
-            e => {
-                return Err(io::Error::other(format!(
-                    "brotli concatenation failed: {e:?}"
-                )))
+        loop {
+            let mut out_off = 0;
+            let r = cat.stream(&p, &mut in_off, &mut buf, &mut out_off);
+            out.extend_from_slice(&buf[..out_off]);
+            match r {
+                BroCatliResult::NeedsMoreOutput => {}
+                BroCatliResult::Success | BroCatliResult::NeedsMoreInput => break,
+                e => return Err(fail(e)),
             }
         }
     }
-    match cat.finish(out, &mut out_off) {
-        BroCatliResult::Success => {}
-        e => {
-            return Err(io::Error::other(format!(
-                "brotli concatenation failed: {e:?}"
-            )))
+    loop {
+        let mut out_off = 0;
+        let r = cat.finish(&mut buf, &mut out_off);
+        out.extend_from_slice(&buf[..out_off]);
+        match r {
+            BroCatliResult::NeedsMoreOutput => {}
+            BroCatliResult::Success => return Ok(()),
+            e => return Err(fail(e)),
         }
     }
-    out.truncate(out_off);
-    Ok(())
 }
 
 impl Encoder for BrotliEncoder {
@@ -172,7 +177,7 @@ impl Encoder for BrotliEncoder {
             for (i, p) in parts.iter_mut().enumerate() {
                 compress_part(input, i, n, &params, p)?;
             }
-            return concat_parts(&parts, out);
+            return concat_parts(parts, out);
         }
         brotli::BrotliCompress(&mut &input[..], out, &params)?;
         Ok(())

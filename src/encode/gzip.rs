@@ -2,17 +2,23 @@
 //! 4.2% smaller than `gzip -9` in 15.8 s of CPU, where zopfli saves only 0.45%
 //! more at 35x the CPU. libdeflate writes mtime 0 and no file name, so the
 //! output depends on the input bytes alone.
+//!
+//! libdeflate is called through `libdeflate-sys` rather than the `libdeflater`
+//! wrapper, for two things the wrapper cannot do: compress into a buffer's
+//! spare capacity (the wrapper wants an initialised slice, so a 1 GiB source
+//! meant zero-filling 1 GiB of worst-case output bound first), and say where a
+//! gzip member ended, so verifying can refuse bytes after it.
 
 use std::io;
-
 use std::ptr::NonNull;
 
 use libdeflate_sys::{
-    libdeflate_alloc_decompressor, libdeflate_decompressor, libdeflate_free_decompressor,
-    libdeflate_gzip_decompress_ex, libdeflate_result_LIBDEFLATE_BAD_DATA,
-    libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE, libdeflate_result_LIBDEFLATE_SUCCESS,
+    libdeflate_alloc_compressor, libdeflate_alloc_decompressor, libdeflate_compressor,
+    libdeflate_decompressor, libdeflate_free_compressor, libdeflate_free_decompressor,
+    libdeflate_gzip_compress, libdeflate_gzip_compress_bound, libdeflate_gzip_decompress_ex,
+    libdeflate_result_LIBDEFLATE_BAD_DATA, libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE,
+    libdeflate_result_LIBDEFLATE_SUCCESS,
 };
-use libdeflater::{CompressionLvl, Compressor};
 
 use super::{Codec, ContentKind, Encoder};
 
@@ -20,7 +26,7 @@ const LEVEL: i32 = 12;
 
 /// gzip encoder; compressor and decompressor are reused across files.
 pub struct GzipEncoder {
-    cctx: Compressor,
+    cctx: GzipCompressor,
     dctx: MemberDecompressor,
     /// Decoded output of a small source, for verifying.
     scratch: Vec<u8>,
@@ -28,18 +34,66 @@ pub struct GzipEncoder {
 
 impl GzipEncoder {
     pub fn new() -> Self {
-        let level = CompressionLvl::new(LEVEL).expect("libdeflate level 12 exists");
         GzipEncoder {
-            cctx: Compressor::new(level),
+            cctx: GzipCompressor::new(),
             dctx: MemberDecompressor::new(),
             scratch: Vec::new(),
         }
     }
 }
 
+/// libdeflate's compressor at [`LEVEL`].
+struct GzipCompressor(NonNull<libdeflate_compressor>);
+
+// SAFETY: the compressor is plain heap state with no thread affinity; it is
+// only used through `&mut self`.
+unsafe impl Send for GzipCompressor {}
+
+impl GzipCompressor {
+    fn new() -> Self {
+        // SAFETY: no preconditions; returns null only for an unknown level or
+        // when out of memory.
+        let p = unsafe { libdeflate_alloc_compressor(LEVEL) };
+        GzipCompressor(NonNull::new(p).expect("libdeflate allocates a level 12 compressor"))
+    }
+
+    /// Compresses `input` into `out`'s spare capacity, replacing its contents.
+    fn compress(&mut self, input: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        out.clear();
+        // SAFETY: the compressor is ours alone.
+        let bound = unsafe { libdeflate_gzip_compress_bound(self.0.as_ptr(), input.len()) };
+        out.reserve(bound);
+        let spare = out.spare_capacity_mut();
+        // SAFETY: `input` is a live slice; `spare` is writable for its length,
+        // which is at least the bound, so libdeflate cannot run out of room.
+        let n = unsafe {
+            libdeflate_gzip_compress(
+                self.0.as_ptr(),
+                input.as_ptr().cast(),
+                input.len(),
+                spare.as_mut_ptr().cast(),
+                spare.len(),
+            )
+        };
+        if n == 0 {
+            return Err(io::Error::other("libdeflate could not compress"));
+        }
+        // SAFETY: libdeflate initialised the first `n` bytes of the spare capacity.
+        unsafe { out.set_len(n) };
+        Ok(())
+    }
+}
+
+impl Drop for GzipCompressor {
+    fn drop(&mut self) {
+        // SAFETY: allocated by libdeflate_alloc_compressor, freed once.
+        unsafe { libdeflate_free_compressor(self.0.as_ptr()) }
+    }
+}
+
 /// libdeflate's decompressor, called through `libdeflate_gzip_decompress_ex`
-/// because that call says where the gzip member ended (the `libdeflater`
-/// wrapper does not): a verifier must refuse bytes after the member.
+/// because that call says where the gzip member ended: a verifier must refuse
+/// bytes after the member.
 struct MemberDecompressor(NonNull<libdeflate_decompressor>);
 
 // SAFETY: the decompressor is plain heap state with no thread affinity; it is
@@ -101,14 +155,7 @@ impl Encoder for GzipEncoder {
     }
 
     fn encode(&mut self, input: &[u8], _kind: ContentKind, out: &mut Vec<u8>) -> io::Result<()> {
-        out.clear();
-        out.resize(self.cctx.gzip_compress_bound(input.len()), 0);
-        let n = self
-            .cctx
-            .gzip_compress(input, out)
-            .map_err(|e| io::Error::other(format!("{e:?}")))?;
-        out.truncate(n);
-        Ok(())
+        self.cctx.compress(input, out)
     }
 
     fn decode(
