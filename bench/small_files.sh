@@ -6,10 +6,10 @@
 # The files go under $TMPDIR: the kernel's share depends on that filesystem.
 # Not a test.
 #
-#   bash bench/small_files.sh [FILES]     (default 10000)
+#   bash bench/small_files.sh [FILES] [REPEATS]     (default 10000, 3; medians)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-n=${1:-10000}
+n=${1:-10000}; repeats=${2:-3}
 cargo build --release --locked -q
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -28,18 +28,30 @@ for i in range(n):
     open(os.path.join(d, f"m{i:05d}.js"), "w").write("".join(out)[:size])
 PY
 for formats in gzip br,zstd,gzip; do
-  rm -f "$work/dist/precompress-manifest.json"; find "$work/dist" -name '*.gz' -o -name '*.br' -o -name '*.zst' | xargs -r rm -f
-  m=$(python3 bench/measure.py sh -c "'$bin' '$work/dist' --formats $formats --json -q > '$work/report.json'")
-  python3 - "$m" "$work/report.json" "$n" "$formats" <<'PY'
+  : >"$work/runs.jsonl"
+  for ((r = 1; r <= repeats; r++)); do
+    rm -f "$work/dist/precompress-manifest.json"; find "$work/dist" \( -name '*.gz' -o -name '*.br' -o -name '*.zst' \) -delete
+    m=$(python3 bench/measure.py sh -c "'$bin' '$work/dist' --formats $formats --json -q > '$work/report.json'")
+    python3 - "$m" "$work/report.json" >>"$work/runs.jsonl" <<'PY'
 import json, sys
-m, r, n, formats = json.loads(sys.argv[1]), json.load(open(sys.argv[2])), int(sys.argv[3]), sys.argv[4]
-enc = sum(j["encode_micros"] for j in r["jobs"]) / 1e6
-ver = sum(j["verify_micros"] for j in r["jobs"]) / 1e6
-per = lambda s: f"{s / n * 1e6:.0f}"
-rest = m["cpu"] - enc - ver
-print(f"{n} files, formats {formats}: wall {m['wall']:.2f} s, CPU {m['cpu']:.2f} s (user {m['user']:.2f}, kernel {m['sys']:.2f}), "
-      f"encoding {enc:.2f} s, verifying {ver:.2f} s, peak RSS {m['rss_mib']:.0f} MiB")
-print(f"  per file beyond encoding and verifying: {per(rest)} µs CPU ({rest / n / len(formats.split(',')) * 1e6:.0f} per variant); "
-      f"verifying {per(ver)} µs; the whole process spent {per(m['sys'])} µs per file in the kernel")
+m, r = json.loads(sys.argv[1]), json.load(open(sys.argv[2]))
+m["enc"] = sum(j["encode_micros"] for j in r["jobs"]) / 1e6
+m["ver"] = sum(j["verify_micros"] for j in r["jobs"]) / 1e6
+print(json.dumps(m))
+PY
+  done
+  python3 - "$work/runs.jsonl" "$n" "$formats" <<'PY'
+import json, statistics, sys
+runs, n, formats = [json.loads(l) for l in open(sys.argv[1])], int(sys.argv[2]), sys.argv[3]
+per = lambda s: s / n * 1e6
+for m in runs:
+    m["rest"] = m["cpu"] - m["enc"] - m["ver"]
+    print(f"  run: wall {m['wall']:.2f} s, CPU {m['cpu']:.2f} s (kernel {m['sys']:.2f}), encoding {m['enc']:.2f} s, "
+          f"verifying {m['ver']:.2f} s, rest {per(m['rest']):.0f} µs per file, peak RSS {m['rss_mib']:.0f} MiB")
+med = lambda k: statistics.median(m[k] for m in runs)
+print(f"{n} files, formats {formats}, median of {len(runs)}: wall {med('wall'):.2f} s, CPU {med('cpu'):.2f} s; "
+      f"per file beyond encoding and verifying {per(med('rest')):.0f} µs CPU "
+      f"({per(med('rest')) / len(formats.split(',')):.0f} per variant), verifying {per(med('ver')):.0f} µs, "
+      f"the process in the kernel {per(med('sys')):.0f} µs")
 PY
 done
