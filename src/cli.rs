@@ -137,7 +137,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
 
-    /// Worker threads [default: the cores available].
+    /// Worker threads [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each].
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 

@@ -63,13 +63,88 @@ impl Config {
     }
 
     /// Worker threads to start: `threads`, or the cores available to us
-    /// (`available_parallelism` honours cgroup quotas and affinity masks).
+    /// (`available_parallelism` honours cgroup quotas and affinity masks),
+    /// fewer when the memory we may use would not hold that many workers.
     pub fn worker_threads(&self) -> usize {
         match self.threads {
-            0 => std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            0 => threads_for(
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1),
+                memory_available(),
+            ),
             n => n,
         }
+    }
+}
+
+/// What one worker may need at the default levels: brotli q11's state with a
+/// 16 MiB window (about 100 MiB), a source read whole (under 64 MiB; larger
+/// ones are mapped and shared) and its output.
+pub const WORKER_MEMORY: u64 = 256 << 20;
+
+/// One worker per core, but no more than the available memory holds at
+/// [`WORKER_MEMORY`] each (and always at least one): a container with many
+/// cores and little memory gets a slower run, not an out-of-memory kill.
+pub fn threads_for(cores: usize, memory: Option<u64>) -> usize {
+    match memory {
+        Some(m) => cores.min((m / WORKER_MEMORY).max(1) as usize),
+        None => cores,
+    }
+    .max(1)
+}
+
+/// Memory this process may still take: the kernel's `MemAvailable`, or less
+/// when a cgroup (v2) limit is closer. `None` where neither can be read.
+fn memory_available() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let read = |p: &std::path::Path| std::fs::read_to_string(p).ok();
+        let avail = read("/proc/meminfo".as_ref()).and_then(|m| {
+            let kb = m.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?;
+            Some(
+                kb.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()?
+                    * 1024,
+            )
+        });
+        let cgroup = read("/proc/self/cgroup".as_ref()).and_then(|c| {
+            let rel = c.lines().find_map(|l| l.strip_prefix("0::"))?.to_string();
+            let dir = std::path::Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
+            let max: u64 = read(&dir.join("memory.max"))?.trim().parse().ok()?; // "max": no limit
+            let used: u64 = read(&dir.join("memory.current"))?.trim().parse().ok()?;
+            Some(max.saturating_sub(used))
+        });
+        match (avail, cgroup) {
+            (Some(a), Some(c)) => Some(a.min(c)),
+            (a, c) => a.or(c),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_follow_the_cores_unless_memory_is_short() {
+        assert_eq!(threads_for(8, None), 8);
+        assert_eq!(threads_for(8, Some(64 << 30)), 8);
+        // 1 GiB holds four workers.
+        assert_eq!(threads_for(8, Some(1 << 30)), 4);
+        // Never none, however little memory there is.
+        assert_eq!(threads_for(8, Some(10 << 20)), 1);
+        assert_eq!(threads_for(0, None), 1);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_reports_the_memory_available() {
+        assert!(memory_available().is_some_and(|m| m > 0));
     }
 }

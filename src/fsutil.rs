@@ -32,35 +32,64 @@ pub fn write_atomic(dest: &Path, bytes: &[u8], meta: Option<&CopyMeta>) -> Resul
         // A manifest or cache entry may go to a folder that does not exist yet.
         fs::create_dir_all(dir).map_err(werr)?;
     }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TMP_PREFIX)
-        .suffix(TMP_SUFFIX)
-        .tempfile_in(dir)
-        .map_err(werr)?;
+    let perms = final_permissions(meta);
+    // Created with its final mode when the umask leaves that mode whole: one
+    // chmod less per variant, which counts with thousands of small files.
+    let at_create = perms.as_ref().is_some_and(umask_keeps);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(TMP_PREFIX).suffix(TMP_SUFFIX);
+    if let (true, Some(p)) = (at_create, &perms) {
+        builder.permissions(p.clone());
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(werr)?;
     tmp.write_all(bytes).map_err(werr)?;
     tmp.flush().map_err(werr)?;
-    match meta {
-        Some(m) => {
-            tmp.as_file()
-                .set_permissions(m.permissions.clone())
-                .map_err(werr)?;
-            tmp.as_file()
-                .set_times(FileTimes::new().set_modified(m.modified))
-                .map_err(werr)?;
-        }
-        None => {
-            // tempfile creates 0600; a manifest should be as readable as a normal file.
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                tmp.as_file()
-                    .set_permissions(Permissions::from_mode(0o644))
-                    .map_err(werr)?;
-            }
-        }
+    if let (false, Some(p)) = (at_create, perms) {
+        tmp.as_file().set_permissions(p).map_err(werr)?;
+    }
+    if let Some(m) = meta {
+        tmp.as_file()
+            .set_times(FileTimes::new().set_modified(m.modified))
+            .map_err(werr)?;
     }
     tmp.persist(dest).map_err(|e| werr(e.error))?;
     Ok(())
+}
+
+/// The mode a written file ends with: its source's, or for a manifest or cache
+/// entry 0644 (tempfile would leave 0600).
+fn final_permissions(meta: Option<&CopyMeta>) -> Option<Permissions> {
+    match meta {
+        Some(m) => Some(m.permissions.clone()),
+        #[cfg(unix)]
+        None => {
+            use std::os::unix::fs::PermissionsExt;
+            Some(Permissions::from_mode(0o644))
+        }
+        #[cfg(not(unix))]
+        None => None,
+    }
+}
+
+/// Whether a file created with `perms` gets exactly them: the process's umask
+/// (read once, from /proc on Linux) clears none of their bits.
+fn umask_keeps(perms: &Permissions) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+        let umask = UMASK.get_or_init(|| {
+            let status = fs::read_to_string("/proc/self/status").ok()?;
+            let field = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+            u32::from_str_radix(field.trim(), 8).ok()
+        });
+        umask.is_some_and(|u| perms.mode() & 0o7777 & u == 0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = perms;
+        false
+    }
 }
 
 /// An exclusive lock on a folder, held while the value lives: two runs on the
@@ -148,5 +177,30 @@ mod tests {
         assert_eq!(out.modified().unwrap(), t);
         assert_eq!(fs::read(&dest).unwrap(), b"compressed");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn every_mode_is_copied_whether_the_umask_keeps_it_at_creation_or_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        // 0644 and 0755 pass a 022 umask whole (set at creation); 0666 and 0600
+        // do not, or are narrower than tempfile's default (set afterwards).
+        for mode in [0o644, 0o755, 0o666, 0o600, 0o640] {
+            let meta = CopyMeta {
+                permissions: Permissions::from_mode(mode),
+                modified: SystemTime::UNIX_EPOCH,
+            };
+            let dest = dir.path().join(format!("{mode:o}.gz"));
+            write_atomic(&dest, b"x", Some(&meta)).unwrap();
+            let got = fs::metadata(&dest).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(got, mode, "{mode:o}");
+        }
+        write_atomic(&dir.path().join("m.json"), b"{}", None).unwrap();
+        let got = fs::metadata(dir.path().join("m.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(got & 0o7777, 0o644);
     }
 }

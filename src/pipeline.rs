@@ -582,6 +582,7 @@ fn run_jobs(
                     let (t, cpu) = (Instant::now(), thread_cpu_micros());
                     worker.encode_micros = 0;
                     worker.verify_micros = 0;
+                    worker.encode_end = None;
                     let outcome = worker.run(job.file, &files[job.file], job.codec, job.kind);
                     let micros = t.elapsed().as_micros() as u64;
                     let timing = Timing {
@@ -615,6 +616,9 @@ struct Worker<'a> {
     encode_micros: u64,
     /// CPU time spent decoding and comparing during the current job (µs).
     verify_micros: u64,
+    /// The thread CPU clock when the encoder returned, if verifying follows at
+    /// once: read again it would cost one more syscall per job.
+    encode_end: Option<u64>,
 }
 
 impl<'a> Worker<'a> {
@@ -626,6 +630,7 @@ impl<'a> Worker<'a> {
             output: Vec::new(),
             encode_micros: 0,
             verify_micros: 0,
+            encode_end: None,
         }
     }
 
@@ -668,7 +673,7 @@ impl<'a> Worker<'a> {
         let enc = self.encoders[codec.index()]
             .as_deref_mut()
             .expect("built above");
-        let t = thread_cpu_micros();
+        let t = self.encode_end.take().unwrap_or_else(thread_cpu_micros);
         let r = enc.verify(&self.output, input);
         self.verify_micros += thread_cpu_micros() - t;
         Ok(r)
@@ -701,7 +706,9 @@ impl<'a> Worker<'a> {
             .expect("built above");
         let t = thread_cpu_micros();
         let r = enc.encode(input, kind, &mut self.output);
-        self.encode_micros += thread_cpu_micros() - t;
+        let end = thread_cpu_micros();
+        self.encode_micros += end - t;
+        self.encode_end = Some(end);
         r.map_err(|source| Error::Encode {
             path: path.clone(),
             coding: codec.token(),
