@@ -202,7 +202,7 @@ impl Encoder for GzipEncoder {
 }
 
 /// Decodes in a stream, so a large source is not held twice.
-fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
+pub(super) fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
     let mut rest = compressed;
     super::stream_equals(flate2::bufread::GzDecoder::new(&mut rest), original)?;
     // One member and nothing after it: a browser would not read further.
@@ -215,35 +215,6 @@ fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_stream_check_for_large_sources_agrees_with_the_whole_buffer_check() {
-        let input: Vec<u8> = (0..20_000u32)
-            .flat_map(|i| format!("{i} ").into_bytes())
-            .collect();
-        let mut enc = GzipEncoder::new();
-        let mut out = Vec::new();
-        enc.encode(&input, ContentKind::Text, &mut out).unwrap();
-        let mut trailing = out.clone();
-        trailing.push(0);
-        let mut other = input.clone();
-        other[7] ^= 1;
-        let cases: [(&[u8], &[u8]); 5] = [
-            (&out, &input),
-            (&trailing, &input),
-            (&out, &other),
-            (&out, &input[1..]),
-            (&out[..out.len() - 1], &input),
-        ];
-        for (compressed, original) in cases {
-            assert_eq!(
-                verify_stream(compressed, original).is_ok(),
-                enc.verify(compressed, original).is_ok()
-            );
-        }
-        assert!(verify_stream(&out, &input).is_ok());
-        assert!(verify_stream(&trailing, &input).is_err());
-    }
 
     #[test]
     fn header_is_reproducible_mtime_zero_no_name() {

@@ -321,6 +321,40 @@ mod tests {
     }
 
     #[test]
+    fn the_stream_check_for_large_sources_agrees_with_the_whole_buffer_check() {
+        type Check = fn(&[u8], &[u8]) -> Result<(), String>;
+        let stream_checks: [(Codec, Check); 2] = [
+            (Codec::Zstd, zstd::verify_stream),
+            (Codec::Gzip, gzip::verify_stream),
+        ];
+        let input = sample();
+        for (codec, verify_stream) in stream_checks {
+            let mut enc = fast_encoder(codec);
+            let mut out = Vec::new();
+            enc.encode(&input, ContentKind::Text, &mut out).unwrap();
+            let mut trailing = out.clone();
+            trailing.push(0);
+            let mut other = input.clone();
+            other[7] ^= 1;
+            let cases: [(&[u8], &[u8], bool); 5] = [
+                (&out, &input, true),
+                (&trailing, &input, false),
+                (&out, &other, false),
+                (&out, &input[1..], false),
+                (&out[..out.len() - 1], &input, false),
+            ];
+            for (compressed, original, good) in cases {
+                assert_eq!(
+                    verify_stream(compressed, original).is_ok(),
+                    good,
+                    "{codec:?}"
+                );
+                assert_eq!(enc.verify(compressed, original).is_ok(), good, "{codec:?}");
+            }
+        }
+    }
+
+    #[test]
     fn tokens_and_suffixes() {
         assert_eq!(Codec::Zstd.token(), "zstd");
         assert_eq!(Codec::Zstd.suffix(), "zst");
