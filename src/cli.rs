@@ -138,7 +138,7 @@ pub struct RunArgs {
     pub manifest: Option<PathBuf>,
 
     /// Worker threads [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each].
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 
     /// Recompress everything, and overwrite .br/.zst/.gz files precompress did not write.

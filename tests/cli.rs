@@ -128,7 +128,8 @@ fn one_thread_and_two_threads_write_identical_trees() {
     let (_g1, a) = site();
     let (_g2, b) = site();
     bin().arg(&a).args(["-j", "1"]).assert().success();
-    bin().arg(&b).args(["-j", "2"]).assert().success();
+    // --jobs is --threads by the name make and cargo use.
+    bin().arg(&b).args(["--jobs", "2"]).assert().success();
     let (sa, sb) = (snapshot(&a), snapshot(&b));
     assert_eq!(sa.keys().collect::<Vec<_>>(), sb.keys().collect::<Vec<_>>());
     for (k, v) in &sa {
