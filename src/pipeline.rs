@@ -199,8 +199,12 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 
     // Hash everything: sources fully (blake3 + sha256), variants on disk (blake3).
     let held = AtomicU64::new(0);
-    let scanned: Vec<Result<Scanned>> =
-        pool.install(|| tree.files.into_par_iter().map(|f| scan(f, &held)).collect());
+    let scanned: Vec<Result<Scanned>> = pool.install(|| {
+        tree.files
+            .into_par_iter()
+            .map(|f| scan(f, &filter, &held))
+            .collect()
+    });
     let variants_on_disk: Vec<(String, Option<String>)> = pool.install(|| {
         tree.variants
             .into_par_iter()
@@ -464,9 +468,10 @@ fn hash_file(path: &Path) -> std::io::Result<String> {
     Ok(h.finalize().to_hex().to_string())
 }
 
-/// Reads a file once, streaming it through both hashes; keeps a small file's
-/// bytes while `held` (the bytes kept so far) stays within [`HELD_TOTAL_MAX`].
-fn scan(found: Found, held: &AtomicU64) -> Result<Scanned> {
+/// Reads a file once, streaming it through both hashes; keeps the bytes of a
+/// small file that will be compressed while `held` (the bytes kept so far)
+/// stays within [`HELD_TOTAL_MAX`].
+fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Scanned> {
     let rerr = |source| Error::Read {
         path: found.path.clone(),
         source,
@@ -480,6 +485,7 @@ fn scan(found: Found, held: &AtomicU64) -> Result<Scanned> {
     let mut sha = <sha2::Sha256 as sha2::Digest>::new();
     let mut size = 0u64;
     let keep = md.len() <= HELD_FILE_MAX
+        && filter.decide(&found.rel, md.len()).is_none()
         && held
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
                 (h + md.len() <= HELD_TOTAL_MAX).then_some(h + md.len())
