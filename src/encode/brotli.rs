@@ -218,7 +218,7 @@ fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
     );
     let mut buf = [0u8; 16 * 1024];
     let (mut avail_in, mut in_offset, mut total) = (compressed.len(), 0usize, 0usize);
-    let mut pos = 0usize;
+    let mut c = super::Compare::new(original);
     loop {
         let (mut avail_out, mut out_offset) = (buf.len(), 0usize);
         let r = BrotliDecompressStream(
@@ -231,12 +231,7 @@ fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
             &mut total,
             &mut state,
         );
-        if original.get(pos..pos + out_offset) != Some(&buf[..out_offset]) {
-            return Err(format!(
-                "decodes to bytes that differ from the source after byte {pos}"
-            ));
-        }
-        pos += out_offset;
+        c.next(&buf[..out_offset])?;
         match r {
             BrotliResult::ResultSuccess => break,
             BrotliResult::NeedsMoreOutput => {}
@@ -251,13 +246,7 @@ fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
     if avail_in != 0 {
         return Err(format!("{avail_in} bytes follow the brotli stream"));
     }
-    if pos != original.len() {
-        return Err(format!(
-            "decodes to {pos} bytes, the source has {}",
-            original.len()
-        ));
-    }
-    Ok(())
+    c.end()
 }
 
 #[cfg(test)]

@@ -113,51 +113,70 @@ pub(crate) const BULK_VERIFY_MAX: usize = 4 << 20;
 
 /// Compares a whole decoded output with the source, saying where they differ.
 pub(crate) fn bulk_equals(decoded: &[u8], expected: &[u8]) -> Result<(), String> {
-    let common = decoded.len().min(expected.len());
-    if decoded[..common] != expected[..common] {
-        let pos = (0..common)
-            .find(|&i| decoded[i] != expected[i])
-            .unwrap_or(common);
-        return Err(format!(
-            "decodes to bytes that differ from the source at byte {pos}"
-        ));
+    let mut c = Compare::new(expected);
+    c.next(decoded)?;
+    c.end()
+}
+
+/// Compares decoded output with the source as it arrives, in pieces: one
+/// wording of what differs for every codec and for streamed or whole outputs.
+pub(crate) struct Compare<'a> {
+    expected: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Compare<'a> {
+    pub(crate) fn new(expected: &'a [u8]) -> Self {
+        Compare { expected, pos: 0 }
     }
-    if decoded.len() != expected.len() {
-        return Err(format!(
-            "decodes to {} bytes, the source has {}",
-            decoded.len(),
-            expected.len()
-        ));
+
+    /// The next piece of decoded output.
+    pub(crate) fn next(&mut self, piece: &[u8]) -> Result<(), String> {
+        let rest = &self.expected[self.pos..];
+        let common = piece.len().min(rest.len());
+        if piece[..common] != rest[..common] {
+            let at = (0..common).find(|&i| piece[i] != rest[i]).unwrap_or(common);
+            return Err(format!(
+                "decodes to bytes that differ from the source at byte {}",
+                self.pos + at
+            ));
+        }
+        if piece.len() > rest.len() {
+            return Err(format!(
+                "decodes to more than the source's {} bytes",
+                self.expected.len()
+            ));
+        }
+        self.pos += piece.len();
+        Ok(())
     }
-    Ok(())
+
+    /// All output is in: it must have been the whole source.
+    pub(crate) fn end(self) -> Result<(), String> {
+        if self.pos != self.expected.len() {
+            return Err(format!(
+                "decodes to {} bytes, the source has {}",
+                self.pos,
+                self.expected.len()
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Reads `decoded` to its end, comparing it with `expected` as it goes.
 pub(crate) fn stream_equals(mut decoded: impl io::Read, expected: &[u8]) -> Result<(), String> {
     // On the stack: a heap buffer per call showed up in the per-file overhead.
     let mut buf = [0u8; 16 * 1024];
-    let mut pos = 0usize;
+    let mut c = Compare::new(expected);
     loop {
-        let n = match decoded.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+        match decoded.read(&mut buf) {
+            Ok(0) => return c.end(),
+            Ok(n) => c.next(&buf[..n])?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(format!("does not decode: {e}")),
-        };
-        if expected.get(pos..pos + n) != Some(&buf[..n]) {
-            return Err(format!(
-                "decodes to bytes that differ from the source after byte {pos}"
-            ));
         }
-        pos += n;
     }
-    if pos != expected.len() {
-        return Err(format!(
-            "decodes to {pos} bytes, the source has {}",
-            expected.len()
-        ));
-    }
-    Ok(())
 }
 
 /// The encoder settings a run uses.

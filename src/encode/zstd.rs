@@ -64,21 +64,7 @@ impl Encoder for ZstdEncoder {
         // the comparison instead of fitting exactly.
         out.reserve(expected_len + 1);
         // One-shot decoding ignores WindowLogMax, so the header is checked too.
-        match frame_window_size(compressed) {
-            Some(w) if w <= 1 << ZSTD_MAX_WINDOW_LOG => {}
-            Some(w) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("frame needs a {w}-byte window, over the 8 MiB browsers accept"),
-                ))
-            }
-            None => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "not a zstd frame",
-                ))
-            }
-        }
+        check_frame(compressed).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         self.dctx.decompress_to_buffer(compressed, out)?;
         Ok(())
     }
