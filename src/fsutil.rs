@@ -3,7 +3,7 @@
 
 use std::fs::{self, FileTimes, Permissions};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{Error, Result};
@@ -36,28 +36,79 @@ pub fn write_atomic(dest: &Path, bytes: &[u8], meta: Option<&CopyMeta>) -> Resul
     // Created with its final mode when the umask leaves that mode whole: one
     // chmod less per variant, which counts with thousands of small files.
     let at_create = perms.as_ref().is_some_and(umask_keeps);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(TMP_PREFIX).suffix(TMP_SUFFIX);
-    if let (true, Some(p)) = (at_create, &perms) {
-        builder.permissions(p.clone());
-    }
-    let mut tmp = builder.tempfile_in(dir).map_err(werr)?;
-    tmp.write_all(bytes).map_err(werr)?;
-    tmp.flush().map_err(werr)?;
+    let (tmp, mut file) =
+        create_temp(dir, at_create.then(|| perms.clone()).flatten()).map_err(werr)?;
+    let mut tmp = RemoveOnDrop(Some(tmp));
+    file.write_all(bytes).map_err(werr)?;
     if let (false, Some(p)) = (at_create, perms) {
-        tmp.as_file().set_permissions(p).map_err(werr)?;
+        file.set_permissions(p).map_err(werr)?;
     }
     if let Some(m) = meta {
-        tmp.as_file()
-            .set_times(FileTimes::new().set_modified(m.modified))
+        file.set_times(FileTimes::new().set_modified(m.modified))
             .map_err(werr)?;
     }
-    tmp.persist(dest).map_err(|e| werr(e.error))?;
+    drop(file);
+    let path = tmp.0.take().expect("set above");
+    if let Err(e) = fs::rename(&path, dest) {
+        tmp.0 = Some(path);
+        return Err(werr(e));
+    }
     Ok(())
 }
 
+/// Removes the temporary file it holds when dropped (on any error path).
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+/// Creates a new temporary dot-file in `dir`, with mode `perms` (else 0600).
+/// The name is this process's id, a random number drawn once per process and a
+/// counter: unique without a syscall for randomness or for the current folder
+/// (the `tempfile` crate makes relative paths absolute with one getcwd per
+/// file). Creation is exclusive, so a clash with a leftover only costs a retry.
+fn create_temp(dir: &Path, perms: Option<Permissions>) -> std::io::Result<(PathBuf, fs::File)> {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static SEED: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let seed = *SEED.get_or_init(|| {
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish() as u32
+    });
+    let mut options = fs::File::options();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(perms.map_or(0o600, |p| p.mode() & 0o7777));
+    }
+    #[cfg(not(unix))]
+    let _ = perms;
+    let mut tries = 0;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!(
+            "{TMP_PREFIX}{:x}-{seed:08x}-{n:x}{TMP_SUFFIX}",
+            std::process::id()
+        );
+        let path = dir.join(name);
+        match options.open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// The mode a written file ends with: its source's, or for a manifest or cache
-/// entry 0644 (tempfile would leave 0600).
+/// entry 0644 (a temporary file starts at 0600).
 fn final_permissions(meta: Option<&CopyMeta>) -> Option<Permissions> {
     match meta {
         Some(m) => Some(m.permissions.clone()),
@@ -185,7 +236,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         // 0644 and 0755 pass a 022 umask whole (set at creation); 0666 and 0600
-        // do not, or are narrower than tempfile's default (set afterwards).
+        // do not, or are narrower than a temporary file's 0600 (set afterwards).
         for mode in [0o644, 0o755, 0o666, 0o600, 0o640] {
             let meta = CopyMeta {
                 permissions: Permissions::from_mode(mode),

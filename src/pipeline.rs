@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
@@ -343,12 +343,19 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     });
     progress.start(jobs.len() as u64);
 
+    let mut left: Vec<AtomicUsize> = files.iter().map(|_| AtomicUsize::new(0)).collect();
+    for j in &jobs {
+        *left[j.file].get_mut() += 1;
+    }
     let ctx = JobContext {
         cfg,
         root,
         settings: &settings,
         cache: cache.as_ref(),
         parts: Mutex::new(HashMap::new()),
+        left,
+        wrote: files.iter().map(|_| AtomicBool::new(false)).collect(),
+        changed: files.iter().map(|_| AtomicBool::new(false)).collect(),
     };
     counts.prepare_ms = started.elapsed().as_millis() as u64;
     let jobs_started = Instant::now();
@@ -395,6 +402,14 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                 }
                 errors.push(e);
             }
+        }
+    }
+    for (i, c) in ctx.changed.iter().enumerate() {
+        if c.load(Ordering::Relaxed) && !changed[i] {
+            changed[i] = true;
+            errors.push(Error::Changed {
+                path: files[i].found.path.clone(),
+            });
         }
     }
 
@@ -556,6 +571,30 @@ struct JobContext<'a> {
     cache: Option<&'a Cache>,
     /// Split brotli jobs in progress, by file.
     parts: Mutex<HashMap<usize, PartsState>>,
+    /// Per file: jobs not finished yet, whether one wrote a variant, and
+    /// whether the source was found changed after the last of them.
+    left: Vec<AtomicUsize>,
+    wrote: Vec<AtomicBool>,
+    changed: Vec<AtomicBool>,
+}
+
+impl JobContext<'_> {
+    /// Called as each job of `file` ends. Once its last job is done, if any of
+    /// them wrote a variant, the source is checked (size and mtime) once for
+    /// them all: a change after it was read means those variants are stale,
+    /// and the run takes them back out.
+    fn file_job_done(&self, file: usize, f: &Scanned, wrote: bool) {
+        if wrote {
+            self.wrote[file].store(true, Ordering::Relaxed);
+        }
+        // AcqRel: the last job sees every other job's `wrote`.
+        if self.left[file].fetch_sub(1, Ordering::AcqRel) == 1
+            && self.wrote[file].load(Ordering::Relaxed)
+            && source_changed(&f.found.path, f)
+        {
+            self.changed[file].store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The parts of one split brotli job done so far.
@@ -582,18 +621,24 @@ fn run_jobs(
         for _ in 0..threads.min(jobs.len()).max(1) {
             s.spawn(|| {
                 let mut worker = Worker::new(ctx);
+                // One thread-CPU clock read (a syscall) ends a job and starts
+                // the next: the few instructions between jobs count to the next.
+                let mut cpu = thread_cpu_micros();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
-                    let (t, cpu) = (Instant::now(), thread_cpu_micros());
+                    let t = Instant::now();
                     worker.encode_micros = 0;
                     worker.verify_micros = 0;
                     worker.encode_end = None;
                     let outcome = worker.run(job.file, &files[job.file], job.codec, job.kind);
+                    let wrote = matches!(outcome, JobOutcome::Written { .. }) && !ctx.cfg.dry_run;
+                    ctx.file_job_done(job.file, &files[job.file], wrote);
                     let micros = t.elapsed().as_micros() as u64;
+                    let end = thread_cpu_micros();
                     let timing = Timing {
                         micros,
-                        cpu_micros: thread_cpu_micros() - cpu,
+                        cpu_micros: end - std::mem::replace(&mut cpu, end),
                         encode_micros: worker.encode_micros,
                         verify_micros: worker.verify_micros,
                     };
@@ -809,17 +854,12 @@ impl<'a> Worker<'a> {
 
     /// Writes `self.output` as the variant (unless dry run).
     fn place(&mut self, f: &Scanned, codec: Codec, cached: bool) -> Result<JobOutcome> {
-        let path = &f.found.path;
         let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
         let dest = self.ctx.root.join(&dest_rel);
         if !self.ctx.cfg.dry_run {
+            // Checked against the source once all of its jobs are done
+            // (JobContext::file_job_done).
             write_atomic(&dest, &self.output, Some(&f.meta))?;
-            // The source may have changed after we read it: then the variant just
-            // written is stale, so take it back out.
-            if source_changed(path, f) {
-                remove_if_exists(&dest)?;
-                return Err(Error::Changed { path: path.clone() });
-            }
         }
         let b3 = blake3::hash(&self.output).to_hex().to_string();
         let variant = Variant {

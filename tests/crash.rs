@@ -176,6 +176,49 @@ fn a_source_modified_while_it_is_compressed_gets_no_stale_variant() {
 }
 
 #[test]
+fn a_small_source_modified_after_it_was_read_loses_the_variants_written_from_it() {
+    // A small source is read once, by the scan, and its variants are written
+    // from those bytes; with one thread they come after a big file's brotli job
+    // (longest first), and the source keeps changing meanwhile. The check after
+    // its last variant must see the change and take its variants back out.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dist");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("big.js"), big_script(2 << 20)).unwrap();
+    let small = dir.join("small.js");
+    fs::write(&small, big_script(8 << 10)).unwrap();
+    let mut child = std_bin()
+        .arg(&dir)
+        .args(["-q", "--formats", "br,gzip", "--threads", "1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut n = 0;
+    while child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(100));
+        let mut f = fs::File::options().append(true).open(&small).unwrap();
+        std::io::Write::write_all(&mut f, format!("// edit {n}\n").as_bytes()).unwrap();
+        n += 1;
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("small.js: changed while it was being compressed"),
+        "{stderr}"
+    );
+    for s in ["br", "gz"] {
+        assert!(
+            !dir.join(format!("small.js.{s}")).exists(),
+            "a variant of old content was left"
+        );
+        assert!(dir.join(format!("big.js.{s}")).exists(), "big.js.{s}");
+    }
+    let manifest = fs::read_to_string(dir.join("precompress-manifest.json")).unwrap();
+    assert!(!manifest.contains("small.js"), "{manifest}");
+}
+
+#[test]
 fn a_second_run_on_the_same_folder_waits_for_the_first() {
     let (_g, dir) = site();
     fs::write(dir.join("assets/big.js"), big_script(3 << 20)).unwrap();
