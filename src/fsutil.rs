@@ -76,11 +76,13 @@ fn create_temp(dir: &Path, perms: Option<Permissions>) -> std::io::Result<(PathB
     use std::hash::{BuildHasher, Hasher};
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    static SEED: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    let seed = *SEED.get_or_init(|| {
-        std::collections::hash_map::RandomState::new()
+    // Looked up once: getpid is a syscall too.
+    static ID: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    let (pid, seed) = *ID.get_or_init(|| {
+        let seed = std::collections::hash_map::RandomState::new()
             .build_hasher()
-            .finish() as u32
+            .finish();
+        (std::process::id(), seed as u32)
     });
     let mut options = fs::File::options();
     options.write(true).create_new(true);
@@ -94,10 +96,7 @@ fn create_temp(dir: &Path, perms: Option<Permissions>) -> std::io::Result<(PathB
     let mut tries = 0;
     loop {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let name = format!(
-            "{TMP_PREFIX}{:x}-{seed:08x}-{n:x}{TMP_SUFFIX}",
-            std::process::id()
-        );
+        let name = format!("{TMP_PREFIX}{pid:x}-{seed:08x}-{n:x}{TMP_SUFFIX}");
         let path = dir.join(name);
         match options.open(&path) {
             Ok(f) => return Ok((path, f)),
