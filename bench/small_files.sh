@@ -6,10 +6,14 @@
 # The files go under $TMPDIR: the kernel's share depends on that filesystem.
 # Not a test.
 #
-#   bash bench/small_files.sh [FILES] [REPEATS]     (default 10000, 3; medians)
+# DIR is given as a relative path (`dist`), as a build script does, and the
+# sources are touched before each run, as a fresh build leaves them.
+#
+#   bash bench/small_files.sh [FILES] [REPEATS]     (default 10000, 5; medians)
+#   FORMATS="gzip"  to run only that set (default: "gzip br,zstd,gzip")
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-n=${1:-10000}; repeats=${2:-3}
+n=${1:-10000}; repeats=${2:-5}
 cargo build --release --locked -q
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -27,11 +31,12 @@ for i in range(n):
         out.append(f"{rnd.choice(words)} {rnd.choice(words)}_{rnd.randint(0, 999)} = {rnd.randint(0, 99999)};\n")
     open(os.path.join(d, f"m{i:05d}.js"), "w").write("".join(out)[:size])
 PY
-for formats in gzip br,zstd,gzip; do
+for formats in ${FORMATS:-gzip br,zstd,gzip}; do
   : >"$work/runs.jsonl"
   for ((r = 1; r <= repeats; r++)); do
     rm -f "$work/dist/precompress-manifest.json"; find "$work/dist" \( -name '*.gz' -o -name '*.br' -o -name '*.zst' \) -delete
-    m=$(python3 bench/measure.py sh -c "'$bin' '$work/dist' --formats $formats --json -q > '$work/report.json'")
+    find "$work/dist" -name '*.js' -exec touch {} +
+    m=$(python3 bench/measure.py sh -c "cd '$work' && '$bin' dist --formats $formats --json -q > '$work/report.json'")
     python3 - "$m" "$work/report.json" >>"$work/runs.jsonl" <<'PY'
 import json, sys
 m, r = json.loads(sys.argv[1]), json.load(open(sys.argv[2]))

@@ -35,7 +35,7 @@ use crate::encode::brotli_split::{compress_part, concat_parts, parts_for};
 use crate::encode::{new_encoder, BrotliEncoder, Codec, Encoder};
 use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
-use crate::fsutil::{lock, remove_if_exists, write_atomic, CopyMeta};
+use crate::fsutil::{lock, open_to_read, remove_if_exists, write_atomic, CopyMeta};
 use crate::manifest::{etag, Asset, Manifest, Variant};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
 use crate::walk::{walk, Found, LOCK_NAME};
@@ -479,7 +479,7 @@ fn coding_rank(token: &str) -> usize {
 
 fn hash_file(path: &Path) -> std::io::Result<String> {
     let mut h = blake3::Hasher::new();
-    h.update_reader(File::open(path)?)?;
+    h.update_reader(open_to_read(path)?)?;
     Ok(h.finalize().to_hex().to_string())
 }
 
@@ -491,7 +491,7 @@ fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Scanned> {
         path: found.path.clone(),
         source,
     };
-    let mut file = File::open(&found.path).map_err(rerr)?;
+    let mut file = open_to_read(&found.path).map_err(rerr)?;
     let md = file.metadata().map_err(rerr)?;
     if !md.is_file() {
         return Err(rerr(std::io::Error::other("no longer a regular file")));
@@ -931,7 +931,7 @@ fn source<'a>(
         source,
     };
     if f.size >= MAP_MIN {
-        let file = File::open(path).map_err(rerr)?;
+        let file = open_to_read(path).map_err(rerr)?;
         // SAFETY: the mapping is read-only and lives only for this job. Its
         // bytes are those the scan hashed unless the file is written meanwhile,
         // which the size and mtime checks here and after the write catch; a
@@ -944,7 +944,7 @@ fn source<'a>(
         return Ok(map.insert(mapped));
     }
     buf.clear();
-    File::open(path)
+    open_to_read(path)
         .and_then(|mut h| h.read_to_end(buf))
         .map_err(rerr)?;
     if blake3::hash(buf).to_hex().as_str() != f.blake3 {

@@ -131,6 +131,39 @@ fn big_script(bytes: usize) -> String {
     s
 }
 
+/// Runs precompress on `dir` with `args`, appending to `src` every 100 ms until
+/// it exits, so whatever it read of `src` is out of date. Checks that the run
+/// failed naming `src` as changed and left no .br or .gz of it.
+fn run_while_editing(dir: &Path, src: &Path, args: &[&str]) {
+    let mut child = std_bin()
+        .arg(dir)
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut n = 0;
+    while child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(100));
+        let mut f = fs::File::options().append(true).open(src).unwrap();
+        std::io::Write::write_all(&mut f, format!("// edit {n}\n").as_bytes()).unwrap();
+        n += 1;
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let name = src.file_name().unwrap().to_str().unwrap();
+    assert!(
+        stderr.contains(&format!("{name}: changed while it was being compressed")),
+        "{stderr}"
+    );
+    for s in ["br", "gz"] {
+        assert!(
+            !dir.join(format!("{name}.{s}")).exists(),
+            "a variant of old content was left"
+        );
+    }
+}
+
 #[test]
 fn a_source_modified_while_it_is_compressed_gets_no_stale_variant() {
     let tmp = tempfile::tempdir().unwrap();
@@ -138,34 +171,7 @@ fn a_source_modified_while_it_is_compressed_gets_no_stale_variant() {
     fs::create_dir_all(&dir).unwrap();
     let src = dir.join("bundle.js");
     fs::write(&src, big_script(2 << 20)).unwrap();
-    let child = std_bin()
-        .arg(&dir)
-        .args(["-q", "--formats", "br,gzip"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Keep changing the file until the run ends, so whatever it read is out of date.
-    let mut n = 0;
-    let mut child = child;
-    while child.try_wait().unwrap().is_none() {
-        std::thread::sleep(Duration::from_millis(100));
-        let mut f = fs::File::options().append(true).open(&src).unwrap();
-        std::io::Write::write_all(&mut f, format!("// edit {n}\n").as_bytes()).unwrap();
-        n += 1;
-    }
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("bundle.js: changed while it was being compressed"),
-        "{stderr}"
-    );
-    for s in ["br", "gz"] {
-        assert!(
-            !dir.join(format!("bundle.js.{s}")).exists(),
-            "a variant of old content was left"
-        );
-    }
+    run_while_editing(&dir, &src, &["-q", "--formats", "br,gzip"]);
     // The next run, with the file at rest, completes.
     bin()
         .arg(&dir)
@@ -187,31 +193,12 @@ fn a_small_source_modified_after_it_was_read_loses_the_variants_written_from_it(
     fs::write(dir.join("big.js"), big_script(2 << 20)).unwrap();
     let small = dir.join("small.js");
     fs::write(&small, big_script(8 << 10)).unwrap();
-    let mut child = std_bin()
-        .arg(&dir)
-        .args(["-q", "--formats", "br,gzip", "--threads", "1"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut n = 0;
-    while child.try_wait().unwrap().is_none() {
-        std::thread::sleep(Duration::from_millis(100));
-        let mut f = fs::File::options().append(true).open(&small).unwrap();
-        std::io::Write::write_all(&mut f, format!("// edit {n}\n").as_bytes()).unwrap();
-        n += 1;
-    }
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("small.js: changed while it was being compressed"),
-        "{stderr}"
+    run_while_editing(
+        &dir,
+        &small,
+        &["-q", "--formats", "br,gzip", "--threads", "1"],
     );
     for s in ["br", "gz"] {
-        assert!(
-            !dir.join(format!("small.js.{s}")).exists(),
-            "a variant of old content was left"
-        );
         assert!(dir.join(format!("big.js.{s}")).exists(), "big.js.{s}");
     }
     let manifest = fs::read_to_string(dir.join("precompress-manifest.json")).unwrap();
