@@ -158,3 +158,38 @@ fn a_source_over_the_mapping_threshold_is_split_and_encoded_from_the_mapping_wit
     }
     assert!(trees[0] == trees[1], "1 and 2 threads gave different bytes");
 }
+
+#[test]
+fn brotli_variants_of_text_files_are_byte_identical_to_the_brotli_cli_at_q11() {
+    // Whole files go through the C reference encoder with the CLI's settings
+    // (fitted window, size hint); text mode makes no difference to its bytes.
+    let (_g, dir) = copy_tree(&corpus().join("small"));
+    bin()
+        .arg(&dir)
+        .args(["-q", "--formats", "br"])
+        .assert()
+        .success();
+    let mut checked = 0;
+    for e in walkdir::WalkDir::new(&dir) {
+        let p = e.unwrap().into_path();
+        let Some(src) = p.to_str().and_then(|s| s.strip_suffix(".br")) else {
+            continue;
+        };
+        let text = [".js", ".mjs", ".css", ".html", ".svg", ".json"];
+        if !text.iter().any(|x| src.ends_with(x)) {
+            continue;
+        }
+        let cli = std::process::Command::new("brotli")
+            .args(["-q", "11", "-c", src])
+            .output()
+            .expect("brotli CLI");
+        assert!(cli.status.success());
+        assert!(
+            fs::read(&p).unwrap() == cli.stdout,
+            "{}: differs from brotli -q 11",
+            p.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} text files checked");
+}
