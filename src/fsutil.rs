@@ -48,11 +48,8 @@ pub fn write_atomic(dest: &Path, bytes: &[u8], meta: Option<&CopyMeta>) -> Resul
             .map_err(werr)?;
     }
     drop(file);
-    let path = tmp.0.take().expect("set above");
-    if let Err(e) = fs::rename(&path, dest) {
-        tmp.0 = Some(path);
-        return Err(werr(e));
-    }
+    fs::rename(tmp.0.as_ref().expect("set above"), dest).map_err(werr)?;
+    tmp.0 = None; // renamed: nothing left to remove
     Ok(())
 }
 
