@@ -22,6 +22,7 @@ pub mod cli;
 pub mod config;
 #[cfg(feature = "cli")]
 pub mod configfile;
+pub mod dictionary;
 pub mod encode;
 pub mod error;
 pub mod filter;

@@ -301,6 +301,71 @@ fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
     c.end()
 }
 
+/// Checks a stream compressed with a raw custom dictionary (`dcb`) with
+/// Google's C decoder (the one browsers use; brotlic-sys vendors a version with
+/// dictionaries), an implementation apart from the Rust encoder that wrote it.
+pub(super) fn verify_with_dictionary(
+    compressed: &[u8],
+    original: &[u8],
+    dict: &[u8],
+) -> Result<(), String> {
+    use brotlic_sys::*;
+    struct Decoder(*mut BrotliDecoderState);
+    impl Drop for Decoder {
+        fn drop(&mut self) {
+            // SAFETY: created below, destroyed once.
+            unsafe { BrotliDecoderDestroyInstance(self.0) }
+        }
+    }
+    // SAFETY: default allocator; the state is destroyed by `Decoder`'s drop,
+    // before `dict` (which the C decoder only points to) goes out of scope.
+    let st = Decoder(unsafe { BrotliDecoderCreateInstance(None, None, std::ptr::null_mut()) });
+    if st.0.is_null() {
+        return Err("cannot start the brotli decoder".into());
+    }
+    // SAFETY: `dict` outlives the decoder (see above).
+    let attached = unsafe {
+        BrotliDecoderAttachDictionary(
+            st.0,
+            BrotliSharedDictionaryType_BROTLI_SHARED_DICTIONARY_RAW,
+            dict.len(),
+            dict.as_ptr(),
+        )
+    };
+    if attached != 1 {
+        return Err("the brotli decoder refused the dictionary".into());
+    }
+    let mut c = super::Compare::new(original);
+    let mut buf = [0u8; 16 * 1024];
+    let (mut next_in, mut avail_in) = (compressed.as_ptr(), compressed.len());
+    loop {
+        let (mut next_out, mut avail_out) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: the pointers and lengths describe live buffers.
+        let r = unsafe {
+            BrotliDecoderDecompressStream(
+                st.0,
+                &mut avail_in,
+                &mut next_in,
+                &mut avail_out,
+                &mut next_out,
+                std::ptr::null_mut(),
+            )
+        };
+        c.next(&buf[..buf.len() - avail_out])?;
+        if r == BrotliDecoderResult_BROTLI_DECODER_RESULT_SUCCESS {
+            break;
+        } else if r == BrotliDecoderResult_BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT {
+            return Err("does not decode: the stream ends early".into());
+        } else if r != BrotliDecoderResult_BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT {
+            return Err("does not decode: invalid brotli data".into());
+        }
+    }
+    if avail_in != 0 {
+        return Err(format!("{avail_in} bytes follow the brotli stream"));
+    }
+    c.end()
+}
+
 #[cfg(test)]
 mod tests {
     use super::window_for;

@@ -3,6 +3,8 @@
 //! set-up once per thread, not once per file.
 
 mod brotli;
+/// RFC 9842 deltas: `dcb` and `dcz`.
+pub mod delta;
 /// Splitting one brotli stream into parts that run as separate jobs.
 pub mod brotli_split {
     pub use super::brotli::{

@@ -301,38 +301,13 @@ fn is_strong_etag(s: &str) -> bool {
 }
 
 /// Whether a file name carries a content hash, so its bytes can never change
-/// under that name. Recognized: `name.HASH.ext` with HASH 8+ hex digits holding a
-/// digit, also before a further suffix (`main.HASH.chunk.js`: webpack, Parcel), and `name-HASH.ext` with
-/// HASH exactly 8 characters of `[A-Za-z0-9_-]` holding a digit or both cases
-/// (Vite and Rollup's default). Conservative on purpose: a miss only costs a
-/// revalidation, a false hit can pin a stale file in caches for a year.
+/// under that name: the forms [`crate::dictionary::logical_name`] recognizes
+/// (`name-HASH.ext` as Vite, Rollup and esbuild write it, `name.HASH.ext` and
+/// `name.HASH.chunk.ext` as webpack and Parcel do). Conservative on purpose: a
+/// miss only costs a revalidation, a false hit can pin a stale file in caches
+/// for a year.
 pub fn is_fingerprinted(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let Some((stem, ext)) = name.rsplit_once('.') else {
-        return false;
-    };
-    if stem.is_empty() || ext.is_empty() {
-        return false;
-    }
-    let has_digit = |s: &str| s.bytes().any(|b| b.is_ascii_digit());
-    // name.HASH, or name.HASH.chunk (any dot-separated segment after the first).
-    if stem.split('.').skip(1).any(|hash| {
-        hash.len() >= 8 && hash.bytes().all(|b| b.is_ascii_hexdigit()) && has_digit(hash)
-    }) {
-        return true;
-    }
-    // name-HASH, where HASH may itself hold `-` or `_`.
-    stem.match_indices('-').any(|(i, _)| {
-        let hash = &stem[i + 1..];
-        i > 0
-            && hash.len() == 8
-            && hash
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            && (has_digit(hash)
-                || (hash.bytes().any(|b| b.is_ascii_uppercase())
-                    && hash.bytes().any(|b| b.is_ascii_lowercase())))
-    })
+    crate::dictionary::logical_name(path).is_some()
 }
 
 #[cfg(test)]

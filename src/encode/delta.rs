@@ -1,0 +1,377 @@
+//! The two dictionary-compressed content codings of RFC 9842: `dcb` (brotli)
+//! and `dcz` (Zstandard), each the new file compressed with an earlier
+//! version of it as a raw dictionary, after a header that names the
+//! dictionary by its SHA-256 so a client can check it holds the right one.
+//!
+//! - `dcb`: `FF 44 43 42`, the 32-byte SHA-256, then a brotli stream whose
+//!   custom dictionary is the old file (RFC 9842 §4), with a standard window
+//!   (at most 16 MiB).
+//! - `dcz`: the skippable frame header `5E 2A 4D 18 20 00 00 00`, the 32-byte
+//!   SHA-256, then a zstd frame with the old file as a raw-content dictionary
+//!   (a prefix; RFC 9842 §5), its window within the larger of 8 MiB and 1.25
+//!   times the dictionary, at most 128 MiB.
+//!
+//! Brotli goes through the Rust crate: libbrotli 1.0.9 (the C encoder used
+//! for `.br`) has no raw dictionaries. Every output is decoded with the
+//! dictionary and compared with the source before it is kept.
+
+use std::io;
+
+use brotli::enc::encode::{BrotliEncoderOperation, BrotliEncoderStateStruct};
+use brotli::enc::StandardAlloc;
+use zstd::zstd_safe::{CCtx, CParameter, DCtx, DParameter};
+
+use super::brotli::{window_for, BrotliEncoder};
+use super::ContentKind;
+
+/// A dictionary-compressed coding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DeltaCoding {
+    /// `dcb`: brotli with a raw dictionary.
+    Dcb,
+    /// `dcz`: Zstandard with a raw-content dictionary.
+    Dcz,
+}
+
+/// `dcb`'s magic number.
+pub const DCB_MAGIC: [u8; 4] = [0xFF, 0x44, 0x43, 0x42];
+/// `dcz`'s header: a skippable frame of 32 bytes (the hash).
+pub const DCZ_MAGIC: [u8; 8] = [0x5E, 0x2A, 0x4D, 0x18, 0x20, 0x00, 0x00, 0x00];
+
+/// The largest `dcz` window RFC 9842 lets a client demand: 128 MiB.
+const DCZ_WINDOW_CAP: u64 = 128 << 20;
+
+impl DeltaCoding {
+    /// Both, in the order the manifest lists equal sizes.
+    pub const ALL: [DeltaCoding; 2] = [DeltaCoding::Dcb, DeltaCoding::Dcz];
+
+    /// The HTTP content-coding token, also the file-name suffix.
+    pub fn token(self) -> &'static str {
+        match self {
+            DeltaCoding::Dcb => "dcb",
+            DeltaCoding::Dcz => "dcz",
+        }
+    }
+
+    /// Parses a token.
+    pub fn parse(s: &str) -> Option<DeltaCoding> {
+        match s {
+            "dcb" => Some(DeltaCoding::Dcb),
+            "dcz" => Some(DeltaCoding::Dcz),
+            _ => None,
+        }
+    }
+
+    /// The bytes before the compressed stream: magic number and hash.
+    pub fn header(self, dict_sha256: &[u8; 32]) -> Vec<u8> {
+        let magic: &[u8] = match self {
+            DeltaCoding::Dcb => &DCB_MAGIC,
+            DeltaCoding::Dcz => &DCZ_MAGIC,
+        };
+        [magic, dict_sha256].concat()
+    }
+
+    /// Length of [`DeltaCoding::header`].
+    pub fn header_len(self) -> usize {
+        match self {
+            DeltaCoding::Dcb => DCB_MAGIC.len() + 32,
+            DeltaCoding::Dcz => DCZ_MAGIC.len() + 32,
+        }
+    }
+
+    /// The dictionary hash a delta's header names, if the header is well formed.
+    pub fn header_hash(self, delta: &[u8]) -> Option<[u8; 32]> {
+        let magic_len = self.header_len() - 32;
+        let header = delta.get(..self.header_len())?;
+        if header[..magic_len] != self.header(&[0; 32])[..magic_len] {
+            return None;
+        }
+        header[magic_len..].try_into().ok()
+    }
+
+    /// Relative CPU cost per input byte, for ordering jobs (as
+    /// [`super::Codec::cost_weight`]); the dictionary is indexed too.
+    pub fn cost_weight(self) -> u64 {
+        match self {
+            DeltaCoding::Dcb => 91,
+            DeltaCoding::Dcz => 22,
+        }
+    }
+}
+
+/// The largest window a client must accept for a `dcz` frame with a
+/// dictionary of `dict_len` bytes (RFC 9842 §5).
+pub fn dcz_window_limit(dict_len: usize) -> u64 {
+    (8u64 << 20).max(dict_len as u64 * 5 / 4).min(DCZ_WINDOW_CAP)
+}
+
+/// The window log a `dcz` frame is written with: one that covers the new file
+/// (a zstd dictionary stays reachable while the output is within the window),
+/// within [`dcz_window_limit`].
+fn dcz_window_log(input_len: usize, dict_len: usize) -> u32 {
+    let limit = dcz_window_limit(dict_len);
+    let max_log = 63 - limit.leading_zeros(); // floor(log2(limit))
+    let needed = (input_len as u64).max(1).next_power_of_two().trailing_zeros();
+    needed.clamp(10, max_log)
+}
+
+/// Levels of the two delta encoders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeltaLevels {
+    /// Brotli quality for `dcb`, 0..=11.
+    pub brotli_quality: u32,
+    /// Zstandard level for `dcz`, 1..=22.
+    pub zstd_level: i32,
+}
+
+/// Writes and checks deltas. Holds no state between files: each delta has its
+/// own dictionary, which zstd and brotli both take per stream.
+#[derive(Debug, Clone, Copy)]
+pub struct DeltaEncoder {
+    levels: DeltaLevels,
+}
+
+impl DeltaEncoder {
+    /// An encoder at these levels.
+    pub fn new(levels: DeltaLevels) -> Self {
+        DeltaEncoder { levels }
+    }
+
+    /// The settings string recorded in the manifest for `coding`: a change
+    /// redoes that coding's deltas.
+    pub fn settings(&self, coding: DeltaCoding) -> String {
+        match coding {
+            DeltaCoding::Dcb => format!(
+                "dcb (RFC 9842) by brotli-rs 8; quality {}; window fitted to dictionary and file, at most 2^24",
+                self.levels.brotli_quality
+            ),
+            DeltaCoding::Dcz => format!(
+                "dcz (RFC 9842) by zstd {}; level {}; window fitted to the file, within max(8 MiB, 1.25 x dictionary)",
+                zstd::zstd_safe::version_string(),
+                self.levels.zstd_level
+            ),
+        }
+    }
+
+    /// Compresses `input` against `dict` (whose SHA-256 is `dict_sha256`) into
+    /// `out`, header included.
+    pub fn encode(
+        &self,
+        coding: DeltaCoding,
+        dict: &[u8],
+        dict_sha256: &[u8; 32],
+        input: &[u8],
+        kind: ContentKind,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        out.clear();
+        out.extend_from_slice(&coding.header(dict_sha256));
+        match coding {
+            DeltaCoding::Dcb => self.encode_dcb(dict, input, kind, out),
+            DeltaCoding::Dcz => self.encode_dcz(dict, input, out),
+        }
+    }
+
+    fn encode_dcb(
+        &self,
+        dict: &[u8],
+        input: &[u8],
+        kind: ContentKind,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        let mut params = BrotliEncoder::new(self.levels.brotli_quality).params(input.len(), kind);
+        // Matches reach back into the dictionary only within the window.
+        params.lgwin = window_for(dict.len() + input.len());
+        let mut state = BrotliEncoderStateStruct::new(StandardAlloc::default());
+        state.params = params;
+        state.set_custom_dictionary(dict.len(), dict);
+        let start = out.len();
+        out.resize(
+            start + brotli::enc::encode::BrotliEncoderMaxCompressedSize(input.len()) + 1024,
+            0,
+        );
+        let (mut avail_in, mut in_off) = (input.len(), 0);
+        let mut avail_out = out.len() - start;
+        let mut out_off = start;
+        let done = state.compress_stream(
+            BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
+            &mut avail_in,
+            input,
+            &mut in_off,
+            &mut avail_out,
+            out,
+            &mut out_off,
+            &mut None,
+            &mut |_, _, _, _| (),
+        );
+        if !done || avail_in != 0 {
+            return Err(io::Error::other("the brotli dictionary encoder did not finish"));
+        }
+        out.truncate(out_off);
+        Ok(())
+    }
+
+    fn encode_dcz(&self, dict: &[u8], input: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        let err = |code| io::Error::other(zstd::zstd_safe::get_error_name(code));
+        let mut cctx = CCtx::create();
+        cctx.set_parameter(CParameter::CompressionLevel(self.levels.zstd_level))
+            .map_err(err)?;
+        cctx.set_parameter(CParameter::WindowLog(dcz_window_log(input.len(), dict.len())))
+            .map_err(err)?;
+        cctx.set_parameter(CParameter::ContentSizeFlag(true))
+            .map_err(err)?;
+        cctx.set_parameter(CParameter::ChecksumFlag(false))
+            .map_err(err)?;
+        // A prefix is always raw content, whatever its first bytes (a
+        // dictionary loaded by content type would be parsed as a trained one
+        // if it started with zstd's dictionary magic).
+        cctx.ref_prefix(dict).map_err(err)?;
+        let start = out.len();
+        out.reserve(zstd::zstd_safe::compress_bound(input.len()));
+        // After the header: a Vec on its own would be written from its start.
+        let mut after_header = io::Cursor::new(out);
+        after_header.set_position(start as u64);
+        cctx.compress2(&mut after_header, input).map_err(err)?;
+        Ok(())
+    }
+
+    /// Whether `delta` (header included) decodes with `dict` to exactly
+    /// `original`, under the limits a browser applies; `Err` says why not.
+    pub fn verify(
+        &self,
+        coding: DeltaCoding,
+        delta: &[u8],
+        dict: &[u8],
+        dict_sha256: &[u8; 32],
+        original: &[u8],
+    ) -> Result<(), String> {
+        match coding.header_hash(delta) {
+            Some(h) if h == *dict_sha256 => {}
+            Some(_) => return Err("its header names another dictionary".into()),
+            None => return Err(format!("no {} header", coding.token())),
+        }
+        let body = &delta[coding.header_len()..];
+        match coding {
+            DeltaCoding::Dcb => super::brotli::verify_with_dictionary(body, original, dict),
+            DeltaCoding::Dcz => verify_dcz(body, original, dict),
+        }
+    }
+}
+
+fn verify_dcz(frame: &[u8], original: &[u8], dict: &[u8]) -> Result<(), String> {
+    let limit = dcz_window_limit(dict.len());
+    match super::frame_window_size(frame) {
+        Some(w) if w <= limit => {}
+        Some(w) => {
+            return Err(format!(
+                "the frame needs a {w}-byte window, over the {limit} RFC 9842 allows"
+            ))
+        }
+        None => return Err("not a zstd frame".into()),
+    }
+    match zstd::zstd_safe::find_frame_compressed_size(frame) {
+        Ok(n) if n == frame.len() => {}
+        Ok(n) => return Err(format!("{} bytes follow the zstd frame", frame.len() - n)),
+        Err(code) => {
+            return Err(format!(
+                "does not decode: {}",
+                zstd::zstd_safe::get_error_name(code)
+            ))
+        }
+    }
+    let err = |code| format!("does not decode: {}", zstd::zstd_safe::get_error_name(code));
+    let mut dctx = DCtx::create();
+    let max_log = 63 - limit.leading_zeros();
+    dctx.set_parameter(DParameter::WindowLogMax(max_log))
+        .map_err(err)?;
+    dctx.ref_prefix(dict).map_err(err)?;
+    // One spare byte: output longer than the source fails the comparison.
+    let mut out: Vec<u8> = Vec::with_capacity(original.len() + 1);
+    dctx.decompress(&mut out, frame).map_err(err)?;
+    super::bulk_equals(&out, original)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn release(n: usize, changed: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        for i in 0..n {
+            v.extend_from_slice(
+                format!("export function f{i}(a, b) {{ return a * {i} + b; }}\n").as_bytes(),
+            );
+            if i == n / 2 {
+                v.extend_from_slice(changed.as_bytes());
+            }
+        }
+        v
+    }
+
+    fn sha(b: &[u8]) -> [u8; 32] {
+        sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(b)).into()
+    }
+
+    const FAST: DeltaLevels = DeltaLevels {
+        brotli_quality: 5,
+        zstd_level: 3,
+    };
+
+    #[test]
+    fn deltas_are_small_round_trip_and_carry_the_header() {
+        let old = release(3000, "const version = '1.0.0';\n");
+        let new = release(3000, "const version = '1.0.1'; console.log(version);\n");
+        let h = sha(&old);
+        let enc = DeltaEncoder::new(FAST);
+        for coding in DeltaCoding::ALL {
+            let mut out = Vec::new();
+            enc.encode(coding, &old, &h, &new, ContentKind::Text, &mut out)
+                .unwrap();
+            assert_eq!(out[..coding.header_len()], coding.header(&h)[..]);
+            assert_eq!(coding.header_hash(&out), Some(h));
+            assert!(
+                out.len() < new.len() / 200,
+                "{coding:?}: {} bytes for a one-line change in {}",
+                out.len(),
+                new.len()
+            );
+            assert_eq!(enc.verify(coding, &out, &old, &h, &new), Ok(()), "{coding:?}");
+            // Another dictionary, another source, a corrupt or cut stream: refused.
+            let mut other_dict = old.clone();
+            other_dict[10] ^= 1;
+            assert!(enc
+                .verify(coding, &out, &other_dict, &sha(&other_dict), &new)
+                .is_err());
+            assert!(enc.verify(coding, &out, &old, &h, &old).is_err());
+            let cut = &out[..out.len() - 2];
+            assert!(enc.verify(coding, cut, &old, &h, &new).is_err());
+            let mut extra = out.clone();
+            extra.push(0);
+            assert!(enc.verify(coding, &extra, &old, &h, &new).is_err());
+        }
+    }
+
+    #[test]
+    fn dcz_uses_a_dictionary_that_starts_like_a_trained_one_as_raw_content() {
+        let mut old = vec![0x37, 0xA4, 0x30, 0xEC];
+        old.extend(release(500, "x\n"));
+        let new = release(500, "y\n");
+        let enc = DeltaEncoder::new(FAST);
+        let mut out = Vec::new();
+        enc.encode(DeltaCoding::Dcz, &old, &sha(&old), &new, ContentKind::Text, &mut out)
+            .unwrap();
+        assert_eq!(enc.verify(DeltaCoding::Dcz, &out, &old, &sha(&old), &new), Ok(()));
+    }
+
+    #[test]
+    fn dcz_windows_stay_within_the_rfc() {
+        assert_eq!(dcz_window_limit(1 << 20), 8 << 20);
+        assert_eq!(dcz_window_limit(16 << 20), 20 << 20);
+        assert_eq!(dcz_window_limit(1 << 30), 128 << 20);
+        assert_eq!(dcz_window_log(1000, 1000), 10);
+        assert_eq!(dcz_window_log(300_000, 300_000), 19);
+        // A 20 MiB file with a 1 MiB dictionary: 8 MiB is all a client must accept.
+        assert_eq!(dcz_window_log(20 << 20, 1 << 20), 23);
+        assert_eq!(dcz_window_log(20 << 20, 20 << 20), 24);
+    }
+}
