@@ -64,10 +64,10 @@ def load(work, run):
 
 def cpu(report, path, codings):
     """CPU seconds per coding of one asset's jobs."""
-    out = {c: 0 for c in codings}
+    out = {}
     for j in report["jobs"]:
-        if j["path"] == path and j["coding"] in out:
-            out[j["coding"]] += j["cpu_micros"] / 1e6
+        if j["path"] == path and j["coding"] in codings:
+            out[j["coding"]] = out.get(j["coding"], 0) + j["cpu_micros"] / 1e6
     return out
 
 
@@ -107,13 +107,13 @@ def table(work, version):
     for p, r in rows:
         print(line(p["file"], f"{p['pkg']} {p['old']}→{p['new']} ({p['kind']})", r))
     tot = {k: sum(r[k] for _, r in rows) for k in ("src", "br", "zstd")}
-    for c in ("dcb", "dcz"):
-        tot[c] = sum(r[c] for _, r in rows if c in r) if any(c in r for _, r in rows) else None
-    # Total best delta: what a returning visitor gets (the br variant where no delta exists).
-    tot["best"] = sum(r["best"] or r["br"] for _, r in rows) if delta else None
-    tot["cpu"] = {c: sum(r["cpu"][c] for _, r in rows) for c in CODINGS if c in rows[0][1]["cpu"]}
+    # Delta totals are what a returning visitor downloads: an asset without that delta counts its br.
+    for c in ("dcb", "dcz", "best"):
+        tot[c] = sum(r.get(c) or r["br"] for _, r in rows) if delta else None
+    tot["cpu"] = {c: sum(r["cpu"].get(c, 0) for _, r in rows) for c in CODINGS if any(c in r["cpu"] for _, r in rows)}
     print(line("**total**", f"{len(rows)} files", tot))
     print()
+    print("Totals of dcb, dcz and best delta count an asset's br where it has no such delta.  ")
 
     for k in ("patch", "minor"):
         sel = [r for p, r in rows if p["kind"] == k]

@@ -11,13 +11,13 @@
 #   bash bench/deltas.sh [OUT]     (default OUT: bench/results/deltas-<UTC time>.md)
 #
 # Tarballs (npm pack) are cached in target/bench-deltas/ and checked against the
-# sha256 pinned below. Without --dictionary-from in the binary it prints the table
+# sha256 pinned below. PRECOMPRESS_BIN=PATH runs that binary instead of building. Without --dictionary-from in the binary it prints the table
 # without deltas, writes nothing and fails.
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-bench/results/deltas-$(date -u +%Y%m%dT%H%M%SZ).md}
-cache=${CARGO_TARGET_DIR:-$PWD/target}/bench-deltas
+cache=$PWD/target/bench-deltas
 
 # NAME OLD NEW FILE...   (patch or minor is read from the versions)
 PAIRS=(
@@ -57,8 +57,10 @@ for p in "${PAIRS[@]}"; do
   done
 done
 
-cargo build --release --locked -q
-bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
+if [[ -z ${PRECOMPRESS_BIN:-} ]]; then
+  cargo build --release --locked -q
+fi
+bin=${PRECOMPRESS_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/precompress}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 python3 bench/deltas.py layout "$cache" "$work" "${PAIRS[@]}"
 run() { # NAME DIR [ARGS...]: report in $work/NAME.report.json, CPU etc. in NAME.measure.json
@@ -68,7 +70,7 @@ run() { # NAME DIR [ARGS...]: report in $work/NAME.report.json, CPU etc. in NAME
 run old "$work/old"
 cp -r "$work/new" "$work/plain"; run plain "$work/plain"
 version=$("$bin" --version | cut -d' ' -f2)
-if ! "$bin" --help | grep -q -- --dictionary-from; then
+if ! grep -q -- --dictionary-from <<<"$("$bin" --help)"; then
   python3 bench/deltas.py table "$work" "$version"
   echo "deltas.sh: $bin ($version) has no --dictionary-from: above, the run without deltas only; nothing written" >&2
   exit 1

@@ -13,6 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::encode::delta::DeltaCoding;
 use crate::encode::Codec;
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
@@ -56,22 +57,58 @@ impl Cache {
     }
 
     fn entry(&self, source_blake3: &str, codec: Codec, settings: &str) -> (PathBuf, PathBuf) {
+        self.entry_of(source_blake3, codec.token(), codec.suffix(), settings)
+    }
+
+    /// A delta's entry: the dictionary's hash is part of its settings.
+    fn delta_entry(
+        &self,
+        source_blake3: &str,
+        coding: DeltaCoding,
+        settings: &str,
+        dict_sha256: &[u8; 32],
+    ) -> (PathBuf, PathBuf) {
+        let settings = format!("{settings}; dictionary {}", crate::dictionary::hex(dict_sha256));
+        self.entry_of(source_blake3, coding.token(), coding.token(), &settings)
+    }
+
+    fn entry_of(
+        &self,
+        source_blake3: &str,
+        token: &str,
+        suffix: &str,
+        settings: &str,
+    ) -> (PathBuf, PathBuf) {
         let mut h = blake3::Hasher::new();
-        for part in [source_blake3, codec.token(), settings] {
+        for part in [source_blake3, token, settings] {
             h.update(part.as_bytes());
             h.update(&[0]);
         }
         let key = h.finalize().to_hex();
         let sub = self.dir.join(&key[..2]);
         (
-            sub.join(format!("{}.{}", &key[..40], codec.suffix())),
+            sub.join(format!("{}.{suffix}", &key[..40])),
             sub.join(format!("{}.none", &key[..40])),
         )
     }
 
     /// Looks an entry up, refreshing its age on a hit.
     pub fn get(&self, source_blake3: &str, codec: Codec, settings: &str) -> Option<Hit> {
-        let (out, none) = self.entry(source_blake3, codec, settings);
+        Self::read_entry(self.entry(source_blake3, codec, settings))
+    }
+
+    /// [`Cache::get`] for a delta against the dictionary with this SHA-256.
+    pub fn get_delta(
+        &self,
+        source_blake3: &str,
+        coding: DeltaCoding,
+        settings: &str,
+        dict_sha256: &[u8; 32],
+    ) -> Option<Hit> {
+        Self::read_entry(self.delta_entry(source_blake3, coding, settings, dict_sha256))
+    }
+
+    fn read_entry((out, none): (PathBuf, PathBuf)) -> Option<Hit> {
         if let Ok(bytes) = fs::read(&out) {
             touch(&out);
             return Some(Hit::Output(bytes));
@@ -92,7 +129,22 @@ impl Cache {
     /// Stores an entry; a failure only costs a future miss, so it is returned
     /// for reporting, never fatal.
     pub fn put(&self, source_blake3: &str, codec: Codec, settings: &str, hit: &Hit) -> Result<()> {
-        let (out, none) = self.entry(source_blake3, codec, settings);
+        Self::write_entry(self.entry(source_blake3, codec, settings), hit)
+    }
+
+    /// [`Cache::put`] for a delta against the dictionary with this SHA-256.
+    pub fn put_delta(
+        &self,
+        source_blake3: &str,
+        coding: DeltaCoding,
+        settings: &str,
+        dict_sha256: &[u8; 32],
+        hit: &Hit,
+    ) -> Result<()> {
+        Self::write_entry(self.delta_entry(source_blake3, coding, settings, dict_sha256), hit)
+    }
+
+    fn write_entry((out, none): (PathBuf, PathBuf), hit: &Hit) -> Result<()> {
         let dir = out.parent().expect("entry has a folder");
         fs::create_dir_all(dir).map_err(|source| Error::Write {
             path: dir.to_path_buf(),

@@ -15,6 +15,7 @@ Examples:
   precompress dist/ --json > report.json  machine-readable report on stdout
   precompress dist/ --dry-run -v          what would be written, per file; writes nothing
   precompress dist/ --budget 'assets/**/*.js=150KB'   fail when a script's best variant is larger
+  precompress dist/ --dictionary-from ../release-41/dist   deltas for returning visitors (RFC 9842)
   precompress completions bash > /etc/bash_completion.d/precompress
 
 Config file: precompress.toml in DIR or a parent folder up to the project root
@@ -153,6 +154,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::budget::parse_size)]
     pub cache_max_size: u64,
 
+    /// An earlier release's build folder: changed fingerprinted assets get RFC 9842 deltas (.dcb, .dcz) against their versions there (repeatable).
+    #[arg(long, value_name = "PREV")]
+    pub dictionary_from: Vec<PathBuf>,
+
+    /// Do not mark fingerprinted assets with Use-As-Dictionary in the manifest.
+    #[arg(long)]
+    pub no_use_as_dictionary: bool,
+
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -213,6 +222,8 @@ impl RunArgs {
             force: self.force,
             cache_dir: self.cache_dir.clone(),
             cache_max_size: self.cache_max_size,
+            dictionary_from: self.dictionary_from.clone(),
+            use_as_dictionary: !self.no_use_as_dictionary,
         }
     }
 }

@@ -33,6 +33,12 @@ pub struct Config {
     pub cache_dir: Option<PathBuf>,
     /// Bound on the cache's size in bytes (default 1 GiB).
     pub cache_max_size: u64,
+    /// Earlier releases' build folders: each changed fingerprinted asset gets
+    /// `dcb` and `dcz` deltas against its previous version there (default none).
+    pub dictionary_from: Vec<PathBuf>,
+    /// Record `Use-As-Dictionary` for fingerprinted assets, so browsers keep
+    /// them for the next release's deltas (default true).
+    pub use_as_dictionary: bool,
 }
 
 impl Config {
@@ -52,6 +58,8 @@ impl Config {
             force: false,
             cache_dir: None,
             cache_max_size: crate::cache::DEFAULT_MAX_SIZE,
+            dictionary_from: Vec::new(),
+            use_as_dictionary: true,
         }
     }
 

@@ -51,6 +51,10 @@ pub struct FileConfig {
     pub cache_dir: Option<PathBuf>,
     /// As `--cache-max-size`: bytes, or a size like `"2GiB"`.
     pub cache_max_size: Option<toml::Value>,
+    /// As `--dictionary-from` (earlier releases' folders); relative to the file's folder.
+    pub dictionary_from: Option<Vec<PathBuf>>,
+    /// `false` as `--no-use-as-dictionary`.
+    pub use_as_dictionary: Option<bool>,
     /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
     pub budget: Option<BTreeMap<String, toml::Value>>,
 }
@@ -168,6 +172,12 @@ impl FileConfig {
         if let (Some(v), false) = (&self.cache_max_size, explicit("cache_max_size")) {
             args.cache_max_size = size_value(v).map_err(|e| bad("cache-max-size", e))?;
         }
+        if let (Some(d), false) = (&self.dictionary_from, explicit("dictionary_from")) {
+            args.dictionary_from = d.iter().map(|p| base.join(p)).collect();
+        }
+        if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
+            args.no_use_as_dictionary = !u;
+        }
         let mut budgets = Vec::new();
         for (glob, v) in self.budget.iter().flatten() {
             let limit = size_value(v).map_err(|e| bad(&format!("budget.{glob:?}"), e))?;
@@ -272,6 +282,8 @@ exclude = ["*.map"]
 manifest = "out/m.json"
 cache-dir = ".cache/pc"
 cache-max-size = "2GiB"
+dictionary-from = ["../releases/41"]
+use-as-dictionary = false
 [budget]
 "*.js" = "150KB"
 "*.css" = 2000
@@ -290,6 +302,8 @@ cache-max-size = "2GiB"
         assert_eq!(a.zstd_level, 19, "untouched default");
         assert_eq!(a.cache_dir, Some(PathBuf::from("/p/.cache/pc")));
         assert_eq!(a.cache_max_size, 2 << 30);
+        assert_eq!(a.dictionary_from, vec![PathBuf::from("/p/../releases/41")]);
+        assert!(a.no_use_as_dictionary);
         let b: Vec<(&str, u64)> = budgets.iter().map(|b| (b.glob.as_str(), b.limit)).collect();
         assert_eq!(b, vec![("*.css", 2000), ("*.js", 150_000)]);
     }

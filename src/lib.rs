@@ -30,6 +30,7 @@ pub mod fsutil;
 pub mod github;
 pub mod manifest;
 pub mod pipeline;
+pub mod releases;
 pub mod report;
 pub mod serve;
 pub mod walk;

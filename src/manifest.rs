@@ -18,9 +18,10 @@ pub const VERSION: u32 = 1;
 /// Default file name, inside DIR.
 pub const DEFAULT_NAME: &str = "precompress-manifest.json";
 
-/// The whole manifest.
+/// The whole manifest. Readers ignore keys they do not know, so a field added
+/// to version 1 (as `deltas` and `use_as_dictionary` were) keeps every reader
+/// working; a change that older readers would misread bumps [`VERSION`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// Every asset under DIR, by path relative to DIR with `/` separators.
     pub files: BTreeMap<String, Asset>,
@@ -35,12 +36,15 @@ pub struct Manifest {
 
 /// One source file and its representations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Asset {
     /// blake3 of the content, lower-case hex.
     pub blake3: String,
     /// `Content-Type` to send with every representation.
     pub content_type: String,
+    /// RFC 9842 deltas against earlier versions of this asset (`--dictionary-from`),
+    /// by dictionary then coding. Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deltas: Vec<Delta>,
     /// Compressed variants written beside it, smallest first.
     pub encodings: Vec<Variant>,
     /// Strong ETag of the identity representation, quotes included.
@@ -51,11 +55,50 @@ pub struct Asset {
     pub size: u64,
     /// Per coding token, why no variant exists.
     pub skipped: BTreeMap<String, SkipReason>,
+    /// Deltas that were made and not kept (not smaller than the best variant),
+    /// so an unchanged asset does not make them again. Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_deltas: Vec<SkippedDelta>,
+    /// The `Use-As-Dictionary` value to send with every representation of this
+    /// asset, so browsers keep it for deltas of its next versions. Absent when
+    /// the asset is not a dictionary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_as_dictionary: Option<String>,
+}
+
+/// One RFC 9842 delta on disk: the asset compressed against an earlier version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delta {
+    /// blake3 of the delta's bytes, hex.
+    pub blake3: String,
+    /// `dcb` or `dcz`.
+    pub coding: String,
+    /// The dictionary's SHA-256 exactly as a client sends it in
+    /// `Available-Dictionary`: `:` base64 `:`.
+    pub dictionary: String,
+    /// Where the dictionary was in the earlier release (relative to that folder).
+    pub dictionary_path: String,
+    /// Strong ETag of this representation, quotes included.
+    pub etag: String,
+    /// Path relative to DIR (`ASSET.HEX.dcb`, HEX the dictionary's SHA-256).
+    pub path: String,
+    /// Size in bytes (the `Content-Length` to send).
+    pub size: u64,
+}
+
+/// A delta that was made and not kept.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SkippedDelta {
+    /// `dcb` or `dcz`.
+    pub coding: String,
+    /// As in [`Delta::dictionary`].
+    pub dictionary: String,
+    /// Why.
+    pub reason: SkipReason,
 }
 
 /// One compressed representation on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Variant {
     /// blake3 of the compressed bytes, hex.
     pub blake3: String,
@@ -153,6 +196,15 @@ mod tests {
                 blake3: "ab".repeat(32),
                 sha256: "x".into(),
                 content_type: "text/javascript".into(),
+                deltas: vec![Delta {
+                    blake3: "ef".repeat(32),
+                    coding: "dcz".into(),
+                    dictionary: format!(":{}=:", "A".repeat(43)),
+                    dictionary_path: "b-D8fKq1nN.js".into(),
+                    etag: etag(&"ef".repeat(32)),
+                    path: format!("b.js.{}.dcz", "0".repeat(64)),
+                    size: 3,
+                }],
                 etag: etag(&"ab".repeat(32)),
                 encodings: vec![Variant {
                     coding: "br".into(),
@@ -162,6 +214,12 @@ mod tests {
                     etag: etag(&"cd".repeat(32)),
                 }],
                 skipped: BTreeMap::from([("gzip".into(), SkipReason::NotSmaller)]),
+                skipped_deltas: vec![SkippedDelta {
+                    coding: "dcb".into(),
+                    dictionary: format!(":{}=:", "A".repeat(43)),
+                    reason: SkipReason::NotSmaller,
+                }],
+                use_as_dictionary: Some("match=\"/b-*.js\"".into()),
             },
         );
         m
@@ -191,11 +249,14 @@ mod tests {
             [
                 "blake3",
                 "content_type",
+                "deltas",
                 "encodings",
                 "etag",
                 "sha256",
                 "size",
-                "skipped"
+                "skipped",
+                "skipped_deltas",
+                "use_as_dictionary"
             ],
             "{json}"
         );

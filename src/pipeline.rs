@@ -31,12 +31,15 @@ use rayon::prelude::*;
 
 use crate::cache::{Cache, Hit};
 use crate::config::Config;
+use crate::dictionary::{available_dictionary, delta_path, is_candidate, use_as_dictionary};
 use crate::encode::brotli_split::{compress_part, concat_parts, parts_for};
+use crate::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
 use crate::encode::{new_encoder, BrotliEncoder, Codec, Encoder};
 use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
 use crate::fsutil::{lock, open_to_read, remove_if_exists, write_atomic, CopyMeta};
-use crate::manifest::{etag, Asset, Manifest, Variant};
+use crate::manifest::{etag, Asset, Delta, Manifest, SkippedDelta, Variant};
+use crate::releases::{self, OldFile, Releases};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
 use crate::walk::{walk, Found, LOCK_NAME};
 
@@ -59,6 +62,7 @@ struct Scanned {
     size: u64,
     blake3: String,
     sha256: String,
+    sha256_raw: [u8; 32],
     meta: CopyMeta,
     /// The bytes that were hashed, for a small source (see [`HELD_FILE_MAX`]).
     content: Option<Vec<u8>>,
@@ -75,6 +79,16 @@ enum JobOutcome {
     /// source: kept as it is and listed.
     Adopted(Variant),
     Skipped(SkipReason),
+    /// A new delta (written unless dry run).
+    DeltaWritten {
+        delta: Delta,
+        cached: bool,
+    },
+    /// A delta that is not smaller than the source.
+    DeltaSkipped(SkippedDelta),
+    /// The dictionary could not be used (it vanished or changed): no delta,
+    /// and a warning rather than a failure.
+    NoDelta(String),
     Failed(Error),
     /// One part of a split brotli job, not the last to finish: nothing to record.
     Part,
@@ -90,12 +104,32 @@ enum JobKind {
     },
     /// Check a variant precompress did not write against the source.
     CheckForeign,
+    /// An RFC 9842 delta against dictionary `dict` (an index into the run's
+    /// dictionaries).
+    Delta { dict: usize, coding: DeltaCoding },
 }
 
 struct Job {
     file: usize,
+    /// The coding of a variant job (a delta job's is unused).
     codec: Codec,
     kind: JobKind,
+}
+
+impl Job {
+    /// The content-coding token this job produces.
+    fn token(&self) -> &'static str {
+        match self.kind {
+            JobKind::Delta { coding, .. } => coding.token(),
+            _ => self.codec.token(),
+        }
+    }
+}
+
+/// A dictionary this run compresses against: an earlier release's file.
+struct Dict {
+    old: OldFile,
+    sha256: [u8; 32],
 }
 
 /// Progress events, for a progress bar.
@@ -112,9 +146,11 @@ pub trait Progress: Sync {
 pub struct NoProgress;
 impl Progress for NoProgress {}
 
-/// The encoder settings string of each codec, as recorded in the manifest.
+/// The encoder settings string of each coding, as recorded in the manifest
+/// (`dcb` and `dcz` only when the run makes deltas).
 pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
-    cfg.codecs
+    let mut settings = cfg
+        .codecs
         .iter()
         .map(|&c| {
             let enc = new_encoder(c, cfg.levels).map_err(|e| {
@@ -122,8 +158,30 @@ pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
             })?;
             Ok((c.token().to_string(), enc.settings()))
         })
-        .collect()
+        .collect::<Result<BTreeMap<_, _>>>()?;
+    if !cfg.dictionary_from.is_empty() {
+        let enc = delta_encoder(cfg);
+        for c in DeltaCoding::ALL {
+            settings.insert(c.token().to_string(), enc.settings(c));
+        }
+    }
+    Ok(settings)
 }
+
+/// The delta encoders run at the levels of their codecs.
+fn delta_encoder(cfg: &Config) -> DeltaEncoder {
+    DeltaEncoder::new(DeltaLevels {
+        brotli_quality: cfg.levels.brotli_quality,
+        zstd_level: cfg.levels.zstd_level,
+    })
+}
+
+/// The largest dictionary plus file a `dcb` stream can reach across: brotli's
+/// window (16 MiB less 16 bytes, RFC 9842 §4). Beyond it the C decoder that
+/// browsers use reads far distances as references into the dictionary where
+/// a prefix-dictionary encoder meant the static dictionary, so no `dcb` is
+/// made for larger pairs (`dcz` still is).
+const DCB_MAX_SPAN: u64 = (1 << 24) - 16;
 
 /// Runs precompress over `cfg.root`. Per-file failures are in the report's
 /// `errors`; `Err` is returned only when the run cannot happen at all.
@@ -137,6 +195,8 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let manifest_path = cfg.manifest_path();
     let threads = cfg.worker_threads();
     let settings = settings_of(cfg)?;
+    let mut release_warnings = Vec::new();
+    let releases = Releases::open(&cfg.dictionary_from, root, &mut release_warnings)?;
     let cache = cfg
         .cache_dir
         .as_deref()
@@ -152,6 +212,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 
     let mut counts = RunCounts {
         dry_run: cfg.dry_run,
+        warnings: release_warnings,
         ..RunCounts::default()
     };
     let prev = match manifest_path
@@ -165,14 +226,16 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         }
         None => None,
     };
-    // Variants the previous run wrote: path -> the blake3 they had.
+    // Variants and deltas the previous run wrote: path -> the blake3 they had.
     let ours: HashMap<String, String> = prev
         .iter()
         .flat_map(|p| p.files.values())
         .flat_map(|a| {
-            a.encodings
-                .iter()
-                .map(|v| (v.path.clone(), v.blake3.clone()))
+            let variants = a.encodings.iter().map(|v| (&v.path, &v.blake3));
+            let deltas = a.deltas.iter().map(|d| (&d.path, &d.blake3));
+            variants
+                .chain(deltas)
+                .map(|(p, b)| (p.clone(), b.clone()))
         })
         .collect();
 
@@ -208,6 +271,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let variants_on_disk: Vec<(String, Option<String>)> = pool.install(|| {
         tree.variants
             .into_par_iter()
+            .chain(tree.deltas.into_par_iter())
             .map(|f| (f.rel, hash_file(&f.path).ok()))
             .collect()
     });
@@ -238,10 +302,33 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 
     // Plan every (file, codec).
     let prev_files = prev.as_ref().map(|p| &p.files);
-    let same_settings = |c: Codec| {
+    let same_settings_token = |token: &str| {
         prev.as_ref()
-            .is_some_and(|p| p.settings.get(c.token()) == settings.get(c.token()))
+            .is_some_and(|p| p.settings.get(token) == settings.get(token))
     };
+    let same_settings = |c: Codec| same_settings_token(c.token());
+    // Per asset that may get deltas: the earlier file of each release it is
+    // paired with, and that file's SHA-256 (read here, once, in parallel).
+    let chosen: Vec<Vec<(OldFile, [u8; 32])>> = if releases.is_empty() {
+        vec![Vec::new(); files.len()]
+    } else {
+        let per_file: Vec<(Vec<(OldFile, [u8; 32])>, Vec<String>)> = pool.install(|| {
+            files
+                .par_iter()
+                .map(|f| choose_dictionaries(f, &filter, &releases))
+                .collect()
+        });
+        per_file
+            .into_iter()
+            .map(|(c, w)| {
+                counts.warnings.extend(w);
+                c
+            })
+            .collect()
+    };
+    let mut dicts: Vec<Dict> = Vec::new();
+    let mut kept_deltas: Vec<Vec<Delta>> = vec![Vec::new(); files.len()];
+    let mut skipped_deltas: Vec<Vec<SkippedDelta>> = vec![Vec::new(); files.len()];
     let mut skipped: Vec<BTreeMap<String, SkipReason>> = vec![BTreeMap::new(); files.len()];
     let mut kept: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
     let mut jobs = Vec::new();
@@ -313,6 +400,60 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                 });
             }
         }
+        for (old, sha) in &chosen[i] {
+            let dict = dicts.len();
+            dicts.push(Dict {
+                old: old.clone(),
+                sha256: *sha,
+            });
+            let dictionary = available_dictionary(sha);
+            for coding in DeltaCoding::ALL {
+                if coding == DeltaCoding::Dcb && old.size + f.size > DCB_MAX_SPAN {
+                    continue;
+                }
+                let dest_rel = delta_path(&f.found.rel, sha, coding);
+                let on_disk = existing.contains_key(dest_rel.as_str());
+                let mine = is_ours(&dest_rel);
+                if on_disk && !mine && !cfg.force {
+                    // Never overwritten; it cannot be checked without knowing
+                    // what it was made from.
+                    keep_paths.insert(dest_rel.clone());
+                    errors.push(Error::Foreign {
+                        path: root.join(&dest_rel),
+                        detail: "a delta precompress did not write is where it would write one"
+                            .into(),
+                    });
+                    continue;
+                }
+                if let (Some(a), false) = (before, cfg.force) {
+                    if same_settings_token(coding.token()) {
+                        match delta_prev(a, coding, &dictionary) {
+                            (Some(d), _) if mine && d.path == dest_rel => {
+                                kept_deltas[i].push(d.clone());
+                                keep_paths.insert(dest_rel);
+                                counts.reused += 1;
+                                continue;
+                            }
+                            (None, true) if !on_disk => {
+                                skipped_deltas[i].push(SkippedDelta {
+                                    coding: coding.token().into(),
+                                    dictionary: dictionary.clone(),
+                                    reason: SkipReason::NotSmaller,
+                                });
+                                counts.reused += 1;
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                jobs.push(Job {
+                    file: i,
+                    codec: Codec::Brotli,
+                    kind: JobKind::Delta { dict, coding },
+                });
+            }
+        }
     }
     // Our variants that this run will not keep as they are: the source changed,
     // the codec is no longer asked for, or the file is now skipped. Removed
@@ -335,11 +476,19 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                 files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64
             }
             JobKind::CheckForeign => files[j.file].size,
+            // The dictionary is indexed as well as the file compressed.
+            JobKind::Delta { dict, coding } => {
+                (files[j.file].size + dicts[dict].old.size) * coding.cost_weight()
+            }
         };
         cost(b)
             .cmp(&cost(a))
             .then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel))
-            .then(a.codec.cmp(&b.codec))
+            .then(a.token().cmp(b.token()))
+            .then_with(|| match (a.kind, b.kind) {
+                (JobKind::Delta { dict: x, .. }, JobKind::Delta { dict: y, .. }) => x.cmp(&y),
+                _ => std::cmp::Ordering::Equal,
+            })
     });
     progress.start(jobs.len() as u64);
 
@@ -352,6 +501,8 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         root,
         settings: &settings,
         cache: cache.as_ref(),
+        dicts: &dicts,
+        delta: delta_encoder(cfg),
         parts: Mutex::new(HashMap::new()),
         left,
         wrote: files.iter().map(|_| AtomicBool::new(false)).collect(),
@@ -364,17 +515,19 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 
     // Assemble, per file, in path order.
     let mut written: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
+    let mut written_deltas: Vec<Vec<Delta>> = vec![Vec::new(); files.len()];
     let mut changed = vec![false; files.len()];
     let mut timings = Vec::with_capacity(jobs.len());
     for (job, (outcome, t)) in jobs.iter().zip(outcomes) {
         let f = &files[job.file];
         let output = match &outcome {
             JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
+            JobOutcome::DeltaWritten { delta, .. } => delta.size,
             _ => f.size,
         };
         timings.push(JobTiming {
             path: f.found.rel.clone(),
-            coding: job.codec.token(),
+            coding: job.token(),
             input: f.size,
             output,
             micros: t.micros,
@@ -395,6 +548,13 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             JobOutcome::Skipped(r) => {
                 skipped[job.file].insert(job.codec.token().to_string(), r);
             }
+            JobOutcome::DeltaWritten { delta, cached } => {
+                counts.compressed += u64::from(!cached);
+                counts.from_cache += u64::from(cached);
+                written_deltas[job.file].push(delta);
+            }
+            JobOutcome::DeltaSkipped(d) => skipped_deltas[job.file].push(d),
+            JobOutcome::NoDelta(why) => counts.warnings.push(why),
             JobOutcome::Part => {}
             JobOutcome::Failed(e) => {
                 if matches!(e, Error::Changed { .. }) {
@@ -418,8 +578,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         if changed[i] {
             // Variants written before the change was seen are of content that is
             // no longer there: remove them, and leave the file to the next run.
-            for v in &written[i] {
-                remove(&root.join(&v.path), &v.path, &mut counts, &mut errors);
+            let paths = written[i].iter().map(|v| &v.path);
+            for p in paths.chain(written_deltas[i].iter().map(|d| &d.path)) {
+                remove(&root.join(p), p, &mut counts, &mut errors);
             }
             continue;
         }
@@ -430,6 +591,31 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                 .cmp(&b.size)
                 .then_with(|| coding_rank(&a.coding).cmp(&coding_rank(&b.coding)))
         });
+        // A delta is kept only when smaller than what a client without the
+        // dictionary would get: the best variant, or the file itself.
+        let best = encodings.first().map_or(f.size, |v| v.size);
+        let mut deltas = Vec::new();
+        let mut skipped_d = std::mem::take(&mut skipped_deltas[i]);
+        for d in kept_deltas[i].drain(..).chain(written_deltas[i].drain(..)) {
+            if d.size < best {
+                deltas.push(d);
+                continue;
+            }
+            // Not stale, only not worth keeping: removed without being listed.
+            if !cfg.dry_run {
+                if let Err(e) = remove_if_exists(&root.join(&d.path)) {
+                    errors.push(e);
+                }
+            }
+            skipped_d.push(SkippedDelta {
+                coding: d.coding,
+                dictionary: d.dictionary,
+                reason: SkipReason::NotSmaller,
+            });
+        }
+        deltas.sort_by(|a, b| (&a.dictionary, &a.coding).cmp(&(&b.dictionary, &b.coding)));
+        skipped_d.sort();
+        let decision = filter.decide(&f.found.rel, f.size);
         manifest.files.insert(
             f.found.rel.clone(),
             Asset {
@@ -437,9 +623,14 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                 blake3: f.blake3.clone(),
                 sha256: f.sha256.clone(),
                 content_type: content_type(&f.found.rel),
+                deltas,
                 etag: etag(&f.blake3),
                 encodings,
                 skipped: std::mem::take(&mut skipped[i]),
+                skipped_deltas: skipped_d,
+                use_as_dictionary: (cfg.use_as_dictionary && decision.is_none())
+                    .then(|| use_as_dictionary(&f.found.rel, f.size))
+                    .flatten(),
             },
         );
     }
@@ -455,6 +646,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     }
 
     errors.sort_by(|a, b| a.path().cmp(&b.path()));
+    // One unreadable earlier file is reported once, not once per asset.
+    counts.warnings.sort();
+    counts.warnings.dedup();
     counts.removed.sort();
     counts.foreign.sort();
     Ok(Report::new(
@@ -542,17 +736,60 @@ fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Scanned> {
             }
         })?;
     }
+    let sha256_raw: [u8; 32] = sha2::Digest::finalize(sha).into();
     Ok(Scanned {
         content,
         size,
         blake3: b3.finalize().to_hex().to_string(),
-        sha256: base64::engine::general_purpose::STANDARD.encode(sha2::Digest::finalize(sha)),
+        sha256: base64::engine::general_purpose::STANDARD.encode(sha256_raw),
+        sha256_raw,
         meta: CopyMeta {
             permissions: md.permissions(),
             modified: md.modified().unwrap_or(SystemTime::UNIX_EPOCH),
         },
         found,
     })
+}
+
+/// The delta of `coding` against `dictionary` that the previous run recorded
+/// for asset `a`, and whether it recorded that delta as not worth keeping.
+fn delta_prev<'a>(a: &'a Asset, coding: DeltaCoding, dictionary: &str) -> (Option<&'a Delta>, bool) {
+    let found = a
+        .deltas
+        .iter()
+        .find(|d| d.coding == coding.token() && d.dictionary == dictionary);
+    let skipped = a
+        .skipped_deltas
+        .iter()
+        .any(|d| d.coding == coding.token() && d.dictionary == dictionary);
+    (found, skipped)
+}
+
+/// The earlier files an asset gets deltas against: for each release, the one
+/// [`releases::choose`] picks, each dictionary once. Only assets that are
+/// compressed and are dictionary candidates themselves get deltas (a browser
+/// holds only what was sent as a dictionary). With warnings for earlier files
+/// that could not be read.
+fn choose_dictionaries(
+    f: &Scanned,
+    filter: &Filter,
+    releases: &Releases,
+) -> (Vec<(OldFile, [u8; 32])>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut chosen: Vec<(OldFile, [u8; 32])> = Vec::new();
+    let rel = &f.found.rel;
+    if filter.decide(rel, f.size).is_some() || !is_candidate(rel, f.size) {
+        return (chosen, warnings);
+    }
+    for group in releases.paired(rel, f.size) {
+        let input = || f.content.clone().or_else(|| std::fs::read(&f.found.path).ok());
+        if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
+            if !chosen.iter().any(|(_, s)| *s == sha) {
+                chosen.push((old.clone(), sha));
+            }
+        }
+    }
+    (chosen, warnings)
 }
 
 /// How long one job took.
@@ -569,6 +806,9 @@ struct JobContext<'a> {
     root: &'a Path,
     settings: &'a BTreeMap<String, String>,
     cache: Option<&'a Cache>,
+    /// The dictionaries delta jobs refer to.
+    dicts: &'a [Dict],
+    delta: DeltaEncoder,
     /// Split brotli jobs in progress, by file.
     parts: Mutex<HashMap<usize, PartsState>>,
     /// Per file: jobs not finished yet, whether one wrote a variant, and
@@ -633,7 +873,10 @@ fn run_jobs(
                     worker.encode_end = None;
                     worker.job_start = Some(cpu);
                     let outcome = worker.run(job.file, &files[job.file], job.codec, job.kind);
-                    let wrote = matches!(outcome, JobOutcome::Written { .. }) && !ctx.cfg.dry_run;
+                    let wrote = matches!(
+                        outcome,
+                        JobOutcome::Written { .. } | JobOutcome::DeltaWritten { .. }
+                    ) && !ctx.cfg.dry_run;
                     ctx.file_job_done(job.file, &files[job.file], wrote);
                     let micros = t.elapsed().as_micros() as u64;
                     let end = thread_cpu_micros();
@@ -703,6 +946,9 @@ impl<'a> Worker<'a> {
             JobKind::Compress => input.and_then(|i| self.compress(f, codec, i)),
             JobKind::Part { index, of } => self.part(file, f, index, of, input),
             JobKind::CheckForeign => input.and_then(|i| self.check_foreign(f, codec, i)),
+            JobKind::Delta { dict, coding } => {
+                input.and_then(|i| self.delta(f, &self.ctx.dicts[dict], coding, i))
+            }
         };
         self.input = buf;
         r.unwrap_or_else(JobOutcome::Failed)
@@ -882,6 +1128,105 @@ impl<'a> Worker<'a> {
             blake3: b3,
         };
         Ok(JobOutcome::Written { variant, cached })
+    }
+
+    /// A delta of `f` against `dict`: from the cache (checked) or encoded and
+    /// checked, kept if smaller than the source (the comparison with the best
+    /// variant waits for every job of the file), and written.
+    fn delta(
+        &mut self,
+        f: &Scanned,
+        dict: &Dict,
+        coding: DeltaCoding,
+        input: &[u8],
+    ) -> Result<JobOutcome> {
+        self.job_start = None; // reading the dictionary is not encoding
+        let path = &f.found.path;
+        let bytes = match releases::load(&dict.old, Some(&dict.sha256)) {
+            Ok(l) => l.bytes,
+            Err(why) => {
+                return Ok(JobOutcome::NoDelta(format!(
+                    "{why}: {} gets no {} delta against it",
+                    f.found.rel,
+                    coding.token()
+                )))
+            }
+        };
+        let enc = self.ctx.delta;
+        let settings = &self.ctx.settings[coding.token()];
+        let key = (&f.blake3, coding, settings.as_str(), &dict.sha256);
+        let skipped = || {
+            JobOutcome::DeltaSkipped(SkippedDelta {
+                coding: coding.token().into(),
+                dictionary: available_dictionary(&dict.sha256),
+                reason: SkipReason::NotSmaller,
+            })
+        };
+        let mut cached = false;
+        match self.ctx.cache.and_then(|c| c.get_delta(key.0, key.1, key.2, key.3)) {
+            Some(Hit::NotSmaller) => return Ok(skipped()),
+            Some(Hit::Output(out)) => {
+                let t = thread_cpu_micros();
+                let ok = out.len() < input.len()
+                    && enc.verify(coding, &out, &bytes, &dict.sha256, input).is_ok();
+                self.verify_micros += thread_cpu_micros() - t;
+                // A corrupt entry is ignored (and replaced), never copied into DIR.
+                if ok {
+                    self.output = out;
+                    cached = true;
+                }
+            }
+            None => {}
+        }
+        if !cached {
+            let t = thread_cpu_micros();
+            let r = enc.encode(coding, &bytes, &dict.sha256, input, content_kind(&f.found.rel), &mut self.output);
+            let end = thread_cpu_micros();
+            self.encode_micros += end - t;
+            r.map_err(|source| Error::Encode {
+                path: path.clone(),
+                coding: coding.token(),
+                source,
+            })?;
+            if self.output.len() >= input.len() {
+                if let Some(c) = self.ctx.cache {
+                    let _ = c.put_delta(key.0, key.1, key.2, key.3, &Hit::NotSmaller);
+                }
+                return Ok(skipped());
+            }
+            // Never write what a browser could not decode back to the source.
+            let r = enc.verify(coding, &self.output, &bytes, &dict.sha256, input);
+            self.verify_micros += thread_cpu_micros() - end;
+            if let Err(detail) = r {
+                return Err(Error::Verify {
+                    path: path.clone(),
+                    coding: coding.token(),
+                    detail,
+                });
+            }
+            if let Some(c) = self.ctx.cache {
+                // A failed cache write costs only a future miss.
+                let _ = c.put_delta(key.0, key.1, key.2, key.3, &Hit::Output(self.output.clone()));
+            }
+        }
+        let dest_rel = delta_path(&f.found.rel, &dict.sha256, coding);
+        if !self.ctx.cfg.dry_run {
+            // Checked against the source once all of its jobs are done.
+            write_atomic(&self.ctx.root.join(&dest_rel), &self.output, Some(&f.meta))?;
+        }
+        let b3 = blake3::hash(&self.output).to_hex().to_string();
+        Ok(JobOutcome::DeltaWritten {
+            delta: Delta {
+                coding: coding.token().into(),
+                dictionary: available_dictionary(&dict.sha256),
+                dictionary_path: dict.old.rel.clone(),
+                path: dest_rel,
+                size: self.output.len() as u64,
+                etag: etag(&b3),
+                blake3: b3,
+            },
+            cached,
+        })
     }
 
     /// A variant precompress did not write sits where ours would go. It is kept

@@ -112,8 +112,11 @@ pub struct Report {
     pub compressed: u64,
     /// Total size of all assets.
     pub bytes: u64,
-    /// Per coding token.
+    /// Per coding token (`dcb` and `dcz` for deltas, whose `bytes_before`
+    /// is the size of the assets they decode to).
     pub codecs: BTreeMap<String, CodecStats>,
+    /// Assets marked with `Use-As-Dictionary`.
+    pub dictionaries: u64,
     /// (file, coding) pairs without a variant, by reason.
     pub skipped: BTreeMap<String, u64>,
     /// Directory entries passed over (symlinks, FIFOs, ...), by reason.
@@ -173,15 +176,18 @@ impl Report {
         let mut skipped = BTreeMap::new();
         let mut compressed = 0;
         let mut bytes = 0;
+        let mut dictionaries = 0;
         for a in manifest.files.values() {
             bytes += a.size;
             compressed += u64::from(!a.encodings.is_empty());
-            for v in &a.encodings {
-                let s = by_codec.entry(v.coding.clone()).or_default();
+            let variants = a.encodings.iter().map(|v| (&v.coding, v.size));
+            for (coding, size) in variants.chain(a.deltas.iter().map(|d| (&d.coding, d.size))) {
+                let s = by_codec.entry(coding.clone()).or_default();
                 s.files += 1;
                 s.bytes_before += a.size;
-                s.bytes_after += v.size;
+                s.bytes_after += size;
             }
+            dictionaries += u64::from(a.use_as_dictionary.is_some());
             for r in a.skipped.values() {
                 *skipped.entry(r.as_str().to_string()).or_insert(0) += 1;
             }
@@ -195,6 +201,7 @@ impl Report {
             compressed,
             bytes,
             codecs: by_codec,
+            dictionaries,
             skipped,
             passed: passed_count,
             errors: errors
@@ -260,6 +267,13 @@ impl Report {
                 .map(|(r, n)| format!("{n} {r}"))
                 .collect();
             let _ = writeln!(s, "  passed over: {}", parts.join(", "));
+        }
+        if self.dictionaries > 0 {
+            let _ = writeln!(
+                s,
+                "  {} assets marked as dictionaries for the next release's deltas (Use-As-Dictionary)",
+                self.dictionaries
+            );
         }
         let r = &self.run;
         let _ = writeln!(

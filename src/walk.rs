@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::dictionary::delta_source;
 use crate::filter::variant_source;
 
 /// Prefix and suffix of our temporary files: dot-files with a random middle,
@@ -63,6 +64,8 @@ pub struct Tree {
     pub files: Vec<Found>,
     /// `x.br`/`x.zst`/`x.gz` files whose source `x` exists: variants, ours or not.
     pub variants: Vec<Found>,
+    /// `x.HEX.dcb`/`x.HEX.dcz` files whose source `x` exists: deltas, ours or not.
+    pub deltas: Vec<Found>,
     /// Our own leftover temporary files (from a killed run).
     pub temps: Vec<Found>,
     /// Entries passed over, with why (reported, not failures).
@@ -154,6 +157,8 @@ pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
             tree.temps.push(f.clone());
         } else if variant_source(&f.rel).is_some_and(|(src, _)| names.contains(src)) {
             tree.variants.push(f.clone());
+        } else if delta_source(&f.rel).is_some_and(|(src, _)| names.contains(src)) {
+            tree.deltas.push(f.clone());
         } else {
             files.push(f.clone());
         }

@@ -1,0 +1,284 @@
+//! Earlier releases (`--dictionary-from PREV`) as sources of dictionaries: which
+//! of their files are there, reading one back unchanged, and choosing, for an
+//! asset of the new release, the earlier file to compress it against.
+//!
+//! An asset is paired with the files of PREV that have its pairing key
+//! ([`crate::dictionary::pairing_key`]: the path with the content hash taken
+//! out). With one such file, that is the dictionary. With several (a release
+//! that kept old assets, or bundles that share a name, like Vite's
+//! `index-*.js` chunks), each is tried with a fast zstd delta and the one that
+//! gives the smallest wins, ties going to the first path: the dictionary a
+//! browser most likely holds is the one most like the new file. Nothing here
+//! writes to PREV.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::dictionary::{is_candidate, pairing_key};
+use crate::error::{Error, Result};
+use crate::fsutil::open_to_read;
+use crate::manifest::Manifest;
+use crate::walk::walk;
+
+/// At most this many same-named files of one release are tried as the
+/// dictionary of one asset; the others are passed over.
+pub const MAX_TRIED: usize = 8;
+
+/// A file of an earlier release that may serve as a dictionary.
+#[derive(Debug, Clone)]
+pub struct OldFile {
+    /// Which `--dictionary-from` folder (its index).
+    pub release: usize,
+    /// Path relative to that folder, `/` separators.
+    pub rel: String,
+    /// Path to open.
+    pub path: PathBuf,
+    /// Size when listed.
+    pub size: u64,
+}
+
+/// The dictionary files of the earlier releases, by pairing key.
+#[derive(Debug, Default)]
+pub struct Releases {
+    /// The folders, as given.
+    pub roots: Vec<PathBuf>,
+    by_key: HashMap<String, Vec<OldFile>>,
+}
+
+impl Releases {
+    /// Lists the candidate dictionaries of each folder in `roots`. A folder
+    /// that is missing, unreadable, or DIR itself is a configuration error; a
+    /// corrupt manifest there is only a warning (files are paired by name
+    /// alone, which is all the manifest would have told).
+    pub fn open(roots: &[PathBuf], dir: &Path, warnings: &mut Vec<String>) -> Result<Releases> {
+        let canon_dir = dir.canonicalize().ok();
+        let mut releases = Releases {
+            roots: roots.to_vec(),
+            ..Releases::default()
+        };
+        for (i, root) in roots.iter().enumerate() {
+            let bad = |why: String| {
+                Error::Config(format!("--dictionary-from {}: {why}", root.display()))
+            };
+            let canon = match root.canonicalize() {
+                Ok(c) if c.is_dir() => c,
+                Ok(_) => return Err(bad("not a folder".into())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(bad("no such folder".into()))
+                }
+                Err(e) => return Err(bad(format!("cannot open: {e}"))),
+            };
+            if Some(&canon) == canon_dir.as_ref() {
+                return Err(bad(
+                    "is DIR itself; name an earlier release's build folder".into(),
+                ));
+            }
+            if let Err(e) = std::fs::read_dir(&canon) {
+                return Err(bad(format!("cannot read: {e}")));
+            }
+            let mpath = crate::manifest::default_path(root);
+            if mpath.is_file() {
+                if let Err(e) = Manifest::read(&mpath) {
+                    warnings.push(format!(
+                        "{e}; ignored: pairing {} by file names alone",
+                        root.display()
+                    ));
+                }
+            }
+            let tree = walk(root, false, &[mpath]);
+            for e in tree.errors {
+                warnings.push(format!("{e}: no deltas against it"));
+            }
+            for f in tree.files {
+                let Ok(md) = std::fs::metadata(&f.path) else {
+                    continue;
+                };
+                if !is_candidate(&f.rel, md.len()) {
+                    continue;
+                }
+                releases
+                    .by_key
+                    .entry(pairing_key(&f.rel))
+                    .or_default()
+                    .push(OldFile {
+                        release: i,
+                        rel: f.rel,
+                        path: f.path,
+                        size: md.len(),
+                    });
+            }
+        }
+        Ok(releases)
+    }
+
+    /// No earlier release was given.
+    pub fn is_empty(&self) -> bool {
+        self.roots.is_empty()
+    }
+
+    /// The earlier files paired with the asset at `rel`, grouped by release
+    /// (at most [`MAX_TRIED`] each, nearest in size first).
+    pub fn paired(&self, rel: &str, size: u64) -> Vec<Vec<&OldFile>> {
+        let mut groups: Vec<Vec<&OldFile>> = vec![Vec::new(); self.roots.len()];
+        if let Some(files) = self.by_key.get(&pairing_key(rel)) {
+            for f in files {
+                groups[f.release].push(f);
+            }
+        }
+        for g in &mut groups {
+            g.sort_by(|a, b| {
+                a.size
+                    .abs_diff(size)
+                    .cmp(&b.size.abs_diff(size))
+                    .then_with(|| a.rel.cmp(&b.rel))
+            });
+            g.truncate(MAX_TRIED);
+        }
+        groups.retain(|g| !g.is_empty());
+        groups
+    }
+}
+
+/// A dictionary read back: its bytes and SHA-256.
+pub struct Loaded {
+    pub bytes: Vec<u8>,
+    pub sha256: [u8; 32],
+}
+
+/// Reads an earlier file whole. `expect` is the SHA-256 it had when it was
+/// chosen: a file that changed since (or vanished) is `Err`, saying so.
+pub fn load(f: &OldFile, expect: Option<&[u8; 32]>) -> std::result::Result<Loaded, String> {
+    let mut bytes = Vec::with_capacity(f.size as usize);
+    open_to_read(&f.path)
+        .and_then(|mut h| h.read_to_end(&mut bytes))
+        .map_err(|e| format!("{}: cannot read: {e}", f.path.display()))?;
+    let sha256: [u8; 32] = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&bytes)).into();
+    if expect.is_some_and(|e| *e != sha256) {
+        return Err(format!(
+            "{}: changed while this run used it as a dictionary",
+            f.path.display()
+        ));
+    }
+    Ok(Loaded { bytes, sha256 })
+}
+
+/// Of the same-named earlier files of one release, the dictionary for an
+/// asset whose SHA-256 is `input_sha256`, with the dictionary's own SHA-256.
+/// With several, the one `input` compresses best against (a fast zstd delta
+/// of each; first path on ties); `input` is read only then. `None` when one of
+/// them is the asset itself (an unchanged asset needs no delta) or none can
+/// be read.
+pub fn choose<'a>(
+    input: impl FnOnce() -> Option<Vec<u8>>,
+    input_sha256: &[u8; 32],
+    files: &[&'a OldFile],
+    warnings: &mut Vec<String>,
+) -> Option<(&'a OldFile, [u8; 32])> {
+    let mut loaded = Vec::with_capacity(files.len());
+    for f in files {
+        match load(f, None) {
+            Ok(l) if l.sha256 == *input_sha256 => return None,
+            Ok(l) => loaded.push((*f, l)),
+            Err(e) => warnings.push(format!("{e}: not used as a dictionary")),
+        }
+    }
+    if loaded.len() > 1 {
+        if let Some(input) = input() {
+            // Stable: equal sizes keep the nearest-size, then path, order.
+            loaded.sort_by_cached_key(|(_, l)| trial_size(&input, &l.bytes));
+        }
+    }
+    loaded.into_iter().next().map(|(f, l)| (f, l.sha256))
+}
+
+/// The size of a fast zstd delta of `input` against `dict`.
+fn trial_size(input: &[u8], dict: &[u8]) -> usize {
+    let mut cctx = zstd::zstd_safe::CCtx::create();
+    let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(input.len()));
+    let ok = cctx
+        .set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(3))
+        .is_ok()
+        && cctx.ref_prefix(dict).is_ok()
+        && cctx.compress2(&mut out, input).is_ok();
+    if ok {
+        out.len()
+    } else {
+        usize::MAX
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, body: &[u8]) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+
+    fn js(n: usize, seed: &str) -> Vec<u8> {
+        (0..n)
+            .map(|i| format!("export const {seed}{i} = () => {i} * {i};\n"))
+            .collect::<String>()
+            .into_bytes()
+    }
+
+    #[test]
+    fn pairs_by_logical_name_and_chooses_the_closest_of_several() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (prev, dir) = (tmp.path().join("v1"), tmp.path().join("v2"));
+        std::fs::create_dir_all(&dir).unwrap();
+        write(&prev, "assets/index-AAAA1111.js", &js(200, "other"));
+        write(&prev, "assets/index-BBBB2222.js", &js(200, "app"));
+        write(&prev, "assets/vendor-CCCC3333.js", &js(200, "vendor"));
+        write(&prev, "assets/index-DDDD4444.js.br", b"not a candidate");
+        write(&prev, "assets/tiny-EEEE5555.js", b"small");
+        let mut warnings = Vec::new();
+        let r = Releases::open(&[prev.clone()], &dir, &mut warnings).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let mut new = js(200, "app");
+        new.extend_from_slice(b"export const added = 1;\n");
+        let groups = r.paired("assets/index-ZZZZ9999.js", new.len() as u64);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].len(), 2, "{groups:?}");
+        let sha = |b: &[u8]| -> [u8; 32] {
+            sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(b)).into()
+        };
+        let (f, dict_sha) =
+            choose(|| Some(new.clone()), &sha(&new), &groups[0], &mut warnings).unwrap();
+        assert_eq!(f.rel, "assets/index-BBBB2222.js");
+        assert_eq!(dict_sha, sha(&js(200, "app")));
+        // An unchanged asset gets no dictionary.
+        let same = js(200, "app");
+        assert!(choose(|| Some(same.clone()), &sha(&same), &groups[0], &mut warnings).is_none());
+        assert!(r.paired("assets/other-ZZZZ9999.js", 10).is_empty());
+        // A file that changed since it was chosen is refused.
+        write(&prev, "assets/index-BBBB2222.js", b"rewritten");
+        let e = load(f, Some(&dict_sha)).err().unwrap();
+        assert!(e.contains("changed while"), "{e}");
+    }
+
+    #[test]
+    fn bad_folders_are_configuration_errors_and_a_corrupt_manifest_a_warning() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("dist");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut w = Vec::new();
+        for (prev, why) in [
+            (tmp.path().join("missing"), "no such folder"),
+            (dir.clone(), "DIR itself"),
+        ] {
+            let e = Releases::open(&[prev], &dir, &mut w).unwrap_err();
+            assert!(matches!(e, Error::Config(_)) && e.to_string().contains(why), "{e}");
+        }
+        let prev = tmp.path().join("v1");
+        write(&prev, "precompress-manifest.json", b"{not json");
+        write(&prev, "app-AAAA1111.js", &js(200, "a"));
+        let r = Releases::open(&[prev], &dir, &mut w).unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("pairing") && w[0].contains("by file names alone"));
+        assert_eq!(r.paired("app-BBBB2222.js", 100).len(), 1);
+    }
+}
