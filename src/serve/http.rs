@@ -7,27 +7,39 @@
 //! routing, and owning the request path (instead of a router's decoded one) is
 //! what lets [`super::path`] refuse traversal before anything touches the disk.
 //!
-//! Files are streamed, never read whole. A variant whose size on disk is not the
-//! manifest's (the tree changed after `precompress` ran) is not sent: the file is
-//! served uncompressed instead and a warning goes to stderr, because a wrong
-//! `Content-Length` would break the connection and a stale variant would show
-//! old code.
+//! Files are streamed, never read whole. A preview server runs while its user
+//! rebuilds in another terminal, so nothing stale is ever sent: the manifest is
+//! reloaded when its size or mtime changes (a rerun of precompress); at load,
+//! an asset whose file no longer has the manifest's content is left out
+//! ([`Index::load`]); and on every request the source and the representation
+//! are stat'ed and must still have the size and mtime seen at load. A source
+//! that changed since is served uncompressed with a weak ETag from its size and
+//! mtime (never the manifest's strong one), a variant that changed is not sent
+//! (the file goes uncompressed instead), each with a warning on stderr.
+//!
+//! Connections: `TCP_NODELAY` (a response's last small segment is not held
+//! back by Nagle waiting for the client's delayed ACK: 43 ms per keep-alive
+//! request without it), a 20 s limit on reading a request's head that also
+//! closes idle keep-alive connections, and an accept loop that backs off when
+//! the process is out of file descriptors instead of spinning, logging the
+//! failures at most once a second.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::task::{ready, Context, Poll};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncSeekExt, ReadBuf};
 
 use super::path::{parse_request_path, resolve, PathError};
@@ -66,7 +78,80 @@ type ResBody = BoxBody<Bytes, io::Error>;
 struct Site {
     /// Canonical, so `resolve` can compare prefixes.
     root: PathBuf,
+    /// The manifest, watched for reruns.
+    manifest: PathBuf,
+    loaded: RwLock<Arc<Loaded>>,
+}
+
+/// The index and what the files looked like when it was loaded.
+struct Loaded {
     index: Index,
+    /// The manifest's (size, mtime), `None` when there was none.
+    stamp: Option<(u64, SystemTime)>,
+    /// Every listed file (sources, variants, deltas) that existed at load:
+    /// its (size, mtime) then.
+    files: HashMap<String, (u64, SystemTime)>,
+}
+
+/// A file's (size, mtime), `None` if it cannot be stat'ed.
+fn stamp_of(path: &Path) -> Option<(u64, SystemTime)> {
+    let md = std::fs::metadata(path).ok()?;
+    Some((md.len(), md.modified().ok()?))
+}
+
+impl Site {
+    /// Loads (or, with no manifest, an empty index) and stats what it lists.
+    fn load(root: &Path, manifest: &Path) -> Result<Loaded, crate::Error> {
+        let stamp = stamp_of(manifest);
+        let index = if stamp.is_some() {
+            Index::load(root, Some(manifest))?
+        } else {
+            Index::default()
+        };
+        let mut files = HashMap::new();
+        for (_, entry) in index.iter() {
+            let deltas = entry.deltas.iter().map(|(_, r)| r);
+            for r in std::iter::once(&entry.identity)
+                .chain(&entry.variants)
+                .chain(deltas)
+            {
+                if let Some(st) = stamp_of(&root.join(&r.path)) {
+                    files.insert(r.path.clone(), st);
+                }
+            }
+        }
+        Ok(Loaded {
+            index,
+            stamp,
+            files,
+        })
+    }
+
+    /// The index, reloaded first if precompress rewrote the manifest since.
+    fn current(&self) -> Arc<Loaded> {
+        let loaded = self.loaded.read().unwrap().clone();
+        let now = stamp_of(&self.manifest);
+        if now == loaded.stamp {
+            return loaded;
+        }
+        match Site::load(&self.root, &self.manifest) {
+            Ok(fresh) => {
+                eprintln!(
+                    "precompress serve: {} changed: reloaded, {} assets",
+                    self.manifest.display(),
+                    fresh.index.len()
+                );
+                let fresh = Arc::new(fresh);
+                *self.loaded.write().unwrap() = fresh.clone();
+                fresh
+            }
+            Err(e) => {
+                // The checks per request still keep stale files from being sent.
+                eprintln!("precompress serve: warning: {e}; keeping the manifest loaded before");
+                loaded
+            }
+        }
+    }
 }
 
 /// Serves `opts.root` until Ctrl-C. Prints the URL on stdout, then one access-log
@@ -82,18 +167,20 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
         .manifest
         .clone()
         .unwrap_or_else(|| crate::manifest::default_path(&opts.root));
-    let index = if mpath.exists() {
-        Index::load(&opts.root, Some(&mpath))?
-    } else {
+    let loaded = Site::load(&root, &mpath)?;
+    if loaded.stamp.is_none() {
         eprintln!(
             "precompress serve: warning: no manifest at {}; every file is served uncompressed \
              (run `precompress {}` first)",
             mpath.display(),
             opts.root.display()
         );
-        Index::default()
-    };
-    let site = Arc::new(Site { root, index });
+    }
+    let site = Arc::new(Site {
+        root,
+        manifest: mpath,
+        loaded: RwLock::new(Arc::new(loaded)),
+    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -115,17 +202,26 @@ async fn serve(site: Arc<Site>, addr: SocketAddr) -> Result<(), ServeError> {
     println!(
         "precompress serve: http://{local}/ ({}, {} assets in the manifest)",
         site.root.display(),
-        site.index.len()
+        site.current().index.len()
     );
+    let mut backoff = AcceptBackoff::default();
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok(a) => a,
-                // A client that hung up before accept, or a full fd table: keep serving.
-                Err(e) => { eprintln!("precompress serve: accept: {e}"); continue; }
+                Ok(a) => { backoff.reset(); a }
+                // A client that hung up before accept, or a full fd table: keep
+                // serving, but wait before trying again (the error repeats at
+                // once while no descriptor is free) and log it rarely.
+                Err(e) => {
+                    tokio::time::sleep(backoff.failed(&e, Instant::now())).await;
+                    continue;
+                }
             },
             _ = tokio::signal::ctrl_c() => return Ok(()),
         };
+        // Without it a small response's last segment waits for the client's
+        // delayed ACK (40 ms on Linux) on every keep-alive request.
+        let _ = stream.set_nodelay(true);
         let site = site.clone();
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req| {
@@ -134,9 +230,50 @@ async fn serve(site: Arc<Site>, addr: SocketAddr) -> Result<(), ServeError> {
             });
             // Errors here are clients going away mid-response; nothing to report.
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                // Also the limit for an idle keep-alive connection's next request.
+                .header_read_timeout(HEAD_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), svc)
                 .await;
         });
+    }
+}
+
+/// How long a client may take to send a request's head, and how long an idle
+/// keep-alive connection is kept.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Waits between failed accepts: 5 ms doubling to 1 s, and one log line a
+/// second at most, with how many failures it stands for.
+#[derive(Debug, Default)]
+struct AcceptBackoff {
+    delay: Duration,
+    unlogged: u64,
+    last_log: Option<Instant>,
+}
+
+impl AcceptBackoff {
+    fn reset(&mut self) {
+        self.delay = Duration::ZERO;
+    }
+
+    /// Records a failure at `now`; returns how long to wait before the next accept.
+    fn failed(&mut self, e: &io::Error, now: Instant) -> Duration {
+        self.unlogged += 1;
+        if self
+            .last_log
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1))
+        {
+            let more = match self.unlogged {
+                1 => String::new(),
+                n => format!(" ({n} failures since the last message)"),
+            };
+            eprintln!("precompress serve: accept: {e}{more}");
+            self.unlogged = 0;
+            self.last_log = Some(now);
+        }
+        self.delay = (self.delay * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
+        self.delay
     }
 }
 
@@ -209,15 +346,25 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
         return text(StatusCode::NOT_FOUND);
     }
 
+    let loaded = site.current();
     let accept = accept_encoding(req.headers());
-    let planned = match site.index.select(&key, accept.as_deref()) {
+    let dictionary = single_value(req.headers(), "available-dictionary");
+    let planned = match loaded
+        .index
+        .select_with_dictionary(&key, accept.as_deref(), dictionary)
+    {
         Selection::Found(sel) => {
-            match open_checked(site, &sel.representation.path, sel.representation.size).await {
-                Ok(file) => Some((file, sel.headers, sel.representation.coding.is_none())),
+            let r = sel.representation;
+            let checked = match unchanged(site, &loaded, &key) {
+                Ok(()) => open_checked(site, &loaded, &r.path, r.size).await,
+                Err(why) => Err(why),
+            };
+            match checked {
+                Ok(file) => Some((file, sel.headers, r.coding.is_none())),
                 Err(why) => {
                     eprintln!(
                         "precompress serve: warning: {}: {why}; sending {key} uncompressed",
-                        sel.representation.path
+                        r.path
                     );
                     None
                 }
@@ -254,17 +401,51 @@ fn accept_encoding(h: &HeaderMap) -> Option<String> {
     (!values.is_empty()).then(|| values.join(","))
 }
 
-/// Opens `rel` under the root and checks it still has the manifest's size.
-async fn open_checked(site: &Site, rel: &str, size: u64) -> Result<tokio::fs::File, String> {
+/// A field's value when the request has exactly one such field (a repeated
+/// `Available-Dictionary` is no valid value, so it counts as absent).
+fn single_value<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let mut values = h.get_all(name).iter();
+    let first = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    first.to_str().ok()
+}
+
+/// The source of `key` still has the size and mtime it had when the index
+/// was loaded (when its content was checked against the manifest).
+fn unchanged(site: &Site, loaded: &Loaded, key: &str) -> Result<(), String> {
+    let then = loaded.files.get(key);
+    match (then, stamp_of(&site.root.join(key))) {
+        (Some(a), Some(b)) if *a == b => Ok(()),
+        _ => Err(format!(
+            "{key} changed after precompress ran (its variants would be stale)"
+        )),
+    }
+}
+
+/// Opens `rel` under the root and checks it still has the manifest's size and
+/// the mtime it had when the index was loaded.
+async fn open_checked(
+    site: &Site,
+    loaded: &Loaded,
+    rel: &str,
+    size: u64,
+) -> Result<tokio::fs::File, String> {
     let path = resolve(&site.root, rel).ok_or("missing or outside the folder")?;
     let file = tokio::fs::File::open(&path)
         .await
         .map_err(|e| e.to_string())?;
-    let len = file.metadata().await.map_err(|e| e.to_string())?.len();
+    let md = file.metadata().await.map_err(|e| e.to_string())?;
+    let len = md.len();
     if len != size {
         return Err(format!(
             "{len} bytes on disk, {size} in the manifest (changed since precompress ran)"
         ));
+    }
+    let now = md.modified().ok().map(|m| (len, m));
+    if now.is_none() || now.as_ref() != loaded.files.get(rel) {
+        return Err("rewritten since the manifest was loaded".into());
     }
     Ok(file)
 }

@@ -28,7 +28,14 @@
 //!   cache must never answer a gzip request with a revalidated brotli body.
 //! - `Vary: Accept-Encoding` is on every response of an asset that has variants,
 //!   the identity one included, or a shared cache could hand the uncompressed
-//!   copy to everyone (Caddy 2.6 omits it there).
+//!   copy to everyone (Caddy 2.6 omits it there); `Vary: Accept-Encoding,
+//!   Available-Dictionary` on every response of an asset that has deltas.
+//! - Deltas (RFC 9842): a client that accepts `dcb` or `dcz` by name and sends
+//!   an `Available-Dictionary` for which the manifest lists a delta gets the
+//!   smaller acceptable one ([`Index::select_with_dictionary`]); a malformed or
+//!   unknown dictionary is negotiated as if absent, never an error.
+//! - `Use-As-Dictionary` on every response of an asset the manifest marks as
+//!   a dictionary, so the browser keeps it for the next release's deltas.
 //! - `Cache-Control`: `public, max-age=31536000, immutable` when the file name
 //!   carries a content hash ([`is_fingerprinted`]), since its bytes can never
 //!   change under that name; `no-cache` otherwise (always revalidate by ETag).
@@ -43,6 +50,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::SystemTime;
 
+use crate::dictionary::parse_available_dictionary;
+use crate::encode::delta::DeltaCoding;
 use crate::encode::Codec;
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
@@ -54,11 +63,40 @@ pub const CACHE_IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// `Cache-Control` for every other name: store, but revalidate before each use.
 pub const CACHE_REVALIDATE: &str = "no-cache";
 
+/// The content coding of a representation other than identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coding {
+    /// A variant: `br`, `zstd` or `gzip`.
+    Variant(Codec),
+    /// A delta against a dictionary the client holds: `dcb` or `dcz`.
+    Delta(DeltaCoding),
+}
+
+impl Coding {
+    /// The `Content-Encoding` token.
+    pub fn token(self) -> &'static str {
+        match self {
+            Coding::Variant(c) => c.token(),
+            Coding::Delta(d) => d.token(),
+        }
+    }
+}
+
+impl negotiate::Offer for Coding {
+    fn weight_in(&self, accept: &AcceptEncoding) -> negotiate::Weight {
+        match self {
+            Coding::Variant(c) => accept.weight(*c),
+            // Only by name: `*` does not say a client can decode a delta.
+            Coding::Delta(d) => accept.named_weight(d.token()),
+        }
+    }
+}
+
 /// One representation of an asset: a file under the served folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Representation {
-    /// `None` for identity, else the coding of the variant.
-    pub coding: Option<Codec>,
+    /// `None` for identity, else the coding of the variant or delta.
+    pub coding: Option<Coding>,
     /// Path relative to the served folder, `/` separators.
     pub path: String,
     /// Bytes on disk (the `Content-Length`).
@@ -76,6 +114,10 @@ pub struct Entry {
     pub identity: Representation,
     /// Compressed variants, smallest first.
     pub variants: Vec<Representation>,
+    /// Deltas, each with the SHA-256 of the dictionary it needs.
+    pub deltas: Vec<([u8; 32], Representation)>,
+    /// The `Use-As-Dictionary` value to send, if the asset is a dictionary.
+    pub use_as_dictionary: Option<String>,
     /// The source's modification time, when the index was loaded from disk.
     pub last_modified: Option<SystemTime>,
     /// [`CACHE_IMMUTABLE`] or [`CACHE_REVALIDATE`].
@@ -120,17 +162,30 @@ pub struct Index {
 }
 
 impl Index {
-    /// Reads `manifest` (default `root/precompress-manifest.json`), checks it, and
-    /// stats every source for `Last-Modified`.
+    /// Reads `manifest` (default `root/precompress-manifest.json`), checks it,
+    /// and stats every source for `Last-Modified`. An asset whose file no
+    /// longer has the manifest's size and blake3 (edited or rebuilt after
+    /// precompress ran) is left out: its variants and ETags would be stale, so
+    /// it is a plain file to this index ([`Selection::NotInManifest`]).
     pub fn load(root: &Path, manifest: Option<&Path>) -> Result<Index> {
         let mpath = manifest.map_or_else(|| crate::manifest::default_path(root), Path::to_path_buf);
         let m = Manifest::read(&mpath)?;
+        let recorded: HashMap<String, String> = m
+            .files
+            .iter()
+            .map(|(k, a)| (k.clone(), a.blake3.clone()))
+            .collect();
         let mut index = Index::from_manifest(&mpath, m)?;
-        for (key, entry) in &mut index.assets {
-            entry.last_modified = std::fs::metadata(root.join(key))
-                .and_then(|md| md.modified())
-                .ok();
-        }
+        index.assets.retain(|key, entry| {
+            let path = root.join(key);
+            let Ok(md) = std::fs::metadata(&path) else {
+                return false;
+            };
+            entry.last_modified = md.modified().ok();
+            md.is_file()
+                && md.len() == entry.identity.size
+                && blake3_of(&path).is_some_and(|h| Some(&h) == recorded.get(key))
+        });
         Ok(index)
     }
 
@@ -167,7 +222,10 @@ impl Index {
                 let codec = Codec::parse(&v.coding)
                     .filter(|c| c.token() == v.coding)
                     .ok_or_else(|| bad(format!("file {key:?}: unknown coding {:?}", v.coding)))?;
-                if variants.iter().any(|r| r.coding == Some(codec)) {
+                if variants
+                    .iter()
+                    .any(|r| r.coding == Some(Coding::Variant(codec)))
+                {
                     return Err(bad(format!(
                         "file {key:?}: coding {} listed twice",
                         v.coding
@@ -182,13 +240,46 @@ impl Index {
                     )));
                 }
                 variants.push(Representation {
-                    coding: Some(codec),
+                    coding: Some(Coding::Variant(codec)),
                     path: v.path,
                     size: v.size,
                     etag: v.etag,
                 });
             }
             variants.sort_by_key(|r| r.size);
+            let mut deltas: Vec<([u8; 32], Representation)> = Vec::with_capacity(asset.deltas.len());
+            for d in asset.deltas {
+                let what = format!("file {key:?}: {} delta {:?}", d.coding, d.path);
+                let coding = DeltaCoding::parse(&d.coding)
+                    .ok_or_else(|| bad(format!("file {key:?}: unknown delta coding {:?}", d.coding)))?;
+                let dict = parse_available_dictionary(&d.dictionary)
+                    .ok_or_else(|| bad(format!("{what}: dictionary is not a base64 SHA-256 between colons")))?;
+                path::check_relative(&d.path).map_err(|e| bad(format!("{what}: {e}")))?;
+                if !is_strong_etag(&d.etag) {
+                    return Err(bad(format!("{what}: etag is not a strong entity-tag")));
+                }
+                let coding = Some(Coding::Delta(coding));
+                if deltas.iter().any(|(h, r)| *h == dict && r.coding == coding) {
+                    return Err(bad(format!("{what}: listed twice")));
+                }
+                deltas.push((
+                    dict,
+                    Representation {
+                        coding,
+                        path: d.path,
+                        size: d.size,
+                        etag: d.etag,
+                    },
+                ));
+            }
+            deltas.sort_by_key(|(_, r)| r.size);
+            if let Some(u) = &asset.use_as_dictionary {
+                if !is_header_value(u) {
+                    return Err(bad(format!(
+                        "file {key:?}: use_as_dictionary is not a header value"
+                    )));
+                }
+            }
             let cache_control = if is_fingerprinted(&key) {
                 CACHE_IMMUTABLE
             } else {
@@ -203,6 +294,8 @@ impl Index {
                     etag: asset.etag,
                 },
                 variants,
+                deltas,
+                use_as_dictionary: asset.use_as_dictionary,
                 last_modified: None,
                 cache_control,
             };
@@ -235,29 +328,62 @@ impl Index {
     /// leading `/` is ignored) given the request's `Accept-Encoding` (`None` when
     /// absent; join repeated fields with `,`).
     pub fn select(&self, key: &str, accept_encoding: Option<&str>) -> Selection<'_> {
+        self.select_with_dictionary(key, accept_encoding, None)
+    }
+
+    /// [`Index::select`] for a request that may hold a dictionary:
+    /// `available_dictionary` is its `Available-Dictionary` field (`None` when
+    /// absent; a repeated field is no valid value).
+    pub fn select_with_dictionary(
+        &self,
+        key: &str,
+        accept_encoding: Option<&str>,
+        available_dictionary: Option<&str>,
+    ) -> Selection<'_> {
         let Some(entry) = self.get(key) else {
             return Selection::NotInManifest;
         };
         let accept = accept_encoding.map(AcceptEncoding::parse);
-        entry.select(accept.as_ref())
+        let dictionary = available_dictionary.and_then(parse_available_dictionary);
+        entry.select_with_dictionary(accept.as_ref(), dictionary.as_ref())
     }
 }
 
 impl Entry {
     /// Picks a representation for an already parsed `Accept-Encoding`.
     pub fn select(&self, accept: Option<&AcceptEncoding>) -> Selection<'_> {
-        let offers: Vec<(Codec, u64)> = self
-            .variants
+        self.select_with_dictionary(accept, None)
+    }
+
+    /// Picks a representation for an already parsed `Accept-Encoding` and the
+    /// SHA-256 of the dictionary the client holds, if any.
+    pub fn select_with_dictionary(
+        &self,
+        accept: Option<&AcceptEncoding>,
+        dictionary: Option<&[u8; 32]>,
+    ) -> Selection<'_> {
+        let mut candidates: Vec<&Representation> = self.variants.iter().collect();
+        if let Some(d) = dictionary {
+            candidates.extend(self.deltas.iter().filter(|(h, _)| h == d).map(|(_, r)| r));
+        }
+        let offers: Vec<(Coding, u64)> = candidates
             .iter()
             .filter_map(|r| r.coding.map(|c| (c, r.size)))
             .collect();
+        let vary = if !self.deltas.is_empty() {
+            Some("Accept-Encoding, Available-Dictionary")
+        } else if !self.variants.is_empty() {
+            Some("Accept-Encoding")
+        } else {
+            None
+        };
         let representation = match negotiate::choose(accept, self.identity.size, &offers) {
             negotiate::Choice::Identity => &self.identity,
-            negotiate::Choice::Variant(i) => &self.variants[i],
+            negotiate::Choice::Variant(i) => candidates[i],
             negotiate::Choice::NotAcceptable => {
                 let mut headers = vec![("Cache-Control", CACHE_REVALIDATE.to_string())];
-                if !self.variants.is_empty() {
-                    headers.push(("Vary", "Accept-Encoding".to_string()));
+                if let Some(v) = vary {
+                    headers.push(("Vary", v.to_string()));
                 }
                 return Selection::NotAcceptable { headers };
             }
@@ -274,8 +400,11 @@ impl Entry {
             headers.push(("Last-Modified", httpdate::fmt_http_date(t)));
         }
         headers.push(("Cache-Control", self.cache_control.to_string()));
-        if !self.variants.is_empty() {
-            headers.push(("Vary", "Accept-Encoding".to_string()));
+        if let Some(v) = vary {
+            headers.push(("Vary", v.to_string()));
+        }
+        if let Some(u) = &self.use_as_dictionary {
+            headers.push(("Use-As-Dictionary", u.clone()));
         }
         Selection::Found(Selected {
             entry: self,
@@ -283,6 +412,13 @@ impl Entry {
             headers,
         })
     }
+}
+
+/// The blake3 of a file's content, hex; `None` if it cannot be read.
+fn blake3_of(path: &Path) -> Option<String> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(std::fs::File::open(path).ok()?).ok()?;
+    Some(h.finalize().to_hex().to_string())
 }
 
 /// Printable ASCII and tabs: safe to put in a header (no CR, LF or NUL).
@@ -401,21 +537,100 @@ mod tests {
         assert_eq!(header(&headers, "Vary"), Some("Accept-Encoding"));
     }
 
-    #[test]
-    fn load_sets_last_modified() {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(tmp.path().join("index.html"), "x".repeat(500)).unwrap();
-        std::fs::write(
-            tmp.path().join("precompress-manifest.json"),
-            manifest_json(&asset("index.html", 500, "")),
+    fn delta(coding: &str, dict: &str, size: u64) -> String {
+        format!(
+            r#"{{"coding": "{coding}", "dictionary": "{dict}", "dictionary_path": "old.js", "path": "app-3f2a9c1b.js.{coding}{size}", "size": {size}, "blake3": "00", "etag": "\"{coding}{size}\""}}"#
         )
-        .unwrap();
+    }
+
+    #[test]
+    fn deltas_go_to_clients_that_hold_the_dictionary_and_accept_the_coding() {
+        let d1 = crate::dictionary::available_dictionary(&[1; 32]);
+        let d2 = crate::dictionary::available_dictionary(&[2; 32]);
+        let d3 = crate::dictionary::available_dictionary(&[3; 32]);
+        let app = [
+            variant("app-3f2a9c1b.js", "br", "br", 300),
+            variant("app-3f2a9c1b.js", "gzip", "gz", 400),
+        ]
+        .join(",");
+        let deltas = [delta("dcb", &d1, 50), delta("dcz", &d1, 60), delta("dcz", &d2, 40)].join(",");
+        let a = asset("app-3f2a9c1b.js", 1000, &app).replace(
+            r#""skipped": {}"#,
+            &format!(r#""skipped": {{}}, "deltas": [{deltas}], "use_as_dictionary": "match=\"/app-*.js\"""#),
+        );
+        let idx = Index::from_json(Path::new("m.json"), &manifest_json(&a)).unwrap();
+        let chrome = "gzip, deflate, br, zstd, dcb, dcz";
+        let long = format!(":{}:", "A".repeat(50_000));
+        // (Accept-Encoding, Available-Dictionary, expected Content-Encoding, size)
+        #[rustfmt::skip]
+        let table: &[(&str, Option<&str>, Option<&str>, u64)] = &[
+            (chrome, Some(&d1), Some("dcb"), 50),
+            (chrome, Some(&d2), Some("dcz"), 40),
+            ("br, dcz", Some(&d1), Some("dcz"), 60),
+            ("br;q=0.5, dcb, dcz", Some(&d1), Some("dcb"), 50),
+            // Weights still rank first.
+            ("br, dcb;q=0.5", Some(&d1), Some("br"), 300),
+            // A dictionary without the coding, the coding without a dictionary.
+            ("gzip, br", Some(&d1), Some("br"), 300),
+            ("*", Some(&d1), Some("br"), 300),
+            (chrome, None, Some("br"), 300),
+            // Unknown, malformed and hostile dictionaries: ordinary negotiation.
+            (chrome, Some(&d3), Some("br"), 300),
+            (chrome, Some("AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE="), Some("br"), 300),
+            (chrome, Some(":AQEB:"), Some("br"), 300),
+            (chrome, Some(":not base64!:"), Some("br"), 300),
+            (chrome, Some(&long), Some("br"), 300),
+            ("identity", Some(&d1), None, 1000),
+        ];
+        for &(ae, ad, want, size) in table {
+            let Selection::Found(s) = idx.select_with_dictionary("app-3f2a9c1b.js", Some(ae), ad)
+            else {
+                panic!("{ae} {ad:?}")
+            };
+            let h = &s.headers;
+            assert_eq!(header(h, "Content-Encoding"), want, "{ae} {ad:?}");
+            assert_eq!(header(h, "Content-Length"), Some(size.to_string().as_str()));
+            // Every response of an asset with deltas varies on both fields, and
+            // every response of a dictionary says so.
+            assert_eq!(header(h, "Vary"), Some("Accept-Encoding, Available-Dictionary"));
+            assert_eq!(header(h, "Use-As-Dictionary"), Some("match=\"/app-*.js\""));
+            if let Some(Coding::Delta(_)) = s.representation.coding {
+                assert_eq!(header(h, "ETag"), Some(format!("\"{}{size}\"", want.unwrap()).as_str()));
+            }
+        }
+        // Assets without deltas or dictionaries send neither header.
+        let plain = index();
+        let Selection::Found(s) = plain.select_with_dictionary("app-3f2a9c1b.js", Some(chrome), Some(&d1))
+        else {
+            panic!()
+        };
+        assert_eq!(header(&s.headers, "Vary"), Some("Accept-Encoding"));
+        assert_eq!(header(&s.headers, "Use-As-Dictionary"), None);
+    }
+
+    #[test]
+    fn load_sets_last_modified_and_leaves_out_changed_sources() {
+        let tmp = tempfile::tempdir().unwrap();
+        let body = "x".repeat(500);
+        let b3 = blake3::hash(body.as_bytes()).to_hex().to_string();
+        for name in ["index.html", "same-size.html", "gone.html"] {
+            std::fs::write(tmp.path().join(name), &body).unwrap();
+        }
+        let files = ["index.html", "same-size.html", "gone.html"]
+            .map(|n| asset(n, 500, "").replace(r#""blake3": "00""#, &format!(r#""blake3": "{b3}""#)))
+            .join(",");
+        std::fs::write(tmp.path().join("precompress-manifest.json"), manifest_json(&files)).unwrap();
+        // Changed after the run, keeping the size, and removed: stale, left out.
+        std::fs::write(tmp.path().join("same-size.html"), "y".repeat(500)).unwrap();
+        std::fs::remove_file(tmp.path().join("gone.html")).unwrap();
         let idx = Index::load(tmp.path(), None).unwrap();
         let Selection::Found(s) = idx.select("index.html", None) else {
             panic!()
         };
         let lm = header(&s.headers, "Last-Modified").expect("Last-Modified");
         assert!(httpdate::parse_http_date(lm).is_ok(), "{lm}");
+        assert_eq!(idx.select("same-size.html", None), Selection::NotInManifest);
+        assert_eq!(idx.select("gone.html", None), Selection::NotInManifest);
     }
 
     #[test]
@@ -441,6 +656,22 @@ mod tests {
                 .join(","),
             ),
             asset("a.js", 1, "").replace("text/javascript", "text/javascript\\r\\nSet-Cookie: x=1"),
+            asset("a.js", 1, "").replace(
+                r#""skipped": {}"#,
+                &format!(r#""skipped": {{}}, "deltas": [{}]"#, delta("dcb", ":AQEB:", 1)),
+            ),
+            asset("a.js", 1, "").replace(
+                r#""skipped": {}"#,
+                &format!(r#""skipped": {{}}, "deltas": [{}]"#, delta("dcx", &crate::dictionary::available_dictionary(&[1; 32]), 1)),
+            ),
+            asset("a.js", 1, "").replace(
+                r#""skipped": {}"#,
+                &format!(r#""skipped": {{}}, "deltas": [{}]"#, delta("dcb", &crate::dictionary::available_dictionary(&[1; 32]), 1).replace("app-3f2a9c1b.js.dcb1", "../x.dcb")),
+            ),
+            asset("a.js", 1, "").replace(
+                r#""skipped": {}"#,
+                r#""skipped": {}, "use_as_dictionary": "match=\"/a\"\r\nX: y""#,
+            ),
             asset("a.js", 1, "").replace("\\\"id-a.js\\\"", "W/\\\"weak\\\""),
             asset("a.js", 1, "").replace("\\\"id-a.js\\\"", "\\\"a\\\"b\\\""),
         ];

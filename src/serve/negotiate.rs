@@ -66,6 +66,12 @@ impl AcceptEncoding {
             .unwrap_or(0)
     }
 
+    /// The weight the client gave `token` (lower case) by name; 0 when it did
+    /// not name it (`*` does not count).
+    pub fn named_weight(&self, token: &str) -> Weight {
+        self.named(token).unwrap_or(0)
+    }
+
     /// Identity's rank: its own entry, else `*`'s, else acceptable by default.
     fn identity_rank(&self) -> Option<Rank> {
         match self.named("identity").or_else(|| self.named("*")) {
@@ -133,6 +139,18 @@ fn parse_qvalue(s: &str) -> Option<Weight> {
     }
 }
 
+/// A representation on offer: how much the client wants its coding.
+pub trait Offer {
+    /// The client's weight for this coding (0: refused).
+    fn weight_in(&self, accept: &AcceptEncoding) -> Weight;
+}
+
+impl Offer for Codec {
+    fn weight_in(&self, accept: &AcceptEncoding) -> Weight {
+        accept.weight(*self)
+    }
+}
+
 /// What to send, or that nothing is acceptable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
@@ -147,10 +165,10 @@ pub enum Choice {
 /// Picks among the identity representation (`identity_size` bytes) and `variants`
 /// (`(coding, size)`): the highest rank, then the smallest, then the earliest
 /// variant. `accept` is `None` when the request had no `Accept-Encoding` field.
-pub fn choose(
+pub fn choose<C: Offer>(
     accept: Option<&AcceptEncoding>,
     identity_size: u64,
-    variants: &[(Codec, u64)],
+    variants: &[(C, u64)],
 ) -> Choice {
     let Some(accept) = accept else {
         return Choice::Identity;
@@ -158,8 +176,9 @@ pub fn choose(
     let mut best: Option<(Rank, u64, Choice)> = accept
         .identity_rank()
         .map(|r| (r, identity_size, Choice::Identity));
-    for (i, &(codec, size)) in variants.iter().enumerate() {
-        let w = accept.weight(codec);
+    for (i, (coding, size)) in variants.iter().enumerate() {
+        let size = *size;
+        let w = coding.weight_in(accept);
         if w == 0 {
             continue;
         }
