@@ -68,7 +68,10 @@ impl Cache {
         settings: &str,
         dict_sha256: &[u8; 32],
     ) -> (PathBuf, PathBuf) {
-        let settings = format!("{settings}; dictionary {}", crate::dictionary::hex(dict_sha256));
+        let settings = format!(
+            "{settings}; dictionary {}",
+            crate::dictionary::hex(dict_sha256)
+        );
         self.entry_of(source_blake3, coding.token(), coding.token(), &settings)
     }
 
@@ -141,7 +144,10 @@ impl Cache {
         dict_sha256: &[u8; 32],
         hit: &Hit,
     ) -> Result<()> {
-        Self::write_entry(self.delta_entry(source_blake3, coding, settings, dict_sha256), hit)
+        Self::write_entry(
+            self.delta_entry(source_blake3, coding, settings, dict_sha256),
+            hit,
+        )
     }
 
     fn write_entry((out, none): (PathBuf, PathBuf), hit: &Hit) -> Result<()> {

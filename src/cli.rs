@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Config;
+use crate::encode::delta::DeltaCoding;
 use crate::encode::{Codec, Levels};
 
 const EXAMPLES: &str = "\
@@ -158,6 +159,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "PREV")]
     pub dictionary_from: Vec<PathBuf>,
 
+    /// Delta codings to write with --dictionary-from, comma-separated: dcb, dcz.
+    #[arg(long, value_delimiter = ',', default_value = "dcb,dcz", value_parser = parse_delta_coding, value_name = "CODINGS")]
+    pub delta_formats: Vec<DeltaCoding>,
+
     /// Do not mark fingerprinted assets with Use-As-Dictionary in the manifest.
     #[arg(long)]
     pub no_use_as_dictionary: bool,
@@ -195,6 +200,11 @@ pub struct RunArgs {
     pub github: bool,
 }
 
+fn parse_delta_coding(s: &str) -> Result<DeltaCoding, String> {
+    DeltaCoding::parse(s.trim())
+        .ok_or_else(|| format!("unknown delta format {s:?} (expected dcb or dcz)"))
+}
+
 fn parse_codec(s: &str) -> Result<Codec, String> {
     Codec::parse(s).ok_or_else(|| format!("unknown format {s:?} (expected br, zstd or gzip)"))
 }
@@ -223,6 +233,12 @@ impl RunArgs {
             cache_dir: self.cache_dir.clone(),
             cache_max_size: self.cache_max_size,
             dictionary_from: self.dictionary_from.clone(),
+            delta_codings: {
+                let mut d = self.delta_formats.clone();
+                d.sort();
+                d.dedup();
+                d
+            },
             use_as_dictionary: !self.no_use_as_dictionary,
         }
     }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::encode::delta::DeltaCoding;
 use crate::encode::{Codec, Levels};
 
 /// Settings for one run over one folder.
@@ -36,6 +37,8 @@ pub struct Config {
     /// Earlier releases' build folders: each changed fingerprinted asset gets
     /// `dcb` and `dcz` deltas against its previous version there (default none).
     pub dictionary_from: Vec<PathBuf>,
+    /// Which deltas to write against them (default both `dcb` and `dcz`).
+    pub delta_codings: Vec<DeltaCoding>,
     /// Record `Use-As-Dictionary` for fingerprinted assets, so browsers keep
     /// them for the next release's deltas (default true).
     pub use_as_dictionary: bool,
@@ -59,6 +62,7 @@ impl Config {
             cache_dir: None,
             cache_max_size: crate::cache::DEFAULT_MAX_SIZE,
             dictionary_from: Vec::new(),
+            delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
         }
     }

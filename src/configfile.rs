@@ -19,6 +19,7 @@ use serde::Deserialize;
 
 use crate::budget::{parse_size, Budget};
 use crate::cli::RunArgs;
+use crate::encode::delta::DeltaCoding;
 use crate::encode::Codec;
 use crate::error::{Error, Result};
 
@@ -53,6 +54,8 @@ pub struct FileConfig {
     pub cache_max_size: Option<toml::Value>,
     /// As `--dictionary-from` (earlier releases' folders); relative to the file's folder.
     pub dictionary_from: Option<Vec<PathBuf>>,
+    /// `["dcb", "dcz"]`, as `--delta-formats`.
+    pub delta_formats: Option<Vec<String>>,
     /// `false` as `--no-use-as-dictionary`.
     pub use_as_dictionary: Option<bool>,
     /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
@@ -175,6 +178,19 @@ impl FileConfig {
         if let (Some(d), false) = (&self.dictionary_from, explicit("dictionary_from")) {
             args.dictionary_from = d.iter().map(|p| base.join(p)).collect();
         }
+        if let (Some(d), false) = (&self.delta_formats, explicit("delta_formats")) {
+            args.delta_formats = d
+                .iter()
+                .map(|n| {
+                    DeltaCoding::parse(n).ok_or_else(|| {
+                        bad(
+                            "delta-formats",
+                            format!("unknown delta format {n:?} (expected dcb or dcz)"),
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?;
+        }
         if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
             args.no_use_as_dictionary = !u;
         }
@@ -283,6 +299,7 @@ manifest = "out/m.json"
 cache-dir = ".cache/pc"
 cache-max-size = "2GiB"
 dictionary-from = ["../releases/41"]
+delta-formats = ["dcz"]
 use-as-dictionary = false
 [budget]
 "*.js" = "150KB"
@@ -304,6 +321,7 @@ use-as-dictionary = false
         assert_eq!(a.cache_max_size, 2 << 30);
         assert_eq!(a.dictionary_from, vec![PathBuf::from("/p/../releases/41")]);
         assert!(a.no_use_as_dictionary);
+        assert_eq!(a.delta_formats, vec![DeltaCoding::Dcz]);
         let b: Vec<(&str, u64)> = budgets.iter().map(|b| (b.glob.as_str(), b.limit)).collect();
         assert_eq!(b, vec![("*.css", 2000), ("*.js", 150_000)]);
     }

@@ -138,9 +138,7 @@ pub fn parse_available_dictionary(value: &str) -> Option<[u8; 32]> {
         return None;
     }
     let b64 = v.strip_prefix(':')?.strip_suffix(':')?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(b64)
-        .ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
     bytes.try_into().ok()
 }
 
@@ -252,12 +250,20 @@ mod tests {
     fn delta_paths_name_the_asset_and_the_dictionary() {
         let h = [0xabu8; 32];
         let p = delta_path("assets/index-D8fKq1nN.js", &h, DeltaCoding::Dcz);
-        assert_eq!(p, format!("assets/index-D8fKq1nN.js.{}.dcz", "ab".repeat(32)));
+        assert_eq!(
+            p,
+            format!("assets/index-D8fKq1nN.js.{}.dcz", "ab".repeat(32))
+        );
         assert_eq!(
             delta_source(&p),
             Some(("assets/index-D8fKq1nN.js", DeltaCoding::Dcz))
         );
-        for no in ["a.js.dcb", "a.js.ABAB.dcb", &format!("{}.dcb", "ab".repeat(32)), "a.js.br"] {
+        for no in [
+            "a.js.dcb",
+            "a.js.ABAB.dcb",
+            &format!("{}.dcb", "ab".repeat(32)),
+            "a.js.br",
+        ] {
             assert_eq!(delta_source(no), None, "{no}");
         }
     }

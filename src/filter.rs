@@ -61,8 +61,8 @@ pub const COMPRESSIBLE: &[(&str, ContentKind, &str)] = &[
 /// Formats that are compressed already: never inputs, whatever the globs say.
 pub const ALREADY_COMPRESSED: &[&str] = &[
     "png", "jpg", "jpeg", "gif", "webp", "avif", "heic", "heif", "jxl", "woff", "woff2", "zip",
-    "gz", "tgz", "br", "zst", "dcb", "dcz", "xz", "bz2", "7z", "rar", "mp4", "m4v", "webm", "mkv", "mov", "mp3",
-    "m4a", "aac", "ogg", "oga", "opus", "flac", "pdf",
+    "gz", "tgz", "br", "zst", "dcb", "dcz", "xz", "bz2", "7z", "rar", "mp4", "m4v", "webm", "mkv",
+    "mov", "mp3", "m4a", "aac", "ogg", "oga", "opus", "flac", "pdf",
 ];
 
 /// Lower-cased extension of a file name, if it has one.

@@ -106,7 +106,10 @@ enum JobKind {
     CheckForeign,
     /// An RFC 9842 delta against dictionary `dict` (an index into the run's
     /// dictionaries).
-    Delta { dict: usize, coding: DeltaCoding },
+    Delta {
+        dict: usize,
+        coding: DeltaCoding,
+    },
 }
 
 struct Job {
@@ -161,7 +164,7 @@ pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
         .collect::<Result<BTreeMap<_, _>>>()?;
     if !cfg.dictionary_from.is_empty() {
         let enc = delta_encoder(cfg);
-        for c in DeltaCoding::ALL {
+        for &c in &cfg.delta_codings {
             settings.insert(c.token().to_string(), enc.settings(c));
         }
     }
@@ -238,9 +241,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .flat_map(|a| {
             let variants = a.encodings.iter().map(|v| (&v.path, &v.blake3));
             let deltas = a.deltas.iter().map(|d| (&d.path, &d.blake3));
-            variants
-                .chain(deltas)
-                .map(|(p, b)| (p.clone(), b.clone()))
+            variants.chain(deltas).map(|(p, b)| (p.clone(), b.clone()))
         })
         .collect();
 
@@ -412,7 +413,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                 sha256: *sha,
             });
             let dictionary = available_dictionary(sha);
-            for coding in DeltaCoding::ALL {
+            for &coding in &cfg.delta_codings {
                 if coding == DeltaCoding::Dcb && old.size + f.size > DCB_MAX_SPAN {
                     continue;
                 }
@@ -758,7 +759,11 @@ fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Scanned> {
 
 /// The delta of `coding` against `dictionary` that the previous run recorded
 /// for asset `a`, and whether it recorded that delta as not worth keeping.
-fn delta_prev<'a>(a: &'a Asset, coding: DeltaCoding, dictionary: &str) -> (Option<&'a Delta>, bool) {
+fn delta_prev<'a>(
+    a: &'a Asset,
+    coding: DeltaCoding,
+    dictionary: &str,
+) -> (Option<&'a Delta>, bool) {
     let found = a
         .deltas
         .iter()
@@ -787,7 +792,11 @@ fn choose_dictionaries(
         return (chosen, warnings);
     }
     for group in releases.paired(rel, f.size) {
-        let input = || f.content.clone().or_else(|| std::fs::read(&f.found.path).ok());
+        let input = || {
+            f.content
+                .clone()
+                .or_else(|| std::fs::read(&f.found.path).ok())
+        };
         if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
             if !chosen.iter().any(|(_, s)| *s == sha) {
                 chosen.push((old.clone(), sha));
@@ -1168,12 +1177,18 @@ impl<'a> Worker<'a> {
             })
         };
         let mut cached = false;
-        match self.ctx.cache.and_then(|c| c.get_delta(key.0, key.1, key.2, key.3)) {
+        match self
+            .ctx
+            .cache
+            .and_then(|c| c.get_delta(key.0, key.1, key.2, key.3))
+        {
             Some(Hit::NotSmaller) => return Ok(skipped()),
             Some(Hit::Output(out)) => {
                 let t = thread_cpu_micros();
                 let ok = out.len() < input.len()
-                    && enc.verify(coding, &out, &bytes, &dict.sha256, input).is_ok();
+                    && enc
+                        .verify(coding, &out, &bytes, &dict.sha256, input)
+                        .is_ok();
                 self.verify_micros += thread_cpu_micros() - t;
                 // A corrupt entry is ignored (and replaced), never copied into DIR.
                 if ok {
@@ -1185,7 +1200,14 @@ impl<'a> Worker<'a> {
         }
         if !cached {
             let t = thread_cpu_micros();
-            let r = enc.encode(coding, &bytes, &dict.sha256, input, content_kind(&f.found.rel), &mut self.output);
+            let r = enc.encode(
+                coding,
+                &bytes,
+                &dict.sha256,
+                input,
+                content_kind(&f.found.rel),
+                &mut self.output,
+            );
             let end = thread_cpu_micros();
             self.encode_micros += end - t;
             r.map_err(|source| Error::Encode {
@@ -1211,7 +1233,13 @@ impl<'a> Worker<'a> {
             }
             if let Some(c) = self.ctx.cache {
                 // A failed cache write costs only a future miss.
-                let _ = c.put_delta(key.0, key.1, key.2, key.3, &Hit::Output(self.output.clone()));
+                let _ = c.put_delta(
+                    key.0,
+                    key.1,
+                    key.2,
+                    key.3,
+                    &Hit::Output(self.output.clone()),
+                );
             }
         }
         let dest_rel = delta_path(&f.found.rel, &dict.sha256, coding);

@@ -58,9 +58,8 @@ impl Releases {
             ..Releases::default()
         };
         for (i, root) in roots.iter().enumerate() {
-            let bad = |why: String| {
-                Error::Config(format!("--dictionary-from {}: {why}", root.display()))
-            };
+            let bad =
+                |why: String| Error::Config(format!("--dictionary-from {}: {why}", root.display()));
             let canon = match root.canonicalize() {
                 Ok(c) if c.is_dir() => c,
                 Ok(_) => return Err(bad("not a folder".into())),
@@ -71,7 +70,7 @@ impl Releases {
             };
             if Some(&canon) == canon_dir.as_ref() {
                 return Err(bad(
-                    "is DIR itself; name an earlier release's build folder".into(),
+                    "is DIR itself; name an earlier release's build folder".into()
                 ));
             }
             if let Err(e) = std::fs::read_dir(&canon) {
@@ -153,7 +152,8 @@ pub fn load(f: &OldFile, expect: Option<&[u8; 32]>) -> std::result::Result<Loade
     open_to_read(&f.path)
         .and_then(|mut h| h.read_to_end(&mut bytes))
         .map_err(|e| format!("{}: cannot read: {e}", f.path.display()))?;
-    let sha256: [u8; 32] = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&bytes)).into();
+    let sha256: [u8; 32] =
+        sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&bytes)).into();
     if expect.is_some_and(|e| *e != sha256) {
         return Err(format!(
             "{}: changed while this run used it as a dictionary",
@@ -252,7 +252,13 @@ mod tests {
         assert_eq!(dict_sha, sha(&js(200, "app")));
         // An unchanged asset gets no dictionary.
         let same = js(200, "app");
-        assert!(choose(|| Some(same.clone()), &sha(&same), &groups[0], &mut warnings).is_none());
+        assert!(choose(
+            || Some(same.clone()),
+            &sha(&same),
+            &groups[0],
+            &mut warnings
+        )
+        .is_none());
         assert!(r.paired("assets/other-ZZZZ9999.js", 10).is_empty());
         // A file that changed since it was chosen is refused.
         write(&prev, "assets/index-BBBB2222.js", b"rewritten");
@@ -271,7 +277,10 @@ mod tests {
             (dir.clone(), "DIR itself"),
         ] {
             let e = Releases::open(&[prev], &dir, &mut w).unwrap_err();
-            assert!(matches!(e, Error::Config(_)) && e.to_string().contains(why), "{e}");
+            assert!(
+                matches!(e, Error::Config(_)) && e.to_string().contains(why),
+                "{e}"
+            );
         }
         let prev = tmp.path().join("v1");
         write(&prev, "precompress-manifest.json", b"{not json");

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
 use crate::dictionary::delta_source;
+use crate::error::Error;
 use crate::filter::variant_source;
 
 /// Prefix and suffix of our temporary files: dot-files with a random middle,

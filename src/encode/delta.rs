@@ -102,7 +102,9 @@ impl DeltaCoding {
 /// The largest window a client must accept for a `dcz` frame with a
 /// dictionary of `dict_len` bytes (RFC 9842 §5).
 pub fn dcz_window_limit(dict_len: usize) -> u64 {
-    (8u64 << 20).max(dict_len as u64 * 5 / 4).min(DCZ_WINDOW_CAP)
+    (8u64 << 20)
+        .max(dict_len as u64 * 5 / 4)
+        .min(DCZ_WINDOW_CAP)
 }
 
 /// The window log a `dcz` frame is written with: one that covers the new file
@@ -111,7 +113,10 @@ pub fn dcz_window_limit(dict_len: usize) -> u64 {
 fn dcz_window_log(input_len: usize, dict_len: usize) -> u32 {
     let limit = dcz_window_limit(dict_len);
     let max_log = 63 - limit.leading_zeros(); // floor(log2(limit))
-    let needed = (input_len as u64).max(1).next_power_of_two().trailing_zeros();
+    let needed = (input_len as u64)
+        .max(1)
+        .next_power_of_two()
+        .trailing_zeros();
     needed.clamp(10, max_log)
 }
 
@@ -205,7 +210,9 @@ impl DeltaEncoder {
             &mut |_, _, _, _| (),
         );
         if !done || avail_in != 0 {
-            return Err(io::Error::other("the brotli dictionary encoder did not finish"));
+            return Err(io::Error::other(
+                "the brotli dictionary encoder did not finish",
+            ));
         }
         out.truncate(out_off);
         Ok(())
@@ -216,8 +223,11 @@ impl DeltaEncoder {
         let mut cctx = CCtx::create();
         cctx.set_parameter(CParameter::CompressionLevel(self.levels.zstd_level))
             .map_err(err)?;
-        cctx.set_parameter(CParameter::WindowLog(dcz_window_log(input.len(), dict.len())))
-            .map_err(err)?;
+        cctx.set_parameter(CParameter::WindowLog(dcz_window_log(
+            input.len(),
+            dict.len(),
+        )))
+        .map_err(err)?;
         cctx.set_parameter(CParameter::ContentSizeFlag(true))
             .map_err(err)?;
         cctx.set_parameter(CParameter::ChecksumFlag(false))
@@ -335,7 +345,11 @@ mod tests {
                 out.len(),
                 new.len()
             );
-            assert_eq!(enc.verify(coding, &out, &old, &h, &new), Ok(()), "{coding:?}");
+            assert_eq!(
+                enc.verify(coding, &out, &old, &h, &new),
+                Ok(()),
+                "{coding:?}"
+            );
             // Another dictionary, another source, a corrupt or cut stream: refused.
             let mut other_dict = old.clone();
             other_dict[10] ^= 1;
@@ -358,9 +372,19 @@ mod tests {
         let new = release(500, "y\n");
         let enc = DeltaEncoder::new(FAST);
         let mut out = Vec::new();
-        enc.encode(DeltaCoding::Dcz, &old, &sha(&old), &new, ContentKind::Text, &mut out)
-            .unwrap();
-        assert_eq!(enc.verify(DeltaCoding::Dcz, &out, &old, &sha(&old), &new), Ok(()));
+        enc.encode(
+            DeltaCoding::Dcz,
+            &old,
+            &sha(&old),
+            &new,
+            ContentKind::Text,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            enc.verify(DeltaCoding::Dcz, &out, &old, &sha(&old), &new),
+            Ok(())
+        );
     }
 
     #[test]

@@ -247,13 +247,18 @@ impl Index {
                 });
             }
             variants.sort_by_key(|r| r.size);
-            let mut deltas: Vec<([u8; 32], Representation)> = Vec::with_capacity(asset.deltas.len());
+            let mut deltas: Vec<([u8; 32], Representation)> =
+                Vec::with_capacity(asset.deltas.len());
             for d in asset.deltas {
                 let what = format!("file {key:?}: {} delta {:?}", d.coding, d.path);
-                let coding = DeltaCoding::parse(&d.coding)
-                    .ok_or_else(|| bad(format!("file {key:?}: unknown delta coding {:?}", d.coding)))?;
-                let dict = parse_available_dictionary(&d.dictionary)
-                    .ok_or_else(|| bad(format!("{what}: dictionary is not a base64 SHA-256 between colons")))?;
+                let coding = DeltaCoding::parse(&d.coding).ok_or_else(|| {
+                    bad(format!("file {key:?}: unknown delta coding {:?}", d.coding))
+                })?;
+                let dict = parse_available_dictionary(&d.dictionary).ok_or_else(|| {
+                    bad(format!(
+                        "{what}: dictionary is not a base64 SHA-256 between colons"
+                    ))
+                })?;
                 path::check_relative(&d.path).map_err(|e| bad(format!("{what}: {e}")))?;
                 if !is_strong_etag(&d.etag) {
                     return Err(bad(format!("{what}: etag is not a strong entity-tag")));
@@ -553,7 +558,12 @@ mod tests {
             variant("app-3f2a9c1b.js", "gzip", "gz", 400),
         ]
         .join(",");
-        let deltas = [delta("dcb", &d1, 50), delta("dcz", &d1, 60), delta("dcz", &d2, 40)].join(",");
+        let deltas = [
+            delta("dcb", &d1, 50),
+            delta("dcz", &d1, 60),
+            delta("dcz", &d2, 40),
+        ]
+        .join(",");
         let a = asset("app-3f2a9c1b.js", 1000, &app).replace(
             r#""skipped": {}"#,
             &format!(r#""skipped": {{}}, "deltas": [{deltas}], "use_as_dictionary": "match=\"/app-*.js\"""#),
@@ -592,15 +602,22 @@ mod tests {
             assert_eq!(header(h, "Content-Length"), Some(size.to_string().as_str()));
             // Every response of an asset with deltas varies on both fields, and
             // every response of a dictionary says so.
-            assert_eq!(header(h, "Vary"), Some("Accept-Encoding, Available-Dictionary"));
+            assert_eq!(
+                header(h, "Vary"),
+                Some("Accept-Encoding, Available-Dictionary")
+            );
             assert_eq!(header(h, "Use-As-Dictionary"), Some("match=\"/app-*.js\""));
             if let Some(Coding::Delta(_)) = s.representation.coding {
-                assert_eq!(header(h, "ETag"), Some(format!("\"{}{size}\"", want.unwrap()).as_str()));
+                assert_eq!(
+                    header(h, "ETag"),
+                    Some(format!("\"{}{size}\"", want.unwrap()).as_str())
+                );
             }
         }
         // Assets without deltas or dictionaries send neither header.
         let plain = index();
-        let Selection::Found(s) = plain.select_with_dictionary("app-3f2a9c1b.js", Some(chrome), Some(&d1))
+        let Selection::Found(s) =
+            plain.select_with_dictionary("app-3f2a9c1b.js", Some(chrome), Some(&d1))
         else {
             panic!()
         };
@@ -617,9 +634,15 @@ mod tests {
             std::fs::write(tmp.path().join(name), &body).unwrap();
         }
         let files = ["index.html", "same-size.html", "gone.html"]
-            .map(|n| asset(n, 500, "").replace(r#""blake3": "00""#, &format!(r#""blake3": "{b3}""#)))
+            .map(|n| {
+                asset(n, 500, "").replace(r#""blake3": "00""#, &format!(r#""blake3": "{b3}""#))
+            })
             .join(",");
-        std::fs::write(tmp.path().join("precompress-manifest.json"), manifest_json(&files)).unwrap();
+        std::fs::write(
+            tmp.path().join("precompress-manifest.json"),
+            manifest_json(&files),
+        )
+        .unwrap();
         // Changed after the run, keeping the size, and removed: stale, left out.
         std::fs::write(tmp.path().join("same-size.html"), "y".repeat(500)).unwrap();
         std::fs::remove_file(tmp.path().join("gone.html")).unwrap();
@@ -658,15 +681,25 @@ mod tests {
             asset("a.js", 1, "").replace("text/javascript", "text/javascript\\r\\nSet-Cookie: x=1"),
             asset("a.js", 1, "").replace(
                 r#""skipped": {}"#,
-                &format!(r#""skipped": {{}}, "deltas": [{}]"#, delta("dcb", ":AQEB:", 1)),
+                &format!(
+                    r#""skipped": {{}}, "deltas": [{}]"#,
+                    delta("dcb", ":AQEB:", 1)
+                ),
             ),
             asset("a.js", 1, "").replace(
                 r#""skipped": {}"#,
-                &format!(r#""skipped": {{}}, "deltas": [{}]"#, delta("dcx", &crate::dictionary::available_dictionary(&[1; 32]), 1)),
+                &format!(
+                    r#""skipped": {{}}, "deltas": [{}]"#,
+                    delta("dcx", &crate::dictionary::available_dictionary(&[1; 32]), 1)
+                ),
             ),
             asset("a.js", 1, "").replace(
                 r#""skipped": {}"#,
-                &format!(r#""skipped": {{}}, "deltas": [{}]"#, delta("dcb", &crate::dictionary::available_dictionary(&[1; 32]), 1).replace("app-3f2a9c1b.js.dcb1", "../x.dcb")),
+                &format!(
+                    r#""skipped": {{}}, "deltas": [{}]"#,
+                    delta("dcb", &crate::dictionary::available_dictionary(&[1; 32]), 1)
+                        .replace("app-3f2a9c1b.js.dcb1", "../x.dcb")
+                ),
             ),
             asset("a.js", 1, "").replace(
                 r#""skipped": {}"#,

@@ -336,3 +336,41 @@ pub fn suffix(coding: &str) -> &'static str {
         other => panic!("unexpected Content-Encoding {other}"),
     }
 }
+
+/// Two releases of a small app, as a bundler would emit them: `index.html`
+/// loading `assets/app-HASH.js` (about 40 KB; release 2 changes a few lines and
+/// sets the page's `#marker` to `release-2`). Returns the two folders, and the
+/// release-1 and release-2 script names.
+pub fn two_releases(root: &Path) -> (PathBuf, PathBuf, &'static str, &'static str) {
+    let names = ["assets/app-1a2b3c4d.js", "assets/app-5e6f7a8b.js"];
+    let mut dirs = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let n = i + 1;
+        let dir = root.join(format!("release-{n}"));
+        std::fs::create_dir_all(dir.join("assets")).unwrap();
+        let html = format!(
+            "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>release {n}</title></head>\n\
+             <body><p id=\"marker\">loading</p>\n<script src=\"/{name}\"></script></body></html>\n"
+        );
+        std::fs::write(dir.join("index.html"), html).unwrap();
+        let mut js = String::from("'use strict';\n");
+        for f in 0..600 {
+            let extra = if n == 2 && f % 150 == 3 { " + 1" } else { "" };
+            js.push_str(&format!(
+                "function widget{f}(state) {{ return {{ id: {f}, label: 'widget {f}', total: state.count * {f}{extra} }}; }}\n"
+            ));
+        }
+        js.push_str(&format!(
+            "document.getElementById('marker').textContent = 'release-{n}:' + widget3({{ count: 2 }}).total;\n\
+             document.documentElement.dataset.ready = 'true';\n"
+        ));
+        std::fs::write(dir.join(name), js).unwrap();
+        dirs.push(dir);
+    }
+    (dirs[0].clone(), dirs[1].clone(), names[0], names[1])
+}
+
+/// Copies a folder recursively (the shared test helper).
+pub fn copy_dir_for_tests(src: &Path, dst: &Path) {
+    common::copy_dir(src, dst);
+}
