@@ -3,6 +3,11 @@
 //! start-up: every listed variant must decode to exactly its source, every hash
 //! and size must match, every zstd frame must fit a browser's 8 MiB window, and
 //! nothing on disk may be missing from the manifest.
+//!
+//! Deltas are checked the same way (hash, size, the dictionary their header
+//! names), and decoded with their dictionary and compared with the source
+//! when it is found: in a `--dictionary-from` folder, at the path the manifest
+//! records, with the SHA-256 the manifest records.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -10,6 +15,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::dictionary::parse_available_dictionary;
+use crate::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
 use crate::encode::{frame_window_size, new_encoder, Codec, Encoder, Levels};
 use crate::manifest::{Asset, Manifest};
 use crate::walk::{walk, LOCK_NAME};
@@ -34,6 +41,10 @@ pub struct CheckReport {
     pub files: u64,
     /// Variants decoded and compared.
     pub variants: u64,
+    /// Deltas listed and checked (hash, size, header).
+    pub deltas: u64,
+    /// Of those, the ones decoded with their dictionary and compared.
+    pub deltas_decoded: u64,
     /// Everything wrong, sorted by path.
     pub problems: Vec<Problem>,
 }
@@ -48,6 +59,16 @@ fn problem(path: impl Into<String>, problem: &'static str, detail: impl Into<Str
 
 /// Checks `root` against the manifest at `manifest_path`.
 pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
+    check_with_dictionaries(root, manifest_path, &[])
+}
+
+/// [`check`], decoding each delta with its dictionary when one of the earlier
+/// releases in `dictionary_from` holds it.
+pub fn check_with_dictionaries(
+    root: &Path,
+    manifest_path: &Path,
+    dictionary_from: &[PathBuf],
+) -> CheckReport {
     let manifest = match Manifest::read(manifest_path) {
         Ok(m) => m,
         Err(e) => {
@@ -60,6 +81,8 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
                 ok: false,
                 files: 0,
                 variants: 0,
+                deltas: 0,
+                deltas_decoded: 0,
                 problems: vec![problem(
                     manifest_path.display().to_string(),
                     kind,
@@ -94,17 +117,21 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
         ));
     }
 
-    let per_asset: Vec<(Vec<Problem>, u64)> = manifest
+    let per_asset: Vec<(Vec<Problem>, u64, (u64, u64))> = manifest
         .files
         .par_iter()
         .map_init(Decoders::default, |dec, (rel, asset)| {
-            check_asset(root, rel, asset, dec)
+            let (mut p, n) = check_asset(root, rel, asset, dec);
+            let d = check_deltas(root, rel, asset, dictionary_from, &mut p);
+            (p, n, d)
         })
         .collect();
-    let mut variants = 0;
-    for (p, n) in per_asset {
+    let (mut variants, mut deltas, mut deltas_decoded) = (0, 0, 0);
+    for (p, n, (d, dd)) in per_asset {
         problems.extend(p);
         variants += n;
+        deltas += d;
+        deltas_decoded += dd;
     }
 
     let listed: BTreeSet<&str> = manifest
@@ -112,6 +139,20 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
         .values()
         .flat_map(|a| a.encodings.iter().map(|v| v.path.as_str()))
         .collect();
+    let listed_deltas: BTreeSet<&str> = manifest
+        .files
+        .values()
+        .flat_map(|a| a.deltas.iter().map(|d| d.path.as_str()))
+        .collect();
+    for d in &tree.deltas {
+        if !listed_deltas.contains(d.rel.as_str()) {
+            problems.push(problem(
+                &d.rel,
+                "unlisted_delta",
+                "not in the manifest: stale, or not written by precompress; a server that finds deltas by name would send it",
+            ));
+        }
+    }
     for f in &tree.files {
         // A listed variant whose source is a symlink (a --follow-links run)
         // is walked as a plain file: it is not unlisted.
@@ -142,6 +183,8 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
         ok: problems.is_empty(),
         files: manifest.files.len() as u64,
         variants,
+        deltas,
+        deltas_decoded,
         problems,
     }
 }
@@ -169,6 +212,93 @@ fn decodes_to(
     dec.get(codec)
         .verify(&bytes, &src)
         .map_err(|why| format!("it {why}"))
+}
+
+/// Checks the deltas of the asset at `rel` into `out`; returns how many were
+/// checked and how many of those decoded with their dictionary.
+fn check_deltas(
+    root: &Path,
+    rel: &str,
+    asset: &Asset,
+    dictionary_from: &[PathBuf],
+    out: &mut Vec<Problem>,
+) -> (u64, u64) {
+    let (mut checked, mut decoded) = (0, 0);
+    let mut src: Option<Vec<u8>> = None;
+    for d in &asset.deltas {
+        let Some(coding) = DeltaCoding::parse(&d.coding) else {
+            out.push(problem(
+                &d.path,
+                "bad_coding",
+                format!("unknown delta coding {:?}", d.coding),
+            ));
+            continue;
+        };
+        let Some(dict_sha) = parse_available_dictionary(&d.dictionary) else {
+            out.push(problem(
+                &d.path,
+                "delta_corrupt",
+                format!(
+                    "dictionary {:?} is not a base64 SHA-256 between colons",
+                    d.dictionary
+                ),
+            ));
+            continue;
+        };
+        let bytes = match std::fs::read(root.join(&d.path)) {
+            Ok(b) => b,
+            Err(e) => {
+                out.push(problem(
+                    &d.path,
+                    "delta_missing",
+                    format!("listed in the manifest but cannot be read: {e}"),
+                ));
+                continue;
+            }
+        };
+        checked += 1;
+        if bytes.len() as u64 != d.size || blake3::hash(&bytes).to_hex().as_str() != d.blake3 {
+            out.push(problem(
+                &d.path,
+                "delta_changed",
+                "size or blake3 differs from the manifest",
+            ));
+        }
+        if coding.header_hash(&bytes) != Some(dict_sha) {
+            out.push(problem(
+                &d.path,
+                "delta_corrupt",
+                format!("its header does not name the dictionary {}", d.dictionary),
+            ));
+            continue;
+        }
+        // The dictionary, if an earlier release given holds it unchanged.
+        let Some(dict) = dictionary_from.iter().find_map(|prev| {
+            let b = std::fs::read(prev.join(&d.dictionary_path)).ok()?;
+            let sha: [u8; 32] =
+                sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&b)).into();
+            (sha == dict_sha).then_some(b)
+        }) else {
+            continue;
+        };
+        if src.is_none() {
+            src = std::fs::read(root.join(rel)).ok();
+        }
+        let Some(src) = &src else { continue };
+        decoded += 1;
+        let enc = DeltaEncoder::new(DeltaLevels {
+            brotli_quality: 11,
+            zstd_level: 19,
+        });
+        if let Err(why) = enc.verify(coding, &bytes, &dict, &dict_sha, src) {
+            out.push(problem(
+                &d.path,
+                "delta_stale",
+                format!("with its dictionary {} it {why}", d.dictionary_path),
+            ));
+        }
+    }
+    (checked, decoded)
 }
 
 fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Vec<Problem>, u64) {

@@ -98,6 +98,10 @@ pub struct CheckArgs {
     /// Print the problems as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+
+    /// An earlier release's build folder: deltas whose dictionary it holds are decoded and compared too (repeatable) [default: precompress.toml's dictionary-from].
+    #[arg(long, value_name = "PREV")]
+    pub dictionary_from: Vec<PathBuf>,
 }
 
 /// Options of a run.

@@ -227,6 +227,22 @@ pub fn manifest_for(dir: &Path) -> Result<Option<PathBuf>> {
     Ok(file.manifest.map(|m| base.join(m)))
 }
 
+/// The `dictionary-from` folders of the precompress.toml that applies to
+/// DIR (for `precompress check DIR`), relative to the file.
+pub fn dictionaries_for(dir: &Path) -> Result<Vec<PathBuf>> {
+    let Some(path) = find(dir) else {
+        return Ok(Vec::new());
+    };
+    let file = FileConfig::read(&path)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    Ok(file
+        .dictionary_from
+        .unwrap_or_default()
+        .iter()
+        .map(|p| base.join(p))
+        .collect())
+}
+
 /// What [`resolve`] settled on.
 #[derive(Debug, Default)]
 pub struct Resolved {

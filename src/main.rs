@@ -89,7 +89,18 @@ fn check(args: CheckArgs) -> u8 {
             }
         },
     };
-    let report = precompress::check::check(&args.dir, &manifest);
+    let dictionaries = if args.dictionary_from.is_empty() {
+        match precompress::configfile::dictionaries_for(&args.dir) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("precompress: error: {e}");
+                return exit::USAGE;
+            }
+        }
+    } else {
+        args.dictionary_from.clone()
+    };
+    let report = precompress::check::check_with_dictionaries(&args.dir, &manifest, &dictionaries);
     if args.json {
         let _ = std::io::stdout().write_all(
             (serde_json::to_string_pretty(&report).expect("plain data") + "\n").as_bytes(),
@@ -106,6 +117,18 @@ fn check(args: CheckArgs) -> u8 {
                 "precompress: check: ok, {} files and {} variants verified",
                 report.files, report.variants
             );
+            if report.deltas > 0 {
+                println!(
+                    "precompress: check: {} deltas verified, {} of them decoded with their dictionary{}",
+                    report.deltas,
+                    report.deltas_decoded,
+                    if report.deltas_decoded < report.deltas {
+                        " (give the earlier releases with --dictionary-from to decode the rest)"
+                    } else {
+                        ""
+                    }
+                );
+            }
         } else {
             eprintln!("precompress: check: {} problems", report.problems.len());
         }

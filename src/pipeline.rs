@@ -129,6 +129,9 @@ impl Job {
     }
 }
 
+/// The earlier files one asset gets deltas against, with their SHA-256.
+type Chosen = Vec<(OldFile, [u8; 32])>;
+
 /// A dictionary this run compresses against: an earlier release's file.
 struct Dict {
     old: OldFile,
@@ -315,10 +318,10 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let same_settings = |c: Codec| same_settings_token(c.token());
     // Per asset that may get deltas: the earlier file of each release it is
     // paired with, and that file's SHA-256 (read here, once, in parallel).
-    let chosen: Vec<Vec<(OldFile, [u8; 32])>> = if releases.is_empty() {
+    let chosen: Vec<Chosen> = if releases.is_empty() {
         vec![Vec::new(); files.len()]
     } else {
-        let per_file: Vec<(Vec<(OldFile, [u8; 32])>, Vec<String>)> = pool.install(|| {
+        let per_file: Vec<(Chosen, Vec<String>)> = pool.install(|| {
             files
                 .par_iter()
                 .map(|f| choose_dictionaries(f, &filter, &releases))
@@ -784,9 +787,9 @@ fn choose_dictionaries(
     f: &Scanned,
     filter: &Filter,
     releases: &Releases,
-) -> (Vec<(OldFile, [u8; 32])>, Vec<String>) {
+) -> (Chosen, Vec<String>) {
     let mut warnings = Vec::new();
-    let mut chosen: Vec<(OldFile, [u8; 32])> = Vec::new();
+    let mut chosen: Chosen = Vec::new();
     let rel = &f.found.rel;
     if filter.decide(rel, f.size).is_some() || !is_candidate(rel, f.size) {
         return (chosen, warnings);

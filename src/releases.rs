@@ -236,7 +236,7 @@ mod tests {
         write(&prev, "assets/index-DDDD4444.js.br", b"not a candidate");
         write(&prev, "assets/tiny-EEEE5555.js", b"small");
         let mut warnings = Vec::new();
-        let r = Releases::open(&[prev.clone()], &dir, &mut warnings).unwrap();
+        let r = Releases::open(std::slice::from_ref(&prev), &dir, &mut warnings).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         let mut new = js(200, "app");
         new.extend_from_slice(b"export const added = 1;\n");

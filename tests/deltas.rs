@@ -1,0 +1,382 @@
+//! RFC 9842 deltas from the command line: `--dictionary-from` on two releases
+//! of a small app (tests/serve_util's `two_releases`), decoded by decoders
+//! other than the run's own (the zstd CLI for dcz, rust-brotli's decoder for
+//! dcb, which the run checks with Google's C decoder), and kept honest across
+//! reruns, the cache and `precompress check`.
+
+mod serve_util;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use predicates::str::contains;
+use serde_json::Value;
+
+/// `precompress --no-config`.
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("precompress").unwrap();
+    c.args(["--no-config"]);
+    c
+}
+
+/// `precompress check`.
+fn check() -> Command {
+    let mut c = Command::cargo_bin("precompress").unwrap();
+    c.arg("check");
+    c
+}
+
+fn manifest(dir: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("precompress-manifest.json")).unwrap()).unwrap()
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+fn sf(sha: &[u8; 32]) -> String {
+    use base64::Engine;
+    format!(
+        ":{}:",
+        base64::engine::general_purpose::STANDARD.encode(sha)
+    )
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+struct Releases {
+    _tmp: tempfile::TempDir,
+    v1: PathBuf,
+    v2: PathBuf,
+    old: &'static str,
+    new: &'static str,
+}
+
+/// Release 1 precompressed, release 2 not yet.
+fn releases() -> Releases {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v1, v2, old, new) = serve_util::two_releases(tmp.path());
+    bin().arg(&v1).arg("-q").assert().success();
+    Releases {
+        _tmp: tmp,
+        v1,
+        v2,
+        old,
+        new,
+    }
+}
+
+#[test]
+fn deltas_are_written_listed_and_decode_with_independent_decoders() {
+    let r = releases();
+    let old = std::fs::read(r.v1.join(r.old)).unwrap();
+    let new = std::fs::read(r.v2.join(r.new)).unwrap();
+    let m1 = manifest(&r.v1);
+    assert_eq!(
+        m1["files"][r.old]["use_as_dictionary"],
+        "match=\"/assets/app-*.js\""
+    );
+    assert_eq!(m1["files"]["index.html"].get("use_as_dictionary"), None);
+
+    bin()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(&r.v1)
+        .assert()
+        .success()
+        .stdout(contains("dcb "));
+    let m = manifest(&r.v2);
+    let a = &m["files"][r.new];
+    let br = a["encodings"][0]["size"].as_u64().unwrap();
+    let deltas = a["deltas"].as_array().unwrap();
+    assert_eq!(deltas.len(), 2, "{a:#}");
+    for (d, coding) in deltas.iter().zip(["dcb", "dcz"]) {
+        assert_eq!(d["coding"], coding);
+        assert_eq!(d["dictionary"], sf(&sha256(&old)));
+        assert_eq!(d["dictionary_path"], r.old);
+        let path = format!("{}.{}.{coding}", r.new, hex(&sha256(&old)));
+        assert_eq!(d["path"], path.as_str());
+        let bytes = std::fs::read(r.v2.join(&path)).unwrap();
+        assert_eq!(bytes.len() as u64, d["size"].as_u64().unwrap());
+        assert!(
+            bytes.len() as u64 * 10 < br,
+            "{coding}: {} bytes, br {br}",
+            bytes.len()
+        );
+        let decoded = match coding {
+            "dcz" => {
+                // The reference CLI, once the 40-byte header is cut.
+                assert_eq!(bytes[..8], [0x5E, 0x2A, 0x4D, 0x18, 0x20, 0, 0, 0]);
+                assert_eq!(bytes[8..40], sha256(&old));
+                let frame = r.v2.join("frame.zst");
+                std::fs::write(&frame, &bytes[40..]).unwrap();
+                let out = std::process::Command::new("zstd")
+                    .args(["-d", "-c", "-q", "-D"])
+                    .arg(r.v1.join(r.old))
+                    .arg(&frame)
+                    .output()
+                    .expect("zstd CLI (bash .ci/run installs it)");
+                std::fs::remove_file(&frame).unwrap();
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                out.stdout
+            }
+            _ => {
+                assert_eq!(bytes[..4], [0xFF, 0x44, 0x43, 0x42]);
+                assert_eq!(bytes[4..36], sha256(&old));
+                let mut out = Vec::new();
+                brotli_decompressor::BrotliDecompressCustomDict(
+                    &mut &bytes[36..],
+                    &mut out,
+                    &mut [0u8; 4096],
+                    &mut [0u8; 4096],
+                    old.clone(),
+                )
+                .unwrap();
+                out
+            }
+        };
+        assert!(decoded == new, "{coding} does not decode to the new script");
+    }
+    assert_eq!(a["use_as_dictionary"], "match=\"/assets/app-*.js\"");
+    // Nothing for what did not change or is not a dictionary.
+    assert_eq!(m["files"]["index.html"].get("deltas"), None);
+
+    check()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(&r.v1)
+        .assert()
+        .success()
+        .stdout(contains(
+            "2 deltas verified, 2 of them decoded with their dictionary",
+        ));
+}
+
+#[test]
+fn reruns_keep_deltas_and_drop_them_when_no_longer_asked_for() {
+    let r = releases();
+    let with = |c: &mut Command| {
+        c.arg(&r.v2).arg("--dictionary-from").arg(&r.v1);
+    };
+    let mut c = bin();
+    with(&mut c);
+    c.assert().success();
+    let first = std::fs::read(r.v2.join("precompress-manifest.json")).unwrap();
+    let mut c = bin();
+    with(&mut c);
+    c.assert()
+        .success()
+        .stdout(contains("0 encoded, 0 from cache, 5 unchanged"));
+    assert_eq!(
+        std::fs::read(r.v2.join("precompress-manifest.json")).unwrap(),
+        first
+    );
+
+    // Without --dictionary-from the deltas are stale: removed, and check agrees.
+    bin()
+        .arg(&r.v2)
+        .assert()
+        .success()
+        .stdout(contains("2 removed as stale"));
+    assert_eq!(manifest(&r.v2)["files"][r.new].get("deltas"), None);
+    let left: Vec<_> = std::fs::read_dir(r.v2.join("assets"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".dcb") || n.ends_with(".dcz"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    check().arg(&r.v2).assert().success();
+}
+
+#[test]
+fn the_same_bytes_with_one_thread_or_two_and_from_the_cache() {
+    let r = releases();
+    let cache = r.v2.parent().unwrap().join("cache");
+    let mut trees = Vec::new();
+    for (i, threads) in ["1", "2"].iter().enumerate() {
+        let copy = r.v2.parent().unwrap().join(format!("copy{i}"));
+        serve_util::copy_dir_for_tests(&r.v2, &copy);
+        bin()
+            .arg(&copy)
+            .args(["-j", threads, "--cache-dir"])
+            .arg(&cache)
+            .arg("--dictionary-from")
+            .arg(&r.v1)
+            .assert()
+            .success()
+            .stdout(contains(if i == 0 {
+                "0 from cache"
+            } else {
+                "5 from cache"
+            }));
+        trees.push(copy);
+    }
+    let files = |d: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(d)
+            .into_iter()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(d).unwrap().display().to_string();
+                (rel, std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(
+        files(&trees[0]) == files(&trees[1]),
+        "1 and 2 threads (and the cache) differ"
+    );
+    assert!(files(&trees[0]).iter().any(|(n, _)| n.ends_with(".dcz")));
+}
+
+#[test]
+fn a_delta_no_smaller_than_brotli_is_not_kept_nor_made_again() {
+    let r = releases();
+    // Release 1's script replaced by unrelated bytes with a name of the same
+    // pattern: a dcz against it is a zstd frame plus its header, larger than br.
+    let noise: Vec<u8> = (0..40_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(r.v1.join("assets/app-9f8e7d6c.js"), noise).unwrap();
+    std::fs::remove_file(r.v1.join(r.old)).unwrap();
+    for expect in ["5 encoded", "0 encoded, 0 from cache, 5 unchanged"] {
+        bin()
+            .arg(&r.v2)
+            .arg("--dictionary-from")
+            .arg(&r.v1)
+            .assert()
+            .success()
+            .stdout(contains(expect));
+    }
+    let a = &manifest(&r.v2)["files"][r.new];
+    let br = a["encodings"][0]["size"].as_u64().unwrap();
+    let skipped = a["skipped_deltas"].as_array().unwrap();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["coding"] == "dcz" && s["reason"] == "not_smaller"),
+        "{a:#}"
+    );
+    let kept: Vec<String> = a
+        .get("deltas")
+        .and_then(Value::as_array)
+        .map(|d| {
+            d.iter()
+                .inspect(|d| assert!(d["size"].as_u64().unwrap() < br, "{d:#}"))
+                .map(|d| {
+                    d["path"]
+                        .as_str()
+                        .unwrap()
+                        .rsplit('/')
+                        .next()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut on_disk: Vec<String> = std::fs::read_dir(r.v2.join("assets"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".dcb") || n.ends_with(".dcz"))
+        .collect();
+    on_disk.sort();
+    assert_eq!(on_disk, kept, "only kept deltas stay on disk");
+}
+
+#[test]
+fn check_finds_changed_and_unlisted_deltas() {
+    let r = releases();
+    bin()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(&r.v1)
+        .assert()
+        .success();
+    let d = manifest(&r.v2)["files"][r.new]["deltas"][1]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut bytes = std::fs::read(r.v2.join(&d)).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(r.v2.join(&d), &bytes).unwrap();
+    std::fs::write(
+        r.v2.join(format!("index.html.{}.dcb", "0".repeat(64))),
+        b"x",
+    )
+    .unwrap();
+    let out = check()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(&r.v1)
+        .arg("--json")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let report: Value = serde_json::from_slice(&out).unwrap();
+    let kinds: Vec<(&str, &str)> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["path"].as_str().unwrap(), p["problem"].as_str().unwrap()))
+        .collect();
+    let unlisted = format!("index.html.{}.dcb", "0".repeat(64));
+    assert!(kinds.contains(&(d.as_str(), "delta_changed")), "{kinds:?}");
+    assert!(kinds.contains(&(d.as_str(), "delta_stale")), "{kinds:?}");
+    assert!(
+        kinds.contains(&(unlisted.as_str(), "unlisted_delta")),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn bad_earlier_releases_are_usage_errors_or_warnings() {
+    let r = releases();
+    bin()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(r.v1.join("nope"))
+        .assert()
+        .code(2)
+        .stderr(contains("nope: no such folder"));
+    bin()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(&r.v2)
+        .assert()
+        .code(2)
+        .stderr(contains("is DIR itself"));
+    assert!(
+        !r.v2.join("precompress-manifest.json").exists(),
+        "ran despite the error"
+    );
+    // A corrupt old manifest: a warning, and pairing by names still works.
+    std::fs::write(r.v1.join("precompress-manifest.json"), "{not json").unwrap();
+    bin()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(&r.v1)
+        .assert()
+        .success()
+        .stderr(contains("pairing").and(contains("by file names alone")));
+    assert_eq!(
+        manifest(&r.v2)["files"][r.new]["deltas"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
