@@ -320,6 +320,7 @@ fn every_input_is_declared_documented_and_used_and_every_output_is_documented() 
         "min-size",
         "manifest",
         "cache-dir",
+        "dictionary-from",
         "check",
         "args",
     ];
@@ -350,6 +351,50 @@ fn every_input_is_declared_documented_and_used_and_every_output_is_documented() 
             format!("${{{{ steps.run.outputs.{name} }}}}")
         );
     }
+}
+
+#[test]
+fn dictionary_from_writes_deltas_that_check_decodes() {
+    let r = Runner::new();
+    let script = |n: u32| {
+        (0..500)
+            .map(|i| {
+                format!(
+                    "export const item{i} = () => {};\n",
+                    i + u32::from(i == 7 && n == 2)
+                )
+            })
+            .collect::<String>()
+    };
+    let prev = r.workspace.join("previous");
+    fs::create_dir_all(prev.join("assets")).unwrap();
+    fs::write(prev.join("assets/app-1a2b3c4d.js"), script(1)).unwrap();
+    fs::write(r.workspace.join("dist/assets/app-5e6f7a8b.js"), script(2)).unwrap();
+    let job = r.run(
+        &[
+            ("path", "dist"),
+            ("dictionary-from", "previous\n"),
+            ("check", "true"),
+        ],
+        CacheSim::Hit,
+    );
+    assert!(
+        job.failed.is_none(),
+        "step {:?} failed\nstdout:\n{}\nstderr:\n{}",
+        job.failed,
+        job.stdout,
+        job.stderr
+    );
+    let m = manifest_at(&r.workspace.join("dist/precompress-manifest.json"));
+    let deltas = m["files"]["assets/app-5e6f7a8b.js"]["deltas"]
+        .as_array()
+        .unwrap();
+    assert_eq!(deltas.len(), 2, "{m:#}");
+    assert!(
+        job.stdout.contains("2 deltas verified, 2 of them decoded"),
+        "{}",
+        job.stdout
+    );
 }
 
 #[test]
