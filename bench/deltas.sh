@@ -11,8 +11,9 @@
 #   bash bench/deltas.sh [OUT]     (default OUT: bench/results/deltas-<UTC time>.md)
 #
 # Tarballs (npm pack) are cached in target/bench-deltas/ and checked against the
-# sha256 pinned below. PRECOMPRESS_BIN=PATH runs that binary instead of building. Without --dictionary-from in the binary it prints the table
-# without deltas, writes nothing and fails.
+# sha256 pinned below. PRECOMPRESS_BIN=PATH runs that binary instead of building.
+# Without --dictionary-from in the binary it prints the table without deltas,
+# writes nothing and fails.
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -83,3 +83,42 @@ fn the_example_sites_manifest_matches_the_published_schema() {
             .into()
     );
 }
+
+#[test]
+fn deltas_and_dictionaries_match_the_published_schema() {
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(repo().join("docs/manifest.schema.json")).unwrap())
+            .unwrap();
+    let defs = &schema["$defs"];
+    let tmp = tempfile::tempdir().unwrap();
+    let (v1, v2) = (tmp.path().join("v1"), tmp.path().join("v2"));
+    for (dir, name, extra) in [(&v1, "app-1a2b3c4d.js", ""), (&v2, "app-5e6f7a8b.js", "x")] {
+        std::fs::create_dir_all(dir).unwrap();
+        let js: String = (0..400)
+            .map(|i| format!("export const f{i} = () => '{i}{extra}';\n"))
+            .collect();
+        std::fs::write(dir.join(name), js).unwrap();
+    }
+    bin().arg(&v1).args(["-q", "--no-config"]).assert().success();
+    bin()
+        .arg(&v2)
+        .args(["-q", "--no-config", "--dictionary-from"])
+        .arg(&v1)
+        .assert()
+        .success();
+    let m = manifest(&v2);
+    let a = &m["files"]["app-5e6f7a8b.js"];
+    let mut want = required(&defs["asset"]);
+    want.extend(["deltas".to_string(), "use_as_dictionary".to_string()]);
+    assert_eq!(keys(a), want);
+    assert!(keys(a).is_subset(&keys(&defs["asset"]["properties"])));
+    let codings = strings(&defs["delta_coding"]["enum"]);
+    for d in a["deltas"].as_array().unwrap() {
+        assert_eq!(keys(d), required(&defs["delta"]));
+        assert!(codings.contains(d["coding"].as_str().unwrap()));
+        let dict = d["dictionary"].as_str().unwrap();
+        assert!(dict.len() == 46 && dict.starts_with(':') && dict.ends_with("=:"), "{dict}");
+        assert!(is_hex(d["blake3"].as_str().unwrap(), 64));
+    }
+    assert_eq!(a["use_as_dictionary"], "match=\"/app-*.js\"");
+}
