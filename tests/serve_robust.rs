@@ -1,0 +1,190 @@
+//! `precompress serve` under the conditions a preview server meets: a rebuild
+//! in another terminal while it runs, keep-alive clients, idle and slow
+//! connections, and a process out of file descriptors. Each test failed before
+//! its fix (stale `.br` and a 304 for old content; 43 ms per keep-alive request
+//! from Nagle; idle connections kept forever; a busy loop at the fd limit).
+
+mod serve_util;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serve_util::*;
+
+fn decode_br(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    brotli::BrotliDecompress(&mut &body[..], &mut out).unwrap();
+    out
+}
+
+#[test]
+fn an_edit_after_start_is_never_served_stale_and_a_rerun_is_picked_up() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    let app = site.join("assets/app.js");
+    let old = std::fs::read(&app).unwrap();
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    let old_etag = r.header("etag").unwrap().to_string();
+
+    // The same size, other bytes, a later mtime: what a rebuild leaves.
+    let mut new = old.clone();
+    new[0] = if new[0] == b'/' { b' ' } else { b'/' };
+    std::fs::write(&app, &new).unwrap();
+    let f = std::fs::File::options().write(true).open(&app).unwrap();
+    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(2))
+        .unwrap();
+    drop(f);
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), None, "the old .br was sent");
+    assert!(r.body == new, "not the new bytes");
+    assert!(r.header("etag").unwrap().starts_with("W/"));
+    // A cache holding the old representation must not be told it is current.
+    let r = request(
+        s.addr,
+        "GET",
+        "/assets/app.js",
+        &[("Accept-Encoding", "br"), ("If-None-Match", &old_etag)],
+    );
+    assert_eq!(r.status, 200, "304 for content that changed");
+    assert!(r.body == new);
+
+    // precompress reruns: the server reloads the manifest and compresses again.
+    let out = Command::cargo_bin("precompress")
+        .unwrap()
+        .args(["-q", "--no-config"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    assert!(decode_br(&r.body) == new);
+    assert_ne!(r.header("etag"), Some(old_etag.as_str()));
+}
+
+/// Sequential requests on one keep-alive connection; returns each one's time.
+fn keep_alive_times(addr: std::net::SocketAddr, n: usize) -> Vec<Duration> {
+    let mut conn = TcpStream::connect(addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut times = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        conn.write_all(b"GET /assets/app.js HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\n\r\n")
+            .unwrap();
+        let mut len = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).unwrap();
+        times.push(t.elapsed());
+    }
+    times
+}
+
+#[test]
+fn keep_alive_requests_are_not_held_back_by_nagle() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    let mut times = keep_alive_times(s.addr, 21);
+    times.sort();
+    // Nagle with the client's delayed ACK made every request take ~43 ms;
+    // without it they take well under a millisecond. The bound leaves room
+    // for a busy machine.
+    assert!(
+        times[10] < Duration::from_millis(20),
+        "median {:?}",
+        times[10]
+    );
+}
+
+#[test]
+fn idle_and_slow_connections_are_closed() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    let idle = TcpStream::connect(s.addr).unwrap();
+    let mut slow = TcpStream::connect(s.addr).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let started = Instant::now();
+    for mut c in [idle, slow] {
+        c.set_read_timeout(Some(Duration::from_secs(40))).unwrap();
+        let mut buf = [0u8; 1024];
+        // The server closes (EOF, or a 408 then EOF) instead of waiting forever.
+        loop {
+            match c.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) => panic!("not closed after {:?}: {e}", started.elapsed()),
+            }
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(35));
+    // And the server still answers.
+    assert_eq!(get(s.addr, "/", None).status, 200);
+}
+
+/// user + system CPU seconds of a process so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split(' ').collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+#[test]
+fn out_of_file_descriptors_it_backs_off_instead_of_spinning() {
+    let (tmp, site) = precompressed_site();
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_precompress"));
+    let err = tmp.path().join("stderr.txt");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 32 && exec \"$0\" serve \"$1\" --addr 127.0.0.1:0")
+        .arg(&bin)
+        .arg(&site)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    let addr: std::net::SocketAddr = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    // Far more connections than descriptors: the kernel queues them, accept fails.
+    let held: Vec<TcpStream> = (0..60)
+        .filter_map(|_| TcpStream::connect(addr).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let cpu0 = cpu_seconds(child.id());
+    std::thread::sleep(Duration::from_secs(2));
+    let busy = cpu_seconds(child.id()) - cpu0;
+    let log = std::fs::read_to_string(&err).unwrap();
+    let messages = log.matches("accept:").count();
+    drop(held);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(log.contains("Too many open files"), "{log}");
+    assert!(busy < 0.5, "{busy:.2} s of CPU in 2 s at the fd limit");
+    assert!(messages <= 5, "{messages} accept messages in 2.5 s:\n{log}");
+}
