@@ -40,7 +40,7 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncSeekExt, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::path::{parse_request_path, resolve, PathError};
 use super::{Headers, Index, Selection, CACHE_REVALIDATE};
@@ -239,6 +239,12 @@ async fn serve(site: Arc<Site>, addr: SocketAddr) -> Result<(), ServeError> {
     }
 }
 
+/// Responses up to this size are read whole and sent in one piece; larger ones
+/// are streamed. Files are opened and small ones read on the async thread: from
+/// the page cache that takes microseconds, less than a hop to tokio's blocking
+/// pool, and this is a preview server for local files.
+const INLINE_MAX: u64 = 1 << 20;
+
 /// How long a client may take to send a request's head, and how long an idle
 /// keep-alive connection is kept.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(20);
@@ -356,7 +362,7 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
         Selection::Found(sel) => {
             let r = sel.representation;
             let checked = match unchanged(site, &loaded, &key) {
-                Ok(()) => open_checked(site, &loaded, &r.path, r.size).await,
+                Ok(()) => open_checked(site, &loaded, &r.path, r.size),
                 Err(why) => Err(why),
             };
             match checked {
@@ -426,17 +432,15 @@ fn unchanged(site: &Site, loaded: &Loaded, key: &str) -> Result<(), String> {
 
 /// Opens `rel` under the root and checks it still has the manifest's size and
 /// the mtime it had when the index was loaded.
-async fn open_checked(
+fn open_checked(
     site: &Site,
     loaded: &Loaded,
     rel: &str,
     size: u64,
-) -> Result<tokio::fs::File, String> {
+) -> Result<std::fs::File, String> {
     let path = resolve(&site.root, rel).ok_or("missing or outside the folder")?;
-    let file = tokio::fs::File::open(&path)
-        .await
-        .map_err(|e| e.to_string())?;
-    let md = file.metadata().await.map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
+    let md = file.metadata().map_err(|e| e.to_string())?;
     let len = md.len();
     if len != size {
         return Err(format!(
@@ -452,10 +456,10 @@ async fn open_checked(
 
 /// Headers for a file the manifest does not describe (or describes wrongly):
 /// uncompressed, a weak ETag from size and mtime, revalidate on every use.
-async fn plain(site: &Site, key: &str) -> io::Result<(tokio::fs::File, Headers, bool)> {
+async fn plain(site: &Site, key: &str) -> io::Result<(std::fs::File, Headers, bool)> {
     let path = resolve(&site.root, key).ok_or(io::ErrorKind::NotFound)?;
-    let file = tokio::fs::File::open(&path).await?;
-    let md = file.metadata().await?;
+    let file = std::fs::File::open(&path)?;
+    let md = file.metadata()?;
     let mtime = md.modified().ok();
     let stamp = mtime
         .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
@@ -475,7 +479,7 @@ async fn plain(site: &Site, key: &str) -> io::Result<(tokio::fs::File, Headers, 
 async fn send(
     req: &Request<Incoming>,
     head: bool,
-    mut file: tokio::fs::File,
+    mut file: std::fs::File,
     headers: Headers,
     identity: bool,
 ) -> Response<ResBody> {
@@ -538,18 +542,33 @@ async fn send(
     let body = if head || count == 0 {
         empty()
     } else {
+        use std::io::{Read, Seek};
         if start > 0 {
-            if let Err(e) = file.seek(io::SeekFrom::Start(start)).await {
+            if let Err(e) = file.seek(io::SeekFrom::Start(start)) {
                 eprintln!("precompress serve: error: seek: {e}");
                 return text(StatusCode::INTERNAL_SERVER_ERROR);
             }
         }
-        FileBody {
-            file,
-            remaining: count,
-            buf: Vec::new(),
+        if count <= INLINE_MAX {
+            // Read at once and sent with the headers: no trip through tokio's
+            // blocking pool per 64 KiB, and one write for a small response.
+            let mut buf = vec![0; count as usize];
+            if let Err(e) = file.read_exact(&mut buf) {
+                // The file shrank after its length was checked: fail, never short.
+                eprintln!("precompress serve: error: read: {e}");
+                return text(StatusCode::INTERNAL_SERVER_ERROR);
+            }
+            Full::new(Bytes::from(buf))
+                .map_err(|never| match never {})
+                .boxed()
+        } else {
+            FileBody {
+                file: tokio::fs::File::from_std(file),
+                remaining: count,
+                buf: Vec::new(),
+            }
+            .boxed()
         }
-        .boxed()
     };
     let mut r = Response::new(body);
     *r.status_mut() = status;
