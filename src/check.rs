@@ -18,7 +18,9 @@ use serde::Serialize;
 use crate::dictionary::parse_available_dictionary;
 use crate::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
 use crate::encode::{frame_window_size, new_encoder, Codec, Encoder, Levels};
+use crate::fsutil::read_regular;
 use crate::manifest::{Asset, Manifest};
+use crate::serve::path::check_relative;
 use crate::walk::{walk, LOCK_NAME};
 
 /// One thing wrong with DIR.
@@ -117,10 +119,34 @@ pub fn check_with_dictionaries(
         ));
     }
 
-    let per_asset: Vec<(Vec<Problem>, u64, (u64, u64))> = manifest
-        .files
+    // The manifest is data anyone who can write DIR may have written: a path
+    // that leaves DIR (`../secret`) is a problem, never opened, by the same
+    // rule `precompress serve` applies.
+    let mut safe_files = Vec::with_capacity(manifest.files.len());
+    for (rel, asset) in &manifest.files {
+        let listed = std::iter::once(rel.as_str())
+            .chain(asset.encodings.iter().map(|v| v.path.as_str()))
+            .chain(asset.deltas.iter().map(|d| d.path.as_str()))
+            .chain(asset.deltas.iter().map(|d| d.dictionary_path.as_str()));
+        let bad: Vec<String> = listed
+            .filter_map(|p| check_relative(p).err().map(|e| format!("{p:?}: {e}")))
+            .collect();
+        if bad.is_empty() {
+            safe_files.push((rel, asset));
+        } else {
+            problems.push(problem(
+                rel.as_str(),
+                "unsafe_path",
+                format!(
+                    "the manifest lists a path that is not a plain path inside DIR, not opened: {}",
+                    bad.join(", ")
+                ),
+            ));
+        }
+    }
+    let per_asset: Vec<(Vec<Problem>, u64, (u64, u64))> = safe_files
         .par_iter()
-        .map_init(Decoders::default, |dec, (rel, asset)| {
+        .map_init(Decoders::default, |dec, &(rel, asset)| {
             let (mut p, n) = check_asset(root, rel, asset, dec);
             let d = check_deltas(root, rel, asset, dictionary_from, &mut p);
             (p, n, d)
@@ -207,8 +233,9 @@ fn decodes_to(
     variant: &Path,
     source: &Path,
 ) -> Result<(), String> {
-    let src = std::fs::read(source).map_err(|e| format!("its source cannot be read ({e})"))?;
-    let bytes = std::fs::read(variant).map_err(|e| format!("it cannot be read ({e})"))?;
+    let src =
+        read_regular(source, u64::MAX).map_err(|e| format!("its source cannot be read ({e})"))?;
+    let bytes = read_regular(variant, u64::MAX).map_err(|e| format!("it cannot be read ({e})"))?;
     dec.get(codec)
         .verify(&bytes, &src)
         .map_err(|why| format!("it {why}"))
@@ -245,7 +272,7 @@ fn check_deltas(
             ));
             continue;
         };
-        let bytes = match std::fs::read(root.join(&d.path)) {
+        let bytes = match read_regular(&root.join(&d.path), u64::MAX) {
             Ok(b) => b,
             Err(e) => {
                 out.push(problem(
@@ -274,7 +301,7 @@ fn check_deltas(
         }
         // The dictionary, if an earlier release given holds it unchanged.
         let Some(dict) = dictionary_from.iter().find_map(|prev| {
-            let b = std::fs::read(prev.join(&d.dictionary_path)).ok()?;
+            let b = read_regular(&prev.join(&d.dictionary_path), u64::MAX).ok()?;
             let sha: [u8; 32] =
                 sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&b)).into();
             (sha == dict_sha).then_some(b)
@@ -282,7 +309,7 @@ fn check_deltas(
             continue;
         };
         if src.is_none() {
-            src = std::fs::read(root.join(rel)).ok();
+            src = read_regular(&root.join(rel), u64::MAX).ok();
         }
         let Some(src) = &src else { continue };
         decoded += 1;
@@ -304,7 +331,7 @@ fn check_deltas(
 fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Vec<Problem>, u64) {
     let mut out = Vec::new();
     let src_path: PathBuf = root.join(rel);
-    let src = match std::fs::read(&src_path) {
+    let src = match read_regular(&src_path, u64::MAX) {
         Ok(b) => b,
         Err(e) => {
             out.push(problem(
@@ -332,7 +359,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
             ));
             continue;
         };
-        let bytes = match std::fs::read(root.join(&v.path)) {
+        let bytes = match read_regular(&root.join(&v.path), u64::MAX) {
             Ok(b) => b,
             Err(e) => {
                 out.push(problem(

@@ -166,6 +166,45 @@ pub fn open_to_read(path: &Path) -> std::io::Result<fs::File> {
     fs::File::open(path)
 }
 
+/// Reads a file that must be a regular file of at most `max` bytes. A FIFO,
+/// a device (a symlink to `/dev/zero`) or a socket is refused without
+/// blocking on it, and nothing larger than `max` is read into memory: the
+/// manifest and the files `check` reads come from a folder others can write.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut options = fs::File::options();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO for reading blocks until a writer comes; not with this.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let md = file.metadata()?;
+    if !md.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    if md.len() > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} bytes, over the {max} this reads", md.len()),
+        ));
+    }
+    let mut out = Vec::with_capacity(md.len() as usize);
+    file.take(max.saturating_add(1)).read_to_end(&mut out)?;
+    if out.len() as u64 > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("grew past {max} bytes while being read"),
+        ));
+    }
+    Ok(out)
+}
+
 /// An exclusive lock on a folder, held while the value lives: two runs on the
 /// same DIR take turns instead of interleaving their writes.
 #[derive(Debug)]

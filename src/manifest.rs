@@ -15,6 +15,9 @@ use crate::fsutil::write_atomic;
 /// The schema version this crate writes and reads.
 pub const VERSION: u32 = 1;
 
+/// The largest manifest read: about 2 million assets.
+pub const MAX_SIZE: u64 = 1 << 30;
+
 /// Default file name, inside DIR.
 pub const DEFAULT_NAME: &str = "precompress-manifest.json";
 
@@ -163,11 +166,17 @@ impl Manifest {
         serde_json::from_value(value).map_err(|e| bad(e.to_string()))
     }
 
-    /// Reads `path`.
+    /// Reads `path`: a regular file of at most [`MAX_SIZE`] bytes (a FIFO or
+    /// a link to a device there is refused, never waited on or read forever).
     pub fn read(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        let rerr = |source| Error::Read {
             path: path.to_path_buf(),
             source,
+        };
+        let bytes = crate::fsutil::read_regular(path, MAX_SIZE).map_err(rerr)?;
+        let text = String::from_utf8(bytes).map_err(|_| Error::Manifest {
+            path: path.to_path_buf(),
+            detail: "not UTF-8".into(),
         })?;
         Self::from_json(path, &text)
     }

@@ -254,6 +254,13 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         &[manifest_path.clone(), lock_path.clone()],
     );
     let mut errors = tree.errors;
+    for (rel, why) in &tree.passed {
+        if *why == crate::walk::Passed::NameNotServable {
+            counts.warnings.push(format!(
+                "{rel}: no URL path can name a file with a backslash in its name; not compressed, not in the manifest (rename it)"
+            ));
+        }
+    }
     let remove = |path: &Path, rel: &str, counts: &mut RunCounts, errors: &mut Vec<Error>| {
         if !cfg.dry_run {
             if let Err(e) = remove_if_exists(path) {
@@ -783,11 +790,7 @@ fn delta_prev<'a>(
 /// compressed and are dictionary candidates themselves get deltas (a browser
 /// holds only what was sent as a dictionary). With warnings for earlier files
 /// that could not be read.
-fn choose_dictionaries(
-    f: &Scanned,
-    filter: &Filter,
-    releases: &Releases,
-) -> (Chosen, Vec<String>) {
+fn choose_dictionaries(f: &Scanned, filter: &Filter, releases: &Releases) -> (Chosen, Vec<String>) {
     let mut warnings = Vec::new();
     let mut chosen: Chosen = Vec::new();
     let rel = &f.found.rel;

@@ -42,6 +42,9 @@ pub enum Passed {
     NotRegular,
     /// The name is not UTF-8, so it cannot be a manifest key or a URL we serve.
     NameNotUtf8,
+    /// The name holds a backslash (or another character no URL path segment
+    /// may decode to), so no server could be asked for it by its name.
+    NameNotServable,
 }
 
 impl Passed {
@@ -53,6 +56,7 @@ impl Passed {
             Passed::OutsideRoot => "outside_root",
             Passed::NotRegular => "not_regular",
             Passed::NameNotUtf8 => "name_not_utf8",
+            Passed::NameNotServable => "name_not_servable",
         }
     }
 }
@@ -74,10 +78,34 @@ pub struct Tree {
     pub errors: Vec<Error>,
 }
 
-/// Walks `root`. `ignore` are absolute paths never taken as files (the manifest).
+/// `path` with symlinks and `.`/`..` resolved, for a file that may not exist
+/// yet (its folder is resolved); as given when even that fails.
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(c) = path.canonicalize() {
+        return c;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            dir.canonicalize()
+                .map(|d| d.join(name))
+                .unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Walks `root`. `ignore` are paths never taken as files (the manifest, the
+/// lock), however they are spelled (`./dist/m.json`, an absolute path, a
+/// path through a symlink).
 pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
     let mut tree = Tree::default();
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let ignore: Vec<PathBuf> = ignore.iter().map(|p| canonical(p)).collect();
     let mut all = Vec::new();
     let walker = walkdir::WalkDir::new(root)
         .follow_links(follow_links)
@@ -141,7 +169,15 @@ pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
                 continue;
             }
         }
-        if ignore.iter().any(|i| i == entry.path()) {
+        // Names first: canonicalizing every entry would cost a syscall each.
+        if ignore
+            .iter()
+            .any(|i| i.file_name() == Some(entry.file_name()) && *i == canonical(entry.path()))
+        {
+            continue;
+        }
+        if crate::serve::path::check_relative(&rel).is_err() {
+            tree.passed.push((rel, Passed::NameNotServable));
             continue;
         }
         all.push(Found {

@@ -1,0 +1,150 @@
+//! What an adversary (or an unlucky name) did to precompress in the first-hour
+//! review, each fixed: `check` following the manifest out of DIR, a FIFO or a
+//! device at the manifest path, the manifest compressing itself when spelled
+//! differently, a backslash in a file name stopping `serve`, and a huge
+//! `Accept-Encoding` holding the server.
+
+mod serve_util;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serve_util::*;
+
+fn bin() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("precompress").unwrap();
+    c.timeout(Duration::from_secs(20));
+    c
+}
+
+fn mkfifo(p: &Path) {
+    assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+}
+
+#[test]
+fn check_never_opens_a_path_outside_dir() {
+    let (tmp, site) = precompressed_site();
+    let secret = tmp.path().join("secret.txt");
+    std::fs::write(&secret, "outside").unwrap();
+    let mpath = site.join("precompress-manifest.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    let mut asset = m["files"]["index.html"].clone();
+    asset["size"] = 7.into();
+    asset["blake3"] = blake3::hash(b"outside").to_hex().to_string().into();
+    asset["encodings"] = serde_json::json!([]);
+    m["files"]["../secret.txt"] = asset.clone();
+    // A FIFO outside DIR used to hang check.
+    mkfifo(&tmp.path().join("fifo"));
+    asset["size"] = 0.into();
+    m["files"]["../fifo"] = asset;
+    std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
+    let out = bin().arg("check").arg(&site).arg("--json").assert().code(1);
+    let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let unsafe_paths: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["problem"] == "unsafe_path")
+        .map(|p| p["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(unsafe_paths, ["../fifo", "../secret.txt"], "{report:#}");
+}
+
+#[test]
+fn a_fifo_or_a_device_at_the_manifest_path_is_refused_not_waited_on() {
+    let (_tmp, site) = precompressed_site();
+    let mpath = site.join("precompress-manifest.json");
+    for make in ["fifo", "zero"] {
+        std::fs::remove_file(&mpath).unwrap();
+        if make == "fifo" {
+            mkfifo(&mpath);
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &mpath).unwrap();
+        }
+        let t = Instant::now();
+        bin()
+            .arg("check")
+            .arg(&site)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains("not a regular file"));
+        // The run rebuilds a manifest it cannot read (and replaces the FIFO).
+        bin()
+            .arg(&site)
+            .args(["-q", "--no-config"])
+            .assert()
+            .success()
+            .stderr(predicates::str::contains("not a regular file"));
+        assert!(std::fs::symlink_metadata(&mpath).unwrap().is_file());
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "{make}: {:?}",
+            t.elapsed()
+        );
+    }
+}
+
+#[test]
+fn the_manifest_never_compresses_itself_however_it_is_spelled() {
+    let (_tmp, site) = precompressed_site();
+    let parent = site.parent().unwrap();
+    let spellings = [
+        "./site/precompress-manifest.json".to_string(),
+        site.join("precompress-manifest.json").display().to_string(),
+        "site/../site/precompress-manifest.json".to_string(),
+    ];
+    for m in spellings {
+        let st = Command::cargo_bin("precompress")
+            .unwrap()
+            .current_dir(parent)
+            .args(["site", "-q", "--no-config", "--manifest", &m])
+            .status()
+            .unwrap();
+        assert!(st.success(), "{m}");
+        for suffix in ["br", "gz", "zst"] {
+            let v = site.join(format!("precompress-manifest.json.{suffix}"));
+            assert!(!v.exists(), "--manifest {m} compressed the manifest");
+        }
+        bin().arg("check").arg(&site).assert().success();
+    }
+}
+
+#[test]
+fn a_backslash_in_a_name_is_passed_over_and_serve_still_starts() {
+    let (_tmp, site) = precompressed_site();
+    std::fs::write(site.join("assets/back\\slash.js"), "x".repeat(4000)).unwrap();
+    bin()
+        .arg(&site)
+        .args(["--no-config"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "back\\slash.js: no URL path can name",
+        ))
+        .stdout(predicates::str::contains("1 name_not_servable"));
+    assert!(!site.join("assets/back\\slash.js.br").exists());
+    bin().arg("check").arg(&site).assert().success();
+    let s = start_precompress(&site, &[]);
+    assert_eq!(get(s.addr, "/assets/app.js", Some("br")).status, 200);
+}
+
+#[test]
+fn a_huge_accept_encoding_does_not_hold_the_server() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    // 40,000 tokens (about 300 KB): seconds per request when parsing was quadratic.
+    let huge: String = (0..40_000).map(|i| format!("x{i},")).collect();
+    let t = Instant::now();
+    let r = request(
+        s.addr,
+        "GET",
+        "/assets/app.js",
+        &[("Accept-Encoding", &huge)],
+    );
+    assert!(r.status == 200 || r.status == 431, "{}", r.status);
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}
