@@ -96,7 +96,11 @@ pub fn check_with_dictionaries(
     let tree = walk(
         root,
         false,
-        &[manifest_path.to_path_buf(), root.join(LOCK_NAME)],
+        &[
+            manifest_path.to_path_buf(),
+            root.join(LOCK_NAME),
+            root.join("precompress.toml"),
+        ],
     );
     let mut problems: Vec<Problem> = tree
         .errors

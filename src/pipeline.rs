@@ -51,6 +51,10 @@ pub const HELD_FILE_MAX: u64 = 256 * 1024;
 /// the rest per job.
 pub const HELD_TOTAL_MAX: u64 = 256 * 1024 * 1024;
 
+/// The config file's name (`configfile::FILE_NAME`, which only the CLI
+/// builds): in DIR it is never an asset.
+const CONFIG_NAME: &str = "precompress.toml";
+
 /// Sources of this size or more are mapped rather than read into each job's
 /// own buffer.
 pub const MAP_MIN: u64 = 64 << 20;
@@ -199,6 +203,9 @@ const DCB_MAX_SPAN: u64 = (1 << 24) - 16;
 pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let started = Instant::now();
     let root = cfg.root.as_path();
+    if !root.exists() {
+        return Err(Error::Config(format!("{}: no such folder", root.display())));
+    }
     if !root.is_dir() {
         return Err(Error::Config(format!("{}: not a folder", root.display())));
     }
@@ -251,7 +258,12 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let tree = walk(
         root,
         cfg.follow_links,
-        &[manifest_path.clone(), lock_path.clone()],
+        // precompress.toml in DIR is this run's settings, not a page.
+        &[
+            manifest_path.clone(),
+            lock_path.clone(),
+            root.join(CONFIG_NAME),
+        ],
     );
     let mut errors = tree.errors;
     for (rel, why) in &tree.passed {

@@ -230,11 +230,11 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "precompress: {} files ({}), {} compressed, {} errors, {:.1}s on {} threads",
-            self.files,
+            "precompress: {} ({}), {} compressed, {}, {:.1}s on {} threads",
+            plural(self.files, "file", "files"),
             human(self.bytes),
             self.compressed,
-            self.errors.len(),
+            plural(self.errors.len() as u64, "error", "errors"),
             self.wall_ms as f64 / 1000.0,
             self.threads
         );
@@ -294,6 +294,11 @@ impl Report {
         let _ = writeln!(s, "  manifest: {}", self.manifest.display());
         s
     }
+}
+
+/// `1 file`, `2 files`.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Bytes in KiB/MiB/GiB with one decimal.

@@ -42,6 +42,10 @@ pub enum Passed {
     NotRegular,
     /// The name is not UTF-8, so it cannot be a manifest key or a URL we serve.
     NameNotUtf8,
+    /// A dot-file or dot-folder (`.env`, `.git/`), other than `.well-known`:
+    /// servers do not serve them, and the manifest, which a server may expose,
+    /// does not list them.
+    DotFile,
     /// The name holds a backslash (or another character no URL path segment
     /// may decode to), so no server could be asked for it by its name.
     NameNotServable,
@@ -57,6 +61,7 @@ impl Passed {
             Passed::NotRegular => "not_regular",
             Passed::NameNotUtf8 => "name_not_utf8",
             Passed::NameNotServable => "name_not_servable",
+            Passed::DotFile => "dot_file",
         }
     }
 }
@@ -107,10 +112,11 @@ pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let ignore: Vec<PathBuf> = ignore.iter().map(|p| canonical(p)).collect();
     let mut all = Vec::new();
-    let walker = walkdir::WalkDir::new(root)
+    let mut walker = walkdir::WalkDir::new(root)
         .follow_links(follow_links)
-        .sort_by_file_name();
-    for entry in walker {
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = walker.next() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -138,7 +144,24 @@ pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
             }
         };
         let ft = entry.file_type();
+        let hidden = entry.depth() > 0 && {
+            let name = entry.file_name().to_string_lossy();
+            name.starts_with('.')
+                && name != ".well-known"
+                && !(name.starts_with(TMP_PREFIX) && name.ends_with(TMP_SUFFIX))
+        };
         if ft.is_dir() {
+            if hidden {
+                // `.git`, `.cache`: not the site, and never served.
+                walker.skip_current_dir();
+                tree.passed
+                    .push((rel_lossy(root, entry.path()), Passed::DotFile));
+            }
+            continue;
+        }
+        if hidden {
+            tree.passed
+                .push((rel_lossy(root, entry.path()), Passed::DotFile));
             continue;
         }
         let Ok(rel_path) = entry.path().strip_prefix(root) else {

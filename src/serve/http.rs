@@ -328,8 +328,9 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
     let mut key = rp.key;
     if found.is_dir() {
         if !rp.trailing_slash && !key.is_empty() {
-            // Relative links in the index page need the slash.
-            let mut location = format!("{raw_path}/");
+            // Relative links in the index page need the slash. One leading
+            // slash: `//docs/` would be a protocol-relative URL, another host.
+            let mut location = format!("/{}/", raw_path.trim_start_matches('/'));
             if let Some(q) = req.uri().query() {
                 location = format!("{location}?{q}");
             }
@@ -348,7 +349,7 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
         if resolve(&site.root, &key).is_none_or(|p| !p.is_file()) {
             return text(StatusCode::NOT_FOUND);
         }
-    } else if rp.trailing_slash || !found.is_file() {
+    } else if rp.trailing_slash || !found.is_file() || internal(site, &key, &found) {
         return text(StatusCode::NOT_FOUND);
     }
 
@@ -405,6 +406,17 @@ fn accept_encoding(h: &HeaderMap) -> Option<String> {
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
         .collect();
     (!values.is_empty()).then(|| values.join(","))
+}
+
+/// Files a production server does not serve by their own name: a variant or
+/// delta beside its asset (sent only through negotiation, with the asset's
+/// type and `Content-Encoding`), and the manifest (it lists every asset with
+/// its hash; a preview should not publish what production would not).
+fn internal(site: &Site, key: &str, found: &Path) -> bool {
+    let beside_its_asset = |src: &str| resolve(&site.root, src).is_some_and(|p| p.is_file());
+    crate::filter::variant_source(key).is_some_and(|(src, _)| beside_its_asset(src))
+        || crate::dictionary::delta_source(key).is_some_and(|(src, _)| beside_its_asset(src))
+        || std::fs::canonicalize(&site.manifest).is_ok_and(|m| m == found)
 }
 
 /// A field's value when the request has exactly one such field (a repeated
