@@ -63,6 +63,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Serve DIR locally from its manifest, the way a production server should.
     Serve(ServeArgs),
+    /// Print nginx maps that serve DIR's RFC 9842 deltas (include them in http {}; the location lines are in the output).
+    NginxMap(NginxMapArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions {
         /// The shell.
@@ -79,6 +81,17 @@ pub struct ServeArgs {
     /// Address to listen on; loopback unless you say otherwise.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "IP:PORT")]
     pub addr: std::net::SocketAddr,
+
+    /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
+}
+
+/// Options of `precompress nginx-map`.
+#[derive(Debug, Args)]
+pub struct NginxMapArgs {
+    /// The folder precompress ran on, served at the origin's root.
+    pub dir: PathBuf,
 
     /// The manifest [default: DIR/precompress-manifest.json].
     #[arg(long, value_name = "PATH")]

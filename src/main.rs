@@ -50,6 +50,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Check(args)) => check(args),
         Some(Command::Serve(args)) => serve(args),
+        Some(Command::NginxMap(args)) => nginx_map(args),
     };
     ExitCode::from(code)
 }
@@ -71,6 +72,28 @@ fn serve(args: precompress::cli::ServeArgs) -> u8 {
             }
         }
     }
+}
+
+/// `precompress nginx-map`: the maps on stdout, what was left out on stderr.
+fn nginx_map(args: precompress::cli::NginxMapArgs) -> u8 {
+    if !args.dir.is_dir() {
+        eprintln!("precompress: error: {}: not a folder", args.dir.display());
+        return exit::USAGE;
+    }
+    // `load`, as `serve` does: a source rebuilt since the run gets no deltas.
+    let index = match precompress::serve::Index::load(&args.dir, args.manifest.as_deref()) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let maps = precompress::serve::nginx::render(&index);
+    for s in &maps.skipped {
+        eprintln!("precompress: warning: nginx-map: skipped {s}");
+    }
+    let _ = std::io::stdout().write_all(maps.config.as_bytes());
+    exit::SUCCESS
 }
 
 fn check(args: CheckArgs) -> u8 {

@@ -41,6 +41,7 @@
 //!   change under that name; `no-cache` otherwise (always revalidate by ETag).
 
 pub mod negotiate;
+pub mod nginx;
 pub mod path;
 
 #[cfg(feature = "serve")]

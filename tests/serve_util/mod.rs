@@ -374,3 +374,46 @@ pub fn two_releases(root: &Path) -> (PathBuf, PathBuf, &'static str, &'static st
 pub fn copy_dir_for_tests(src: &Path, dst: &Path) {
     common::copy_dir(src, dst);
 }
+
+/// nginx with the config template `e2e/{template}`: `@PORT@`, `@ROOT@` (`site`)
+/// and each `(placeholder, value)` of `vars` filled in, run under `work`, as
+/// [`start_nginx`] does.
+pub fn start_nginx_from(template: &str, site: &Path, work: &Path, vars: &[(&str, &str)]) -> Server {
+    need("nginx");
+    let port = free_port();
+    let dir = work.join("nginx");
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    let mut conf = std::fs::read_to_string(repo().join("e2e").join(template))
+        .unwrap()
+        .replace("@PORT@", &port.to_string())
+        .replace("@ROOT@", site.to_str().unwrap());
+    for (placeholder, value) in vars {
+        conf = conf.replace(placeholder, value);
+    }
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let child = Command::new("nginx")
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .arg("-p")
+        .arg(format!("{}/", dir.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    ready(Server {
+        name: "nginx",
+        addr: ([127, 0, 0, 1], port).into(),
+        child,
+        log: Default::default(),
+    })
+}
+
+/// Every value of the header `name` (lower case), joined with ", ".
+pub fn header_all(resp: &Resp, name: &str) -> String {
+    resp.headers
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

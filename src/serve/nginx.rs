@@ -1,0 +1,585 @@
+//! nginx configuration that serves a manifest's RFC 9842 deltas
+//! (`precompress nginx-map`): `map` blocks for the `http {}` level, and the few
+//! lines of [`LOCATION_LINES`] for the location that serves the folder. nginx
+//! has no dictionary support of its own, so every decision
+//! [`Index::select_with_dictionary`] makes is spelt out as a lookup table.
+//!
+//! How a request flows, and why each piece is there:
+//! - `$pc_dcb` and `$pc_dcz` say whether `Accept-Encoding` names the coding
+//!   with a weight above 0 (`*` does not count: it says nothing about holding a
+//!   dictionary).
+//! - `$pc_delta_key` looks up `"$uri\n$pc_dcb$pc_dcz $http_available_dictionary"`
+//!   in a hash: the newline cannot occur in a manifest path nor in a header value,
+//!   so the lookup string splits one way only; the accepted codings are part of
+//!   the key, so one lookup gives the smaller delta the client accepts.
+//! - nginx matches map strings ignoring case, and base64 is case-sensitive (so
+//!   are file names). The hash hit therefore carries the exact key, and
+//!   `$pc_delta` compares it with the request byte for byte (a regex
+//!   backreference); a dictionary or path that differs in case gets no delta.
+//!   Keys that collide once lower-cased (which nginx refuses in a hash) are
+//!   written as anchored, case-sensitive regexes instead.
+//! - `if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }`: `rewrite
+//!   ... last` is one of the two things that are safe in an `if` in a location;
+//!   the file test makes an empty `$pc_delta` (a folder) and a delta missing on
+//!   disk (map older than the files) fall through to ordinary serving instead of
+//!   a 404. The rewrite happens before the content phase, so `gzip_static` and
+//!   `brotli_static` never see the asset's name, and for the delta's name there
+//!   is no `.gz` or `.br` beside it: they stay out of the way.
+//! - The nested location matches only delta names and is `internal` (a rewritten
+//!   request is internal, a client asking for the file by name gets 404). It has
+//!   no rewrite directives of its own (they are not inherited), so the cached
+//!   `$pc_delta` cannot loop. nginx would type `.dcb` as
+//!   `application/octet-stream` from the extension and `add_header` cannot
+//!   replace a type, so `types { } default_type "";` leaves the type unset and
+//!   `add_header Content-Type $pc_content_type` sends the asset's.
+//! - `add_header` lines are inherited only by a level that has none, so all four
+//!   are in the outer location and reach the nested one; an empty value is not
+//!   sent, which keeps them off every other response. `Vary: Accept-Encoding,
+//!   Available-Dictionary` goes on every response of an asset that has deltas
+//!   (beside `gzip_vary`'s own `Vary: Accept-Encoding`), `Use-As-Dictionary`
+//!   on every response of a dictionary.
+//! - nginx refuses a hash key longer than its bucket, and delta keys are longer
+//!   than the default 64 bytes, so the output sets `map_hash_bucket_size` (and
+//!   `map_hash_max_size`); nginx allows that once, before the first `map`.
+//!
+//! What nginx cannot do here: rank a delta against `br` by q-value (a client
+//! that names `dcb` or `dcz` with any weight above 0 and holds a dictionary
+//! gets the delta), notice a source rebuilt after the map was generated
+//! (regenerate and reload on every deploy), serve from an `alias` location, or
+//! write a `$` in a map value (assets with `$` in their name get no deltas).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use crate::dictionary::{available_dictionary, delta_path};
+use crate::encode::delta::DeltaCoding;
+use crate::serve::{Coding, Index, Representation};
+
+/// The lines to add to the `location` that serves the folder (with `root`).
+pub const LOCATION_LINES: &str = r#"if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }
+add_header Vary $pc_vary;
+add_header Use-As-Dictionary $pc_use_as_dictionary;
+add_header Content-Encoding $pc_content_encoding;
+add_header Content-Type $pc_content_type;
+location ~ "\.[0-9a-f]{64}\.dc[bz]$" { internal; types { } default_type ""; }
+"#;
+
+/// What `$pc_delta_key` looks up: `\n` and the space split it one way only,
+/// as neither is in a manifest path nor in a valid `Available-Dictionary`.
+const LOOKUP: &str = "$uri\n$pc_dcb$pc_dcz $http_available_dictionary";
+
+/// `Vary` of every response of an asset that has deltas.
+const VARY: &str = "Accept-Encoding, Available-Dictionary";
+
+/// The generated configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NginxMaps {
+    /// The text to `include` in `http {}`.
+    pub config: String,
+    /// Assets or deltas left out, each with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// Keys and values of a map.
+type Entries<'a> = Vec<(&'a str, &'a str)>;
+
+/// One `map` block: exact keys to values.
+struct Map {
+    doc: &'static str,
+    source: String,
+    variable: &'static str,
+    entries: BTreeMap<String, String>,
+}
+
+impl Map {
+    fn new(doc: &'static str, source: &str, variable: &'static str) -> Map {
+        Map {
+            doc,
+            source: source.to_string(),
+            variable,
+            entries: BTreeMap::new(),
+        }
+    }
+
+    /// Keys that nginx's case-insensitive hash can hold, and those that must be
+    /// regexes because another key equals them once lower-cased.
+    fn split(&self) -> (Entries<'_>, Entries<'_>) {
+        let mut folded: HashMap<String, usize> = HashMap::new();
+        for k in self.entries.keys() {
+            *folded.entry(k.to_ascii_lowercase()).or_default() += 1;
+        }
+        self.entries
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .partition(|(k, _)| folded[&k.to_ascii_lowercase()] == 1)
+    }
+
+    fn write(&self, out: &mut String) {
+        let (hashed, regexes) = self.split();
+        let _ = writeln!(out, "\n# {}", self.doc);
+        let _ = writeln!(out, "map {} ${} {{", self.source, self.variable);
+        for (k, v) in hashed {
+            let _ = writeln!(out, "    {} {};", quote(k), quote(v));
+        }
+        for (k, v) in regexes {
+            let re = format!("~^{}\\z", regex_escape(k));
+            let _ = writeln!(out, "    {} {};", quote(&re), quote(v));
+        }
+        out.push_str("}\n");
+    }
+
+    /// The bytes nginx takes for its longest hashed key: a pointer, the key,
+    /// two bytes of length, aligned to a pointer.
+    fn longest_element(&self) -> usize {
+        let (hashed, _) = self.split();
+        hashed
+            .iter()
+            .map(|(k, _)| (8 + k.len() + 2).div_ceil(8) * 8)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// `Accept-Encoding` names `token` with a weight above 0.
+fn accepts(token: &str) -> String {
+    format!(
+        r"~*(?:^|,)[ \t]*{token}[ \t]*(?:$|,|;(?![ \t]*q[ \t]*=[ \t]*0(?:\.0{{0,3}})?[ \t]*(?:$|,)))"
+    )
+}
+
+/// The map lines for the deltas and dictionaries of `index`, served at the
+/// origin's root, and the lines for the location in a comment on top.
+pub fn render(index: &Index) -> NginxMaps {
+    let mut skipped = Vec::new();
+    let mut key = Map::new(
+        "The smaller delta this client accepts for its dictionary, and the exact key (nginx ignores case here).",
+        &quote(LOOKUP),
+        "pc_delta_key",
+    );
+    let mut vary = Map::new(
+        "Every response of an asset with deltas varies on both fields.",
+        "$uri",
+        "pc_vary",
+    );
+    let mut dictionary = Map::new(
+        "Every response of a dictionary says so.",
+        "$uri",
+        "pc_use_as_dictionary",
+    );
+    let mut content_type = Map::new("A delta has its asset's type.", "$uri", "pc_content_type");
+    let mut content_encoding = Map::new("A delta's coding.", "$uri", "pc_content_encoding");
+
+    let mut assets: Vec<_> = index.iter().collect();
+    assets.sort_by_key(|(k, _)| *k);
+    for (k, entry) in assets {
+        let uri = format!("/{k}");
+        if let Some(why) = unwritable(&uri) {
+            if !entry.deltas.is_empty() || entry.use_as_dictionary.is_some() {
+                skipped.push(format!("{k}: {why}"));
+            }
+            continue;
+        }
+        let use_as = match &entry.use_as_dictionary {
+            Some(u) if unwritable(u).is_some() => {
+                skipped.push(format!("{k}: Use-As-Dictionary {u:?}: not written"));
+                None
+            }
+            u => u.as_deref(),
+        };
+        // By dictionary, smallest first (the index keeps deltas sorted by size).
+        let mut by_dict: BTreeMap<[u8; 32], Vec<(DeltaCoding, &Representation)>> = BTreeMap::new();
+        for (hash, rep) in &entry.deltas {
+            let Some(Coding::Delta(coding)) = rep.coding else {
+                continue;
+            };
+            // The nested location matches only this form of name.
+            if rep.path != delta_path(k, hash, coding) {
+                skipped.push(format!(
+                    "{}: not named {}",
+                    rep.path,
+                    delta_path(k, hash, coding)
+                ));
+                continue;
+            }
+            by_dict.entry(*hash).or_default().push((coding, rep));
+        }
+        if !entry.deltas.is_empty() && unwritable(&entry.content_type).is_some() {
+            skipped.push(format!("{k}: content type not written"));
+            by_dict.clear();
+        }
+        for (hash, deltas) in &by_dict {
+            let dict = available_dictionary(hash);
+            let of = |c: DeltaCoding| deltas.iter().find(|(d, _)| *d == c).map(|(_, r)| *r);
+            let accepted = [
+                ("bz", deltas.first().map(|(_, r)| *r)),
+                ("b", of(DeltaCoding::Dcb)),
+                ("z", of(DeltaCoding::Dcz)),
+            ];
+            for (flags, rep) in accepted {
+                if let Some(rep) = rep {
+                    let exact = format!("{uri}\n{flags} {dict}");
+                    key.entries
+                        .insert(exact.clone(), format!("/{}\t{exact}", rep.path));
+                }
+            }
+            for (coding, rep) in deltas {
+                let p = format!("/{}", rep.path);
+                vary.entries.insert(p.clone(), VARY.into());
+                content_type
+                    .entries
+                    .insert(p.clone(), entry.content_type.clone());
+                content_encoding
+                    .entries
+                    .insert(p.clone(), coding.token().into());
+                if let Some(u) = use_as {
+                    dictionary.entries.insert(p, u.into());
+                }
+            }
+        }
+        if !by_dict.is_empty() {
+            vary.entries.insert(uri.clone(), VARY.into());
+        }
+        if let Some(u) = use_as {
+            dictionary.entries.insert(uri, u.into());
+        }
+    }
+
+    let maps = [key, vary, dictionary, content_type, content_encoding];
+    // A bucket must hold a key and a pointer, or nginx refuses to start; room
+    // for four of the longest lets it find a table size without warnings (with
+    // 9000 keys of 150 bytes, tried: 1024 and 4x the keys do, 512 or 2x not).
+    // The bucket size is only a bound: nginx allocates what the keys take.
+    let longest = maps.iter().map(Map::longest_element).max().unwrap_or(0);
+    let bucket = (4 * longest + 8).next_power_of_two().max(64);
+    let most = maps.iter().map(|m| m.entries.len()).max().unwrap_or(0);
+    let max_size = (4 * most).next_power_of_two().max(2048);
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# RFC 9842 deltas for nginx, by precompress {} (`precompress nginx-map`).",
+        env!("CARGO_PKG_VERSION")
+    );
+    out.push_str(
+        "# Include this file in http {} before any other map (nginx takes the two\n\
+         # map_hash_* lines only there, and only once: if your config sets them, keep\n\
+         # the larger values). Regenerate and reload on every deploy. In the location\n\
+         # that serves the folder (with root, at the origin's root), add:\n#\n",
+    );
+    for line in LOCATION_LINES.lines() {
+        let _ = writeln!(out, "#     {line}");
+    }
+    out.push_str(
+        "#\n# add_header in a location drops the server's add_header lines: repeat yours there.\n",
+    );
+    for s in &skipped {
+        let _ = writeln!(out, "# skipped: {s}");
+    }
+    let _ = writeln!(out, "\nmap_hash_bucket_size {bucket};");
+    let _ = writeln!(out, "map_hash_max_size {max_size};");
+    for token in ["dcb", "dcz"] {
+        let _ = writeln!(
+            out,
+            "\n# Accept-Encoding names {token} with a weight above 0.\n\
+             map $http_accept_encoding $pc_{token} {{\n    {} {};\n}}",
+            quote(&accepts(token)),
+            &token[2..]
+        );
+    }
+    maps[0].write(&mut out);
+    // `$pc_delta_key` is "PATH\tKEY": PATH when the request is KEY to the byte.
+    let _ = writeln!(
+        out,
+        "\n# The delta's path, if the request is that exact key (a backreference is case-sensitive).\n\
+         map {} $pc_delta {{\n    {} $1;\n}}",
+        quote(&format!("$pc_delta_key\t{LOOKUP}")),
+        quote(r"~^([^\t]*)\t([^\t]*)\t\2\z")
+    );
+    for m in &maps[1..] {
+        m.write(&mut out);
+    }
+    NginxMaps {
+        config: out,
+        skipped,
+    }
+}
+
+/// Why `s` cannot be written into a map value, if it cannot: nginx reads `$`
+/// as a variable (there is no escape for it), and control characters would
+/// break the lookup string's separators.
+fn unwritable(s: &str) -> Option<&'static str> {
+    if s.contains('$') {
+        Some("\"$\" cannot be written in an nginx map value")
+    } else if s.chars().any(|c| c.is_control()) {
+        Some("control character")
+    } else {
+        None
+    }
+}
+
+/// A double-quoted nginx string: `\` and `"` escaped, newline and tab as `\n`
+/// and `\t` (which nginx turns back into the characters).
+fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => q.push_str(r"\\"),
+            '"' => q.push_str("\\\""),
+            '\n' => q.push_str(r"\n"),
+            '\t' => q.push_str(r"\t"),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// `s` as a PCRE pattern that matches exactly it.
+fn regex_escape(s: &str) -> String {
+    let mut r = String::with_capacity(s.len() * 2);
+    for c in s.chars() {
+        match c {
+            '\n' => r.push_str(r"\n"),
+            '\\' | '^' | '$' | '.' | '|' | '?' | '*' | '+' | '(' | ')' | '[' | ']' | '{' | '}' => {
+                r.push('\\');
+                r.push(c);
+            }
+            c => r.push(c),
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dictionary::hex;
+    use std::path::Path;
+
+    const APP: &str = "assets/app-5e6f7a8b.js";
+
+    /// An asset: key, deltas as (coding, dictionary byte, size), use_as_dictionary.
+    type Asset<'a> = (&'a str, &'a [(&'a str, u8, u64)], Option<&'a str>);
+
+    /// A manifest with `assets`.
+    fn index(assets: &[Asset]) -> Index {
+        let files: Vec<String> = assets
+            .iter()
+            .map(|(key, deltas, dict)| {
+                let deltas: Vec<String> = deltas
+                    .iter()
+                    .map(|(coding, d, size)| {
+                        let h = [*d; 32];
+                        format!(
+                            r#"{{"blake3": "00", "coding": "{coding}", "dictionary": "{}", "dictionary_path": "old.js", "etag": "\"{coding}{d}\"", "path": {}, "size": {size}}}"#,
+                            available_dictionary(&h),
+                            serde_json::to_string(&format!("{key}.{}.{coding}", hex(&h))).unwrap()
+                        )
+                    })
+                    .collect();
+                let dict = dict.map_or(String::new(), |u| {
+                    format!(r#", "use_as_dictionary": {}"#, serde_json::to_string(u).unwrap())
+                });
+                format!(
+                    r#"{}: {{"blake3": "00", "content_type": "text/javascript; charset=utf-8", "deltas": [{}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}{dict}}}"#,
+                    serde_json::to_string(key).unwrap(),
+                    deltas.join(",")
+                )
+            })
+            .collect();
+        let json = format!(
+            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
+            files.join(",")
+        );
+        Index::from_json(Path::new("m.json"), &json).unwrap()
+    }
+
+    fn dict(d: u8) -> String {
+        available_dictionary(&[d; 32])
+    }
+
+    fn delta(key: &str, d: u8, coding: &str) -> String {
+        format!("/{key}.{}.{coding}", hex(&[d; 32]))
+    }
+
+    /// The block of `$variable`, without its comment.
+    fn block<'a>(config: &'a str, variable: &str) -> &'a str {
+        let start = config
+            .find(&format!(" ${variable} {{"))
+            .unwrap_or_else(|| panic!("no map for ${variable} in\n{config}"));
+        let start = config[..start].rfind('\n').unwrap() + 1;
+        let end = start + config[start..].find("\n}\n").unwrap() + 3;
+        &config[start..end]
+    }
+
+    #[test]
+    fn each_accepted_set_of_codings_gets_the_smaller_delta_it_can_decode() {
+        let idx = index(&[(
+            APP,
+            &[("dcb", 1, 93), ("dcz", 1, 90), ("dcb", 2, 50)],
+            Some(r#"match="/assets/app-*.js""#),
+        )]);
+        let out = render(&idx);
+        assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+        let (d1, d2) = (dict(1), dict(2));
+        let (b1, z1, b2) = (
+            delta(APP, 1, "dcb"),
+            delta(APP, 1, "dcz"),
+            delta(APP, 2, "dcb"),
+        );
+        let entry = |flags: &str, d: &str, path: &str| {
+            format!("    \"/{APP}\\n{flags} {d}\" \"{path}\\t/{APP}\\n{flags} {d}\";\n")
+        };
+        let want = [
+            entry("b", &d1, &b1),
+            entry("b", &d2, &b2),
+            entry("bz", &d1, &z1),
+            entry("bz", &d2, &b2),
+            entry("z", &d1, &z1),
+        ]
+        .concat();
+        assert_eq!(
+            block(&out.config, "pc_delta_key"),
+            format!(
+                "map \"$uri\\n$pc_dcb$pc_dcz $http_available_dictionary\" $pc_delta_key {{\n{want}}}\n"
+            )
+        );
+        // The headers: by the asset's URI and by each delta's.
+        let u = r#""match=\"/assets/app-*.js\"""#;
+        assert_eq!(
+            block(&out.config, "pc_use_as_dictionary"),
+            format!(
+                "map $uri $pc_use_as_dictionary {{\n    \"/{APP}\" {u};\n    \"{b1}\" {u};\n    \"{z1}\" {u};\n    \"{b2}\" {u};\n}}\n"
+            )
+        );
+        let enc = block(&out.config, "pc_content_encoding");
+        assert!(enc.contains(&format!("\"{z1}\" \"dcz\";")), "{enc}");
+        assert!(enc.contains(&format!("\"{b2}\" \"dcb\";")), "{enc}");
+        assert!(!enc.contains(&format!("\"/{APP}\" ")), "{enc}");
+        let ty = block(&out.config, "pc_content_type");
+        assert_eq!(ty.matches("\"text/javascript; charset=utf-8\";").count(), 3);
+        let vary = block(&out.config, "pc_vary");
+        assert_eq!(vary.matches(&format!("\"{VARY}\";")).count(), 4, "{vary}");
+    }
+
+    #[test]
+    fn one_coding_serves_both_flag_sets_that_accept_it() {
+        let out = render(&index(&[(APP, &[("dcz", 1, 90)], None)]));
+        let keys = block(&out.config, "pc_delta_key");
+        assert!(keys.contains("\\nbz "), "{keys}");
+        assert!(keys.contains("\\nz "), "{keys}");
+        assert!(!keys.contains("\\nb "), "{keys}");
+        assert!(
+            !out.config.contains("Use-As-Dictionary\" "),
+            "no dictionary"
+        );
+        assert_eq!(
+            block(&out.config, "pc_use_as_dictionary").lines().count(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_dictionary_without_deltas_only_says_so() {
+        let out = render(&index(&[(
+            "assets/app-1a2b3c4d.js",
+            &[],
+            Some(r#"match="/assets/app-*.js""#),
+        )]));
+        assert_eq!(block(&out.config, "pc_delta_key").lines().count(), 2);
+        assert_eq!(block(&out.config, "pc_vary").lines().count(), 2);
+        assert_eq!(
+            block(&out.config, "pc_use_as_dictionary"),
+            "map $uri $pc_use_as_dictionary {\n    \"/assets/app-1a2b3c4d.js\" \"match=\\\"/assets/app-*.js\\\"\";\n}\n"
+        );
+    }
+
+    #[test]
+    fn keys_equal_but_for_case_become_case_sensitive_regexes() {
+        let out = render(&index(&[
+            ("assets/App-5e6f7a8b.js", &[("dcb", 1, 9)], None),
+            (APP, &[("dcb", 1, 9)], None),
+            ("assets/other-1a2b3c4d.js", &[("dcb", 1, 9)], None),
+        ]));
+        let vary = block(&out.config, "pc_vary");
+        assert!(
+            vary.contains(
+                r#"    "~^/assets/App-5e6f7a8b\\.js\\z" "Accept-Encoding, Available-Dictionary";"#
+            ),
+            "{vary}"
+        );
+        assert!(
+            vary.contains(r#"    "/assets/other-1a2b3c4d.js" "#),
+            "{vary}"
+        );
+        let keys = block(&out.config, "pc_delta_key");
+        assert!(
+            keys.contains(&format!(
+                r#""~^/assets/app-5e6f7a8b\\.js\\nb {}\\z""#,
+                regex_escape(&dict(1)).replace('\\', r"\\")
+            )),
+            "{keys}"
+        );
+    }
+
+    #[test]
+    fn unwritable_names_are_skipped_and_reported() {
+        let out = render(&index(&[
+            ("assets/a$b-5e6f7a8b.js", &[("dcb", 1, 9)], None),
+            (APP, &[("dcb", 1, 9)], None),
+        ]));
+        assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
+        assert!(out.skipped[0].starts_with("assets/a$b-5e6f7a8b.js: "));
+        assert!(out.config.contains("# skipped: assets/a$b-5e6f7a8b.js"));
+        assert!(!block(&out.config, "pc_vary").contains("a$b"));
+    }
+
+    #[test]
+    fn quoting_and_escaping() {
+        assert_eq!(quote(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(quote("a\nb\tc"), r#""a\nb\tc""#);
+        assert_eq!(
+            regex_escape(":WC01+m8/V/Y=:\n/a.b(1)"),
+            r":WC01\+m8/V/Y=:\n/a\.b\(1\)"
+        );
+        // Base64's + / = and the colons are plain characters in a hash key.
+        assert_eq!(quote(":WC01+m8/V/Y=:"), "\":WC01+m8/V/Y=:\"");
+    }
+
+    #[test]
+    fn the_bucket_holds_the_longest_key() {
+        let long = format!("assets/{}-5e6f7a8b.js", "x".repeat(300));
+        let out = render(&index(&[(&long, &[("dcb", 1, 9)], None)]));
+        // "/" + long + "\n" + "bz " + 46 = 370 bytes: 8 + 370 + 2 -> 384; 4 x 384 + 8.
+        assert!(
+            out.config.contains("\nmap_hash_bucket_size 2048;\n"),
+            "{}",
+            out.config
+        );
+        let out = render(&index(&[]));
+        assert!(out.config.contains("\nmap_hash_bucket_size 64;\n"));
+        assert!(out.config.contains("\nmap_hash_max_size 2048;\n"));
+    }
+
+    #[test]
+    fn accept_encoding_regex_names_the_token_with_a_weight() {
+        let re = accepts("dcb");
+        assert!(re.starts_with("~*(?:^|,)"), "{re}");
+        assert!(re.contains("dcb[ \\t]*(?:$|,|;(?!"), "{re}");
+        assert!(re.contains("0(?:\\.0{0,3})?"), "{re}");
+    }
+
+    #[test]
+    fn the_output_documents_the_location_lines() {
+        let out = render(&index(&[]));
+        for line in LOCATION_LINES.lines() {
+            assert!(out.config.contains(&format!("#     {line}\n")), "{line}");
+        }
+        let verify = block(&out.config, "pc_delta");
+        assert_eq!(
+            verify,
+            "map \"$pc_delta_key\\t$uri\\n$pc_dcb$pc_dcz $http_available_dictionary\" $pc_delta {\n    \"~^([^\\\\t]*)\\\\t([^\\\\t]*)\\\\t\\\\2\\\\z\" $1;\n}\n"
+        );
+    }
+}
