@@ -362,10 +362,12 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
     {
         Selection::Found(sel) => {
             let r = sel.representation;
-            let checked = match unchanged(site, &loaded, &key) {
-                Ok(()) => open_checked(site, &loaded, &r.path, r.size),
-                Err(why) => Err(why),
+            // Identity is the source itself: open_checked makes the same check.
+            let source_ok = match r.coding {
+                None => Ok(()),
+                Some(_) => unchanged(site, &loaded, &key),
             };
+            let checked = source_ok.and_then(|()| open_checked(site, &loaded, &r.path, r.size));
             match checked {
                 Ok(file) => Some((file, sel.headers, r.coding.is_none())),
                 Err(why) => {
