@@ -326,6 +326,8 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
         return text(StatusCode::NOT_FOUND);
     };
     let mut key = rp.key;
+    // The canonical path of `key`'s file, once it is known to be one.
+    let mut resolved = None;
     if found.is_dir() {
         if !rp.trailing_slash && !key.is_empty() {
             // Relative links in the index page need the slash. One leading
@@ -351,6 +353,8 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
         }
     } else if rp.trailing_slash || !found.is_file() || internal(site, &key, &found) {
         return text(StatusCode::NOT_FOUND);
+    } else {
+        resolved = Some(found);
     }
 
     let loaded = site.current();
@@ -367,7 +371,15 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
                 None => Ok(()),
                 Some(_) => unchanged(site, &loaded, &key),
             };
-            let checked = source_ok.and_then(|()| open_checked(site, &loaded, &r.path, r.size));
+            // Identity is the file resolved above: not resolved again.
+            let path = match (r.coding, resolved) {
+                (None, Some(p)) => Ok(p),
+                _ => resolve(&site.root, &r.path)
+                    .ok_or_else(|| "missing or outside the folder".to_string()),
+            };
+            let checked = source_ok
+                .and_then(|()| path)
+                .and_then(|p| open_checked(&loaded, &p, &r.path, r.size));
             match checked {
                 Ok(file) => Some((file, sel.headers, r.coding.is_none())),
                 Err(why) => {
@@ -444,16 +456,15 @@ fn unchanged(site: &Site, loaded: &Loaded, key: &str) -> Result<(), String> {
     }
 }
 
-/// Opens `rel` under the root and checks it still has the manifest's size and
-/// the mtime it had when the index was loaded.
+/// Opens `path` (the resolved `rel`) and checks it still has the manifest's
+/// size and the mtime it had when the index was loaded.
 fn open_checked(
-    site: &Site,
     loaded: &Loaded,
+    path: &Path,
     rel: &str,
     size: u64,
 ) -> Result<std::fs::File, String> {
-    let path = resolve(&site.root, rel).ok_or("missing or outside the folder")?;
-    let file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let md = file.metadata().map_err(|e| e.to_string())?;
     let len = md.len();
     if len != size {
