@@ -65,6 +65,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print nginx maps that serve DIR's RFC 9842 deltas (include them in http {}; the location lines are in the output).
     NginxMap(NginxMapArgs),
+    /// Print a Caddyfile snippet that serves DIR's RFC 9842 deltas (import it, then `import precompress_deltas` in the site block; usage is in the output).
+    CaddyMap(CaddyMapArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions {
         /// The shell.
@@ -90,6 +92,17 @@ pub struct ServeArgs {
 /// Options of `precompress nginx-map`.
 #[derive(Debug, Args)]
 pub struct NginxMapArgs {
+    /// The folder precompress ran on, served at the origin's root.
+    pub dir: PathBuf,
+
+    /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
+}
+
+/// Options of `precompress caddy-map`.
+#[derive(Debug, Args)]
+pub struct CaddyMapArgs {
     /// The folder precompress ran on, served at the origin's root.
     pub dir: PathBuf,
 

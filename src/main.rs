@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Some(Command::Check(args)) => check(args),
         Some(Command::Serve(args)) => serve(args),
         Some(Command::NginxMap(args)) => nginx_map(args),
+        Some(Command::CaddyMap(args)) => caddy_map(args),
     };
     ExitCode::from(code)
 }
@@ -93,6 +94,28 @@ fn nginx_map(args: precompress::cli::NginxMapArgs) -> u8 {
         eprintln!("precompress: warning: nginx-map: skipped {s}");
     }
     let _ = std::io::stdout().write_all(maps.config.as_bytes());
+    exit::SUCCESS
+}
+
+/// `precompress caddy-map`: the snippet on stdout, what was left out on stderr.
+fn caddy_map(args: precompress::cli::CaddyMapArgs) -> u8 {
+    if !args.dir.is_dir() {
+        eprintln!("precompress: error: {}: not a folder", args.dir.display());
+        return exit::USAGE;
+    }
+    // `load`, as `serve` does: a source rebuilt since the run gets no deltas.
+    let index = match precompress::serve::Index::load(&args.dir, args.manifest.as_deref()) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let snippet = precompress::serve::caddy::render(&index);
+    for s in &snippet.skipped {
+        eprintln!("precompress: warning: caddy-map: skipped {s}");
+    }
+    let _ = std::io::stdout().write_all(snippet.config.as_bytes());
     exit::SUCCESS
 }
 

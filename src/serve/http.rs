@@ -80,6 +80,8 @@ struct Site {
     root: PathBuf,
     /// The manifest, watched for reruns.
     manifest: PathBuf,
+    /// Its canonical path (where it would be, if missing), to refuse serving it.
+    manifest_canonical: PathBuf,
     loaded: RwLock<Arc<Loaded>>,
 }
 
@@ -178,6 +180,7 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
     }
     let site = Arc::new(Site {
         root,
+        manifest_canonical: std::fs::canonicalize(&mpath).unwrap_or_else(|_| mpath.clone()),
         manifest: mpath,
         loaded: RwLock::new(Arc::new(loaded)),
     });
@@ -328,7 +331,9 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
     let mut key = rp.key;
     // The canonical path of `key`'s file, once it is known to be one.
     let mut resolved = None;
-    if found.is_dir() {
+    // One stat for both questions.
+    let kind = std::fs::metadata(&found).map(|m| m.file_type()).ok();
+    if kind.is_some_and(|k| k.is_dir()) {
         if !rp.trailing_slash && !key.is_empty() {
             // Relative links in the index page need the slash. One leading
             // slash: `//docs/` would be a protocol-relative URL, another host.
@@ -351,7 +356,10 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
         if resolve(&site.root, &key).is_none_or(|p| !p.is_file()) {
             return text(StatusCode::NOT_FOUND);
         }
-    } else if rp.trailing_slash || !found.is_file() || internal(site, &key, &found) {
+    } else if rp.trailing_slash
+        || !kind.is_some_and(|k| k.is_file())
+        || internal(site, &key, &found)
+    {
         return text(StatusCode::NOT_FOUND);
     } else {
         resolved = Some(found);
@@ -374,11 +382,12 @@ async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
             // Identity is the file resolved above: not resolved again.
             let path = match (r.coding, resolved) {
                 (None, Some(p)) => Ok(p),
-                _ => resolve(&site.root, &r.path)
-                    .ok_or_else(|| "missing or outside the folder".to_string()),
+                _ => {
+                    resolve(&site.root, &r.path).ok_or("missing or outside the folder".to_string())
+                }
             };
             let checked = source_ok
-                .and_then(|()| path)
+                .and(path)
                 .and_then(|p| open_checked(&loaded, &p, &r.path, r.size));
             match checked {
                 Ok(file) => Some((file, sel.headers, r.coding.is_none())),
@@ -430,7 +439,7 @@ fn internal(site: &Site, key: &str, found: &Path) -> bool {
     let beside_its_asset = |src: &str| resolve(&site.root, src).is_some_and(|p| p.is_file());
     crate::filter::variant_source(key).is_some_and(|(src, _)| beside_its_asset(src))
         || crate::dictionary::delta_source(key).is_some_and(|(src, _)| beside_its_asset(src))
-        || std::fs::canonicalize(&site.manifest).is_ok_and(|m| m == found)
+        || site.manifest_canonical == found
 }
 
 /// A field's value when the request has exactly one such field (a repeated

@@ -40,6 +40,7 @@
 //!   carries a content hash ([`is_fingerprinted`]), since its bytes can never
 //!   change under that name; `no-cache` otherwise (always revalidate by ETag).
 
+pub mod caddy;
 pub mod negotiate;
 pub mod nginx;
 pub mod path;

@@ -417,3 +417,54 @@ pub fn header_all(resp: &Resp, name: &str) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// Caddy with the Caddyfile template `e2e/{template}`: `@PORT@`, `@ROOT@`
+/// (`site`), `@STATE@` and each `(placeholder, value)` of `vars` filled in,
+/// checked with `caddy validate` (so a bad config fails with Caddy's message),
+/// then run under `work` as [`start_caddy`] does.
+pub fn start_caddy_from(template: &str, site: &Path, work: &Path, vars: &[(&str, &str)]) -> Server {
+    need("caddy");
+    let port = free_port();
+    let dir = work.join("caddy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut conf = std::fs::read_to_string(repo().join("e2e").join(template))
+        .unwrap()
+        .replace("@PORT@", &port.to_string())
+        .replace("@ROOT@", site.to_str().unwrap())
+        .replace("@STATE@", dir.join("data").to_str().unwrap());
+    for (placeholder, value) in vars {
+        conf = conf.replace(placeholder, value);
+    }
+    let caddyfile = dir.join("Caddyfile");
+    std::fs::write(&caddyfile, conf).unwrap();
+    let caddy = |sub: &str| {
+        let mut c = Command::new("caddy");
+        c.arg(sub)
+            .arg("--config")
+            .arg(&caddyfile)
+            .args(["--adapter", "caddyfile"])
+            .current_dir(&dir)
+            .env("HOME", &dir)
+            .env("XDG_DATA_HOME", dir.join("xdg-data"))
+            .env("XDG_CONFIG_HOME", dir.join("xdg-config"));
+        c
+    };
+    let out = caddy("validate").output().unwrap();
+    assert!(
+        out.status.success(),
+        "caddy validate {}: {}",
+        caddyfile.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let child = caddy("run")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ready(Server {
+        name: "caddy",
+        addr: ([127, 0, 0, 1], port).into(),
+        child,
+        log: Default::default(),
+    })
+}

@@ -1,0 +1,544 @@
+//! Caddy configuration that serves a manifest's RFC 9842 deltas
+//! (`precompress caddy-map`): a Caddyfile snippet, `(precompress_deltas)`, that
+//! the site block serving the folder imports before its `file_server` (see
+//! [`SITE_LINES`]). Caddy 2.6 has no dictionary support of its own, so every
+//! decision [`Index::select_with_dictionary`] makes is spelt out as `map`s,
+//! named matchers and a `route`.
+//!
+//! How a request flows, and why each piece is there:
+//! - `{pc_hex}` maps `Available-Dictionary` to the hex of the hash, for every
+//!   dictionary with a delta (`none` otherwise). Caddy compares map keys byte for
+//!   byte, so a dictionary that differs in case, a list or a bare base64 is no
+//!   key; Go has already trimmed the spaces around the field.
+//! - `{pc_delta}` maps `{path}.{pc_hex}` to the delta's path without its coding,
+//!   for exactly the (asset, dictionary) pairs the manifest lists (`-`
+//!   otherwise): `{pc_hex}` has no `.`, so the string splits one way only, and a
+//!   delta file on disk that the manifest does not list is never sent.
+//! - `{pc_dcb}` and `{pc_dcz}` say whether `Accept-Encoding` names the coding
+//!   with a weight above 0 (`*` does not count: it says nothing about holding a
+//!   dictionary); Go's regexes have no look-ahead, so the weights above 0 are
+//!   spelt out.
+//! - `@pc_delta` is a `file` matcher over `{pc_delta}.{pc_dcb}` and
+//!   `{pc_delta}.{pc_dcz}` with `try_policy smallest_size`: the smaller delta the
+//!   client accepts, or no match when neither is on disk (a map older than the
+//!   files), and the request is served as if there were no deltas.
+//! - The `route` keeps its lines in this order (Caddy sorts directives outside
+//!   a `route`): a delta asked for by name is a 404 (`error`, so `handle_errors`
+//!   applies); `Vary: Accept-Encoding, Available-Dictionary` goes on every
+//!   response of an asset with deltas and `Use-As-Dictionary` on every response
+//!   of a dictionary (a matcher each, since `header` would send an empty value;
+//!   `+Vary` adds to the site's own `Vary` rather than replace it);
+//!   then for a delta `Content-Encoding` and the asset's `Content-Type`, read
+//!   while `{path}` is still the asset's, and a `rewrite` to the delta's file.
+//!   The site's own `file_server` then sends it: it keeps a `Content-Type` that
+//!   is already set, and finds no `.br`/`.zst`/`.gz` beside a delta.
+//!
+//! Writing it down: keys and values that are not plain go in backticks (raw
+//! text, so the `"` of `Use-As-Dictionary` needs no escape). Caddy reads `{...}`
+//! as a placeholder even in quotes, and a map output of `-` as "no value", so
+//! assets whose path, type or `Use-As-Dictionary` has a brace or a control
+//! character, or cannot be quoted, are left out and reported; so are the
+//! deltas of an asset with a `?` in its path (`rewrite` would cut a query
+//! there).
+//!
+//! What Caddy cannot do here: rank a delta against `br` or `zstd` by q-value (a
+//! client that names `dcb` or `dcz` with any weight above 0 and holds a
+//! dictionary gets the delta), or notice a source rebuilt after the snippet was
+//! generated (regenerate and reload on every deploy).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use crate::dictionary::{available_dictionary, delta_path, hex};
+use crate::serve::{Coding, Index};
+
+/// The name of the generated snippet.
+pub const SNIPPET: &str = "precompress_deltas";
+
+/// The line to add to the site block that serves the folder (with `root`), in
+/// front of its `file_server`.
+pub const SITE_LINES: &str = "import precompress_deltas\n";
+
+/// The part of the snippet that does not depend on the manifest.
+const ROUTES: &str = r#"	# Accept-Encoding names the coding with a weight above 0.
+	map {header.Accept-Encoding} {pc_dcb} {
+		~(?i)(?:^|,)\s*dcb\s*(?:,|;\s*q\s*=\s*(?:1|0\.\d{0,2}[1-9])|$) dcb
+		default none
+	}
+	map {header.Accept-Encoding} {pc_dcz} {
+		~(?i)(?:^|,)\s*dcz\s*(?:,|;\s*q\s*=\s*(?:1|0\.\d{0,2}[1-9])|$) dcz
+		default none
+	}
+
+	# The coding of the delta @pc_delta found.
+	map {http.matchers.file.relative} {pc_coding} {
+		~\.(dc[bz])$ ${1}
+		default -
+	}
+
+	# The smaller delta on disk that the client can decode.
+	@pc_delta {
+		expression `{pc_delta} != "-"`
+		file {
+			try_files {pc_delta}.{pc_dcb} {pc_delta}.{pc_dcz}
+			try_policy smallest_size
+		}
+	}
+	@pc_vary expression `{pc_vary} != "-"`
+	@pc_dictionary expression `{pc_use_as_dictionary} != "-"`
+	@pc_direct path_regexp \.[0-9a-f]{64}\.dc[bz]$
+
+	route {
+		error @pc_direct 404
+		header @pc_vary +Vary {pc_vary}
+		header @pc_dictionary Use-As-Dictionary {pc_use_as_dictionary}
+		route @pc_delta {
+			header Content-Encoding {pc_coding}
+			header Content-Type {pc_type}
+			rewrite {http.matchers.file.relative}
+		}
+	}
+"#;
+
+/// `Vary` of every response of an asset that has deltas.
+const VARY: &str = "Accept-Encoding, Available-Dictionary";
+
+/// The generated snippet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaddySnippet {
+    /// The text to `import` at the top of the Caddyfile.
+    pub config: String,
+    /// Assets or deltas left out, each with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// What one asset puts in the `{path}` map: `Vary`, `Use-As-Dictionary`,
+/// `Content-Type`, each only when it is sent.
+type PathOutputs = [Option<String>; 3];
+
+/// The snippet for the deltas and dictionaries of `index`, served at the
+/// origin's root, with how to use it in a comment on top.
+pub fn render(index: &Index) -> CaddySnippet {
+    let mut skipped = Vec::new();
+    // Available-Dictionary -> hex, `{path}.hex` -> itself, `{path}` -> headers.
+    let mut hexes: BTreeMap<String, String> = BTreeMap::new();
+    let mut deltas: BTreeMap<String, String> = BTreeMap::new();
+    let mut paths: BTreeMap<String, PathOutputs> = BTreeMap::new();
+
+    let mut assets: Vec<_> = index.iter().collect();
+    assets.sort_by_key(|(k, _)| *k);
+    for (k, entry) in assets {
+        let uri = format!("/{k}");
+        if let Some(why) = unwritable(&uri) {
+            if !entry.deltas.is_empty() || entry.use_as_dictionary.is_some() {
+                skipped.push(format!("{k}: {why}"));
+            }
+            continue;
+        }
+        let use_as = match &entry.use_as_dictionary {
+            Some(u) if unwritable(u).is_some() => {
+                skipped.push(format!(
+                    "{k}: Use-As-Dictionary {u:?}: {}",
+                    unwritable(u).unwrap_or_default()
+                ));
+                None
+            }
+            u => u.clone(),
+        };
+        let mut dicts: BTreeSet<[u8; 32]> = BTreeSet::new();
+        if !entry.deltas.is_empty() {
+            if uri.contains('?') {
+                // `rewrite` takes a `?` in the file's name for the start of a query.
+                skipped.push(format!(
+                    "{k}: deltas: Caddy's rewrite reads \"?\" as the start of a query"
+                ));
+            } else if let Some(why) = unwritable(&entry.content_type) {
+                skipped.push(format!("{k}: content type {:?}: {why}", entry.content_type));
+            } else {
+                for (hash, rep) in &entry.deltas {
+                    let Some(Coding::Delta(coding)) = rep.coding else {
+                        continue;
+                    };
+                    // `try_files` looks for this form of name only.
+                    let want = delta_path(k, hash, coding);
+                    if rep.path != want {
+                        skipped.push(format!("{}: not named {want}", rep.path));
+                        continue;
+                    }
+                    dicts.insert(*hash);
+                }
+            }
+        }
+        for hash in &dicts {
+            let h = hex(hash);
+            hexes.insert(available_dictionary(hash), h.clone());
+            let prefix = format!("{uri}.{h}");
+            deltas.insert(prefix.clone(), prefix);
+        }
+        let has_deltas = !dicts.is_empty();
+        let outputs = [
+            has_deltas.then(|| VARY.to_string()),
+            use_as,
+            has_deltas.then(|| entry.content_type.clone()),
+        ];
+        if outputs.iter().any(Option::is_some) {
+            paths.insert(uri, outputs);
+        }
+    }
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# RFC 9842 deltas for Caddy 2.6, by precompress {} (`precompress caddy-map`).",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = write!(
+        out,
+        "# Import this file at the top of the Caddyfile, outside any site block\n\
+         # (it defines the snippet {SNIPPET}), and import the snippet in the\n\
+         # site block (or handle) that serves the folder with root, at the\n\
+         # origin's root, in front of its file_server:\n\
+         #\n\
+         #     import /etc/caddy/precompress-deltas.caddy\n\
+         #\n\
+         #     example.com {{\n\
+         #         root * /srv/dist\n"
+    );
+    for line in SITE_LINES.lines() {
+        let _ = writeln!(out, "#         {line}");
+    }
+    out.push_str(
+        "#         file_server {\n\
+         #             precompressed zstd br gzip\n\
+         #         }\n\
+         #     }\n\
+         #\n\
+         # Regenerate and reload on every deploy.\n",
+    );
+    for s in &skipped {
+        let _ = writeln!(out, "# skipped: {s}");
+    }
+    let _ = writeln!(out, "\n({SNIPPET}) {{");
+    out.push_str(
+        "\t# The hex of the SHA-256 the client holds, for every dictionary with a\n\
+         \t# delta (byte for byte: base64 is case-sensitive).\n\
+         \tmap {header.Available-Dictionary} {pc_hex} {\n",
+    );
+    for (dict, h) in &hexes {
+        let _ = writeln!(out, "\t\t{} {h}", quote(dict).expect("base64 is plain"));
+    }
+    out.push_str("\t\tdefault none\n\t}\n\n");
+    out.push_str(
+        "\t# The asset's delta against that dictionary, without its coding.\n\
+         \tmap {path}.{pc_hex} {pc_delta} {\n",
+    );
+    for (key, prefix) in &deltas {
+        let (k, p) = (quote(key), quote(prefix));
+        let _ = writeln!(out, "\t\t{} {}", k.expect("checked"), p.expect("checked"));
+    }
+    out.push_str("\t\tdefault -\n\t}\n\n");
+    out.push_str(
+        "\t# Vary of every response of an asset with deltas, Use-As-Dictionary of\n\
+         \t# every response of a dictionary, and the Content-Type of a delta.\n\
+         \tmap {path} {pc_vary} {pc_use_as_dictionary} {pc_type} {\n",
+    );
+    for (uri, outputs) in &paths {
+        let _ = write!(out, "\t\t{}", quote(uri).expect("checked"));
+        for o in outputs {
+            let _ = match o {
+                Some(v) => write!(out, " {}", quote(v).expect("checked")),
+                None => write!(out, " -"),
+            };
+        }
+        out.push('\n');
+    }
+    out.push_str("\t\tdefault - - -\n\t}\n\n");
+    out.push_str(ROUTES);
+    out.push_str("}\n");
+    CaddySnippet {
+        config: out,
+        skipped,
+    }
+}
+
+/// Why `s` cannot be written as a map key or output, if it cannot: Caddy
+/// replaces `{...}` (no escape survives its Caddyfile shorthands), `-` means
+/// "no value", and control characters have no place in a path or header.
+fn unwritable(s: &str) -> Option<&'static str> {
+    if s.contains(['{', '}']) {
+        Some("Caddy reads braces as placeholders")
+    } else if s.chars().any(char::is_control) {
+        Some("control character")
+    } else if s.is_empty() || s == "-" {
+        Some("empty or \"-\" (no value, to a Caddy map)")
+    } else if quote(s).is_none() {
+        Some("cannot be quoted in a Caddyfile")
+    } else {
+        None
+    }
+}
+
+/// `s` as one Caddyfile token with exactly its text: as is when it is plain,
+/// else in backticks (raw, no escapes), else in double quotes (where only `\"`
+/// is an escape). `None` when it has both a backtick and a `"`, or a backtick
+/// and a final `\` (which would escape the closing quote).
+fn quote(s: &str) -> Option<String> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._:+=,*-".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        Some(s.to_string())
+    } else if !s.contains('`') {
+        Some(format!("`{s}`"))
+    } else if !s.contains('"') && !s.ends_with('\\') {
+        Some(format!("\"{s}\""))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const APP: &str = "assets/app-5e6f7a8b.js";
+
+    /// An asset: key, deltas as (coding, dictionary byte, size), use_as_dictionary.
+    type Asset<'a> = (&'a str, &'a [(&'a str, u8, u64)], Option<&'a str>);
+
+    /// A manifest with `assets`; `content_type` for all of them.
+    fn index_typed(assets: &[Asset], content_type: &str) -> Index {
+        let files: Vec<String> = assets
+            .iter()
+            .map(|(key, deltas, dict)| {
+                let deltas: Vec<String> = deltas
+                    .iter()
+                    .map(|(coding, d, size)| {
+                        let h = [*d; 32];
+                        format!(
+                            r#"{{"blake3": "00", "coding": "{coding}", "dictionary": "{}", "dictionary_path": "old.js", "etag": "\"{coding}{d}\"", "path": {}, "size": {size}}}"#,
+                            available_dictionary(&h),
+                            serde_json::to_string(&format!("{key}.{}.{coding}", hex(&h))).unwrap()
+                        )
+                    })
+                    .collect();
+                let dict = dict.map_or(String::new(), |u| {
+                    format!(r#", "use_as_dictionary": {}"#, serde_json::to_string(u).unwrap())
+                });
+                format!(
+                    r#"{}: {{"blake3": "00", "content_type": {}, "deltas": [{}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}{dict}}}"#,
+                    serde_json::to_string(key).unwrap(),
+                    serde_json::to_string(content_type).unwrap(),
+                    deltas.join(",")
+                )
+            })
+            .collect();
+        let json = format!(
+            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
+            files.join(",")
+        );
+        Index::from_json(Path::new("m.json"), &json).unwrap()
+    }
+
+    fn index(assets: &[Asset]) -> Index {
+        index_typed(assets, "text/javascript; charset=utf-8")
+    }
+
+    /// The lines of the map whose destinations start with `{dest}`, between
+    /// its opening line and `default`.
+    fn entries<'a>(config: &'a str, dest: &str) -> Vec<&'a str> {
+        let start = config
+            .find(&format!(" {{{dest}}} "))
+            .unwrap_or_else(|| panic!("no map for {{{dest}}} in\n{config}"));
+        let body = &config[start..];
+        let body = &body[body.find('\n').unwrap() + 1..];
+        body.lines()
+            .take_while(|l| !l.trim_start().starts_with("default "))
+            .map(str::trim)
+            .collect()
+    }
+
+    #[test]
+    fn every_listed_pair_of_asset_and_dictionary_gets_a_key() {
+        let idx = index(&[
+            (
+                APP,
+                &[("dcb", 1, 93), ("dcz", 1, 90), ("dcb", 2, 50)],
+                Some(r#"match="/assets/app-*.js""#),
+            ),
+            ("assets/other-1a2b3c4d.css", &[("dcz", 1, 9)], None),
+            ("index.html", &[], None),
+        ]);
+        let out = render(&idx);
+        assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+        let (h1, h2) = (hex(&[1; 32]), hex(&[2; 32]));
+        // One key per dictionary, whichever assets use it.
+        let mut want = vec![
+            format!("{} {h1}", available_dictionary(&[1; 32])),
+            format!("{} {h2}", available_dictionary(&[2; 32])),
+        ];
+        want.sort();
+        assert_eq!(entries(&out.config, "pc_hex"), want);
+        assert_eq!(
+            entries(&out.config, "pc_delta"),
+            [
+                format!("/{APP}.{h1} /{APP}.{h1}"),
+                format!("/{APP}.{h2} /{APP}.{h2}"),
+                format!("/assets/other-1a2b3c4d.css.{h1} /assets/other-1a2b3c4d.css.{h1}"),
+            ]
+        );
+        assert_eq!(
+            entries(&out.config, "pc_vary"),
+            [
+                format!(
+                    r#"/{APP} `{VARY}` `match="/assets/app-*.js"` `text/javascript; charset=utf-8`"#
+                ),
+                format!("/assets/other-1a2b3c4d.css `{VARY}` - `text/javascript; charset=utf-8`"),
+            ]
+        );
+        // The snippet is one block, the static part in it.
+        assert!(out.config.contains(&format!("\n({SNIPPET}) {{\n")));
+        assert!(out.config.ends_with(&format!("{ROUTES}}}\n")));
+        assert_eq!(
+            out.config.matches('{').count(),
+            out.config.matches('}').count()
+        );
+    }
+
+    #[test]
+    fn a_dictionary_without_deltas_only_says_so() {
+        let out = render(&index(&[(
+            "assets/app-1a2b3c4d.js",
+            &[],
+            Some(r#"match="/assets/app-*.js""#),
+        )]));
+        assert!(entries(&out.config, "pc_hex").is_empty());
+        assert!(entries(&out.config, "pc_delta").is_empty());
+        assert_eq!(
+            entries(&out.config, "pc_vary"),
+            [r#"/assets/app-1a2b3c4d.js - `match="/assets/app-*.js"` -"#]
+        );
+        let empty = render(&index(&[]));
+        assert!(entries(&empty.config, "pc_vary").is_empty());
+        assert!(empty.skipped.is_empty());
+    }
+
+    #[test]
+    fn unwritable_names_and_values_are_skipped_and_reported() {
+        let out = render(&index(&[
+            ("assets/a{path}b-5e6f7a8b.js", &[("dcb", 1, 9)], None),
+            (
+                "assets/c-1a2b3c4d.js",
+                &[("dcb", 2, 9)],
+                Some("match=\"/{x}\""),
+            ),
+            (APP, &[("dcb", 3, 9)], None),
+            (
+                "assets/q?x-1a2b3c4d.js",
+                &[("dcb", 4, 9)],
+                Some("match=\"/q\""),
+            ),
+        ]));
+        assert_eq!(out.skipped.len(), 3, "{:?}", out.skipped);
+        assert!(out.skipped[2].starts_with("assets/q?x-1a2b3c4d.js: deltas: Caddy's rewrite"));
+        assert!(out.skipped[0].starts_with("assets/a{path}b-5e6f7a8b.js: "));
+        assert!(out.skipped[1].starts_with("assets/c-1a2b3c4d.js: Use-As-Dictionary"));
+        assert!(out
+            .config
+            .contains("# skipped: assets/a{path}b-5e6f7a8b.js: "));
+        // The asset whose dictionary value was left out keeps its deltas.
+        // The asset with a `?` is still a dictionary, without deltas.
+        let paths = entries(&out.config, "pc_vary");
+        assert_eq!(paths.len(), 3, "{paths:?}");
+        assert!(paths[0].starts_with("/assets/app-5e6f7a8b.js "));
+        assert!(paths[1].starts_with("/assets/c-1a2b3c4d.js `Accept"));
+        assert!(paths[1].contains(" - `text"), "{}", paths[1]);
+        assert_eq!(paths[2], r#"`/assets/q?x-1a2b3c4d.js` - `match="/q"` -"#);
+        assert_eq!(entries(&out.config, "pc_delta").len(), 2);
+        assert!(!entries(&out.config, "pc_hex")
+            .iter()
+            .any(|l| l.contains(&hex(&[1; 32]))));
+
+        // A delta's type that cannot be written: no deltas for that asset.
+        let out = render(&index_typed(&[(APP, &[("dcb", 1, 9)], None)], "-"));
+        assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
+        assert!(entries(&out.config, "pc_delta").is_empty());
+        assert!(entries(&out.config, "pc_hex").is_empty());
+        assert!(entries(&out.config, "pc_vary").is_empty());
+    }
+
+    #[test]
+    fn odd_names_are_quoted_and_keep_their_deltas() {
+        let name = "odd names/café menü — spaces & #hash-5e6f7a8b.js";
+        let out = render(&index(&[(name, &[("dcz", 1, 9)], Some("match=\"/x`y\""))]));
+        assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
+        let h1 = hex(&[1; 32]);
+        assert_eq!(
+            entries(&out.config, "pc_delta"),
+            [format!("`/{name}.{h1}` `/{name}.{h1}`")]
+        );
+        assert_eq!(
+            entries(&out.config, "pc_vary"),
+            [format!(
+                "`/{name}` `{VARY}` - `text/javascript; charset=utf-8`"
+            )]
+        );
+    }
+
+    #[test]
+    fn deltas_not_named_as_try_files_looks_for_them_are_left_out() {
+        let h = [1u8; 32];
+        let json = format!(
+            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ "{APP}": {{"blake3": "00", "content_type": "text/javascript", "deltas": [{{"blake3": "00", "coding": "dcb", "dictionary": "{}", "dictionary_path": "o.js", "etag": "\"d\"", "path": "elsewhere.dcb", "size": 9}}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}}} }} }}"#,
+            available_dictionary(&h)
+        );
+        let out = render(&Index::from_json(Path::new("m.json"), &json).unwrap());
+        assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
+        assert!(out.skipped[0].starts_with("elsewhere.dcb: not named "));
+        assert!(entries(&out.config, "pc_delta").is_empty());
+        assert!(entries(&out.config, "pc_vary").is_empty());
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote(":WC01+m8/V/Y=:").as_deref(), Some(":WC01+m8/V/Y=:"));
+        assert_eq!(
+            quote("/assets/app-5e6f7a8b.js").as_deref(),
+            Some("/assets/app-5e6f7a8b.js")
+        );
+        assert_eq!(quote("a b").as_deref(), Some("`a b`"));
+        assert_eq!(
+            quote(r#"match="/a-*.js""#).as_deref(),
+            Some(r#"`match="/a-*.js"`"#)
+        );
+        assert_eq!(quote(r"a\b").as_deref(), Some(r"`a\b`"));
+        assert_eq!(quote("a`b").as_deref(), Some("\"a`b\""));
+        assert_eq!(quote("a`b\"c"), None);
+        assert_eq!(quote("a`b\\"), None);
+        assert_eq!(quote("#x").as_deref(), Some("`#x`"));
+        assert_eq!(
+            unwritable("-"),
+            Some("empty or \"-\" (no value, to a Caddy map)")
+        );
+        assert!(unwritable("a\tb").is_some());
+        assert!(unwritable("{$HOME}").is_some());
+        assert_eq!(unwritable(VARY), None);
+    }
+
+    #[test]
+    fn the_static_part_and_the_usage_lines() {
+        for line in [
+            "\t\terror @pc_direct 404\n",
+            "\t\t\ttry_files {pc_delta}.{pc_dcb} {pc_delta}.{pc_dcz}\n",
+            "\t@pc_direct path_regexp \\.[0-9a-f]{64}\\.dc[bz]$\n",
+        ] {
+            assert!(ROUTES.contains(line), "{line}");
+        }
+        let out = render(&index(&[]));
+        for line in SITE_LINES.lines() {
+            assert!(
+                out.config.contains(&format!("#         {line}\n")),
+                "{line}"
+            );
+        }
+    }
+}

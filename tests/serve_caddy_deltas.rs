@@ -1,0 +1,437 @@
+//! RFC 9842 deltas from real Caddy 2.6: release 2 precompressed with
+//! `--dictionary-from` release 1, `precompress caddy-map` imported by
+//! `e2e/Caddyfile-deltas`, and raw requests as Chromium sends them. A client
+//! that names `dcb`/`dcz` and holds the old script gets the smaller delta byte
+//! for byte, with the script's type, `Vary` on both fields and
+//! `Use-As-Dictionary`; every other client gets what Caddy sends anyway,
+//! never a delta. `Index::select_with_dictionary` (what `precompress serve`
+//! does) is the reference for when a delta is sent; where Caddy differs (no
+//! ranking by q, its `precompressed` order between variants) the test says so.
+
+mod serve_util;
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use precompress::dictionary::{available_dictionary, hex, parse_available_dictionary};
+use precompress::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
+use precompress::serve::caddy::SITE_LINES;
+use precompress::serve::{Coding, Index, Selection};
+use serde_json::Value;
+use serve_util::*;
+
+const CHROME: &str = "gzip, deflate, br, zstd, dcb, dcz";
+
+fn precompress(args: &[&OsStr]) -> std::process::Output {
+    Command::cargo_bin("precompress")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Release 2 served by Caddy with the generated snippet.
+struct Deployed {
+    /// First, so Caddy stops before its folder goes (fields drop in order).
+    server: Server,
+    live: PathBuf,
+    /// Release 1's script: the dictionary.
+    old: Vec<u8>,
+    /// URL path of release 2's script.
+    url: String,
+    /// Its manifest entry.
+    asset: Value,
+    _tmp: tempfile::TempDir,
+}
+
+fn deploy() -> Deployed {
+    let tmp = tempfile::tempdir().unwrap();
+    let (r1, r2, old_js, new_js) = two_releases(tmp.path());
+    let live = tmp.path().join("live");
+    copy_dir_for_tests(&r2, &live);
+    for args in [
+        vec![r1.as_os_str()],
+        vec![
+            live.as_os_str(),
+            "--dictionary-from".as_ref(),
+            r1.as_os_str(),
+        ],
+    ] {
+        let out = precompress(&[&["--no-config".as_ref(), "-q".as_ref()], &args[..]].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = precompress(&["caddy-map".as_ref(), live.as_os_str()]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snippet = tmp.path().join("precompress-deltas.caddy");
+    std::fs::write(&snippet, &out.stdout).unwrap();
+    let server = start_caddy_from(
+        "Caddyfile-deltas",
+        &live,
+        tmp.path(),
+        &[("@SNIPPET@", snippet.to_str().unwrap())],
+    );
+    let asset = manifest(&live)["files"][new_js].clone();
+    assert_eq!(
+        asset["deltas"].as_array().map(Vec::len),
+        Some(2),
+        "a dcb and a dcz: {asset:#}"
+    );
+    Deployed {
+        old: std::fs::read(r1.join(old_js)).unwrap(),
+        url: format!("/{new_js}"),
+        asset,
+        server,
+        live,
+        _tmp: tmp,
+    }
+}
+
+impl Deployed {
+    fn get(&self, path: &str, ae: Option<&str>, ad: Option<&str>) -> Resp {
+        let mut h = Vec::new();
+        if let Some(ae) = ae {
+            h.push(("Accept-Encoding", ae));
+        }
+        if let Some(ad) = ad {
+            h.push(("Available-Dictionary", ad));
+        }
+        request(self.server.addr, "GET", path, &h)
+    }
+
+    fn dictionary(&self) -> String {
+        self.asset["deltas"][0]["dictionary"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// The manifest's delta for `coding`: (path, size).
+    fn delta(&self, coding: &str) -> (String, u64) {
+        let d = self.asset["deltas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["coding"] == coding)
+            .unwrap();
+        (
+            d["path"].as_str().unwrap().to_string(),
+            d["size"].as_u64().unwrap(),
+        )
+    }
+
+    /// The file a response with this `Content-Encoding` must be.
+    fn file_for(&self, coding: Option<&str>) -> Vec<u8> {
+        let rel = match coding {
+            None => self.url[1..].to_string(),
+            Some(c @ ("dcb" | "dcz")) => self.delta(c).0,
+            Some(c) => format!("{}.{}", &self.url[1..], suffix(c)),
+        };
+        std::fs::read(self.live.join(rel)).unwrap()
+    }
+}
+
+fn is_delta(coding: Option<&str>) -> bool {
+    matches!(coding, Some("dcb" | "dcz"))
+}
+
+#[test]
+fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
+    let site = deploy();
+    let dict = site.dictionary();
+    let (dcb_size, dcz_size) = (site.delta("dcb").1, site.delta("dcz").1);
+    let smaller = if dcz_size < dcb_size { "dcz" } else { "dcb" };
+    let flipped: String = dict
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    assert_ne!(flipped, dict);
+    let unknown = available_dictionary(&[7; 32]);
+    let bare = dict.trim_matches(':').to_string();
+    let listed = format!("{dict}, {dict}");
+    let padded = format!(" {dict} ");
+    // (Accept-Encoding, Available-Dictionary, Content-Encoding Caddy sends).
+    // Between variants Caddy follows `precompressed zstd br gzip`.
+    #[rustfmt::skip]
+    let table: &[(Option<&str>, Option<&str>, Option<&str>)] = &[
+        (Some(CHROME), Some(&dict), Some(smaller)),
+        (Some("br, dcb"), Some(&dict), Some("dcb")),
+        (Some("br, dcz"), Some(&dict), Some("dcz")),
+        (Some("gzip, DCZ"), Some(&padded), Some("dcz")),
+        (Some("gzip, dcb;q=1.0, dcz;q=0.001"), Some(&dict), Some(smaller)),
+        // The coding without the dictionary, the dictionary without the coding.
+        (Some(CHROME), None, Some("zstd")),
+        (Some("gzip, deflate, br, zstd"), Some(&dict), Some("zstd")),
+        (Some("br, dcb;q=0, dcz;q=0.000"), Some(&dict), Some("br")),
+        (Some("gzip, dcb;q=0"), Some(&dict), Some("gzip")),
+        // `*` names no delta (nor, to Caddy, any variant).
+        (Some("gzip, *"), Some(&dict), Some("gzip")),
+        (Some("identity"), Some(&dict), None),
+        (None, Some(&dict), None),
+        // Unknown, malformed, and right but for case: ordinary negotiation.
+        (Some(CHROME), Some(&unknown), Some("zstd")),
+        (Some(CHROME), Some(&flipped), Some("zstd")),
+        (Some(CHROME), Some(&bare), Some("zstd")),
+        (Some(CHROME), Some(&listed), Some("zstd")),
+        (Some(CHROME), Some(":not base64!:"), Some("zstd")),
+    ];
+    let index = Index::load(&site.live, None).unwrap();
+    let use_as = site.asset["use_as_dictionary"].as_str().unwrap();
+    assert_eq!(use_as, "match=\"/assets/app-*.js\"");
+    for &(ae, ad, want) in table {
+        let what = format!("{ae:?} {ad:?}");
+        let r = site.get(&site.url, ae, ad);
+        assert_eq!(r.status, 200, "{what}");
+        let coding = r.header("content-encoding");
+        assert_eq!(coding, want, "{what}: {:?}", r.headers);
+        assert!(r.body == site.file_for(coding), "{what}: body");
+        // Caddy chunks its compressed variants; a delta has its length.
+        if is_delta(coding) || r.header("content-length").is_some() {
+            assert_eq!(
+                r.header("content-length"),
+                Some(r.body.len().to_string().as_str()),
+                "{what}"
+            );
+        }
+        let vary = header_all(&r, "vary");
+        assert!(
+            vary.contains("Accept-Encoding") && vary.contains("Available-Dictionary"),
+            "{what}: Vary {vary:?}"
+        );
+        assert_eq!(r.header("use-as-dictionary"), Some(use_as), "{what}");
+        // One Content-Type: the manifest's on a delta, Caddy's own otherwise.
+        let types: Vec<_> = r
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "content-type")
+            .collect();
+        assert_eq!(types.len(), 1, "{what}: {types:?}");
+        if is_delta(coding) {
+            assert_eq!(
+                Some(types[0].1.as_str()),
+                site.asset["content_type"].as_str(),
+                "{what}"
+            );
+        } else {
+            assert!(types[0].1.contains("javascript"), "{what}: {types:?}");
+        }
+        // The site's own header is still there.
+        assert_eq!(r.header("x-served-by"), Some("caddy"), "{what}");
+        // `precompress serve` sends the same delta, or none when Caddy sends
+        // none (it picks the smallest variant, Caddy the first it is told).
+        let Selection::Found(s) = index.select_with_dictionary(&site.url, ae, ad) else {
+            panic!("{what}: not in the index")
+        };
+        let reference = s.representation.coding;
+        if is_delta(coding) {
+            assert_eq!(
+                coding,
+                reference.map(|c| c.token()),
+                "{what}: precompress serve differs"
+            );
+        } else {
+            assert!(
+                !matches!(reference, Some(Coding::Delta(_))),
+                "{what}: precompress serve sends a delta"
+            );
+        }
+    }
+
+    // Caddy does not rank by q: a delta named with any weight above 0 wins,
+    // where `precompress serve` keeps br.
+    let r = site.get(&site.url, Some("br, dcb;q=0.5"), Some(&dict));
+    assert_eq!(r.header("content-encoding"), Some("dcb"));
+    let Selection::Found(s) =
+        index.select_with_dictionary(&site.url, Some("br, dcb;q=0.5"), Some(&dict))
+    else {
+        panic!()
+    };
+    assert_eq!(s.representation.coding.map(|c| c.token()), Some("br"));
+
+    // HEAD: the delta's headers, no body.
+    let r = request(
+        site.server.addr,
+        "HEAD",
+        &site.url,
+        &[("Accept-Encoding", CHROME), ("Available-Dictionary", &dict)],
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), Some(smaller));
+    assert_eq!(
+        r.header("content-type"),
+        site.asset["content_type"].as_str()
+    );
+    // Go's file serving leaves Content-Length off a HEAD response that has a
+    // Content-Encoding (Caddy's br and zstd as well); if it is there, it is right.
+    let size = if smaller == "dcb" { dcb_size } else { dcz_size };
+    assert!(
+        r.header("content-length")
+            .is_none_or(|l| l == size.to_string()),
+        "{:?}",
+        r.headers
+    );
+}
+
+#[test]
+fn the_deltas_caddy_sends_decode_to_the_new_script() {
+    let site = deploy();
+    let dict = site.dictionary();
+    let hash = parse_available_dictionary(&dict).unwrap();
+    let new = site.file_for(None);
+    let tmp = tempfile::tempdir().unwrap();
+    let old_path = tmp.path().join("old.js");
+    std::fs::write(&old_path, &site.old).unwrap();
+    for coding in [DeltaCoding::Dcb, DeltaCoding::Dcz] {
+        let token = coding.token();
+        let r = site.get(&site.url, Some(&format!("gzip, br, {token}")), Some(&dict));
+        assert_eq!(r.header("content-encoding"), Some(token));
+        // The header names the dictionary the client sent.
+        assert_eq!(coding.header_hash(&r.body), Some(hash), "{token}");
+        // Decoded as a browser would (Google's C brotli decoder, zstd), under
+        // its limits.
+        DeltaEncoder::new(DeltaLevels {
+            brotli_quality: 11,
+            zstd_level: 19,
+        })
+        .verify(coding, &r.body, &site.old, &hash, &new)
+        .unwrap_or_else(|e| panic!("{token}: {e}"));
+    }
+    // And dcz with the reference CLI: the 40-byte header off, the old script as
+    // the dictionary.
+    let r = site.get(&site.url, Some("dcz"), Some(&dict));
+    assert_eq!(r.header("content-encoding"), Some("dcz"));
+    let frame = tmp.path().join("frame.zst");
+    std::fs::write(&frame, &r.body[40..]).unwrap();
+    let out = Command::new("zstd")
+        .args(["-d", "-c", "-D"])
+        .arg(&old_path)
+        .arg(&frame)
+        .output()
+        .expect("zstd CLI");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == new,
+        "zstd -d -D old does not give the new script"
+    );
+}
+
+#[test]
+fn caddy_sends_no_delta_headers_where_they_do_not_belong() {
+    let site = deploy();
+    let dict = site.dictionary();
+    // A page: no dictionary, no deltas.
+    let r = site.get("/", Some(CHROME), Some(&dict));
+    assert_eq!(r.status, 200);
+    assert!(
+        r.header("content-type")
+            .is_some_and(|t| t.starts_with("text/html")),
+        "{:?}",
+        r.headers
+    );
+    assert_eq!(r.header("use-as-dictionary"), None);
+    assert_eq!(r.header("content-encoding"), None);
+    assert!(!header_all(&r, "vary").contains("Available-Dictionary"));
+    // A delta by name is a 404, however its name is spelt; another case of
+    // the asset's name is no file.
+    let (delta, _) = site.delta("dcb");
+    let escaped = format!("/{}%62", &delta[..delta.len() - 1]);
+    for target in [format!("/{delta}"), format!("//{delta}"), escaped] {
+        let r = site.get(&target, Some(CHROME), Some(&dict));
+        assert_eq!(r.status, 404, "{target}: {:?}", r.headers);
+        assert!(r.body.is_empty(), "{target}");
+    }
+    let upper = site.url.to_ascii_uppercase();
+    let r = site.get(&upper, Some(CHROME), Some(&dict));
+    assert_eq!(r.status, 404, "{:?}", r.headers);
+    assert_eq!(r.header("content-encoding"), None);
+}
+
+#[test]
+fn a_delta_file_the_manifest_does_not_list_is_never_sent() {
+    // A delta-shaped file beside the page, for a dictionary the snippet knows:
+    // only the (asset, dictionary) pairs of the manifest are looked up.
+    let site = deploy();
+    let dict = site.dictionary();
+    let h = hex(&parse_available_dictionary(&dict).unwrap());
+    let (delta, _) = site.delta("dcb");
+    std::fs::copy(
+        site.live.join(&delta),
+        site.live.join(format!("index.html.{h}.dcb")),
+    )
+    .unwrap();
+    let r = site.get("/index.html", Some(CHROME), Some(&dict));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), None, "{:?}", r.headers);
+    assert!(r.body == std::fs::read(site.live.join("index.html")).unwrap());
+}
+
+#[test]
+fn a_delta_missing_on_disk_falls_back() {
+    // The snippet is older than the files: `try_files` finds what is there.
+    let site = deploy();
+    let dict = site.dictionary();
+    let (dcb, dcz) = (site.delta("dcb"), site.delta("dcz"));
+    let (smaller, larger) = if dcz.1 < dcb.1 {
+        (dcz, "dcb")
+    } else {
+        (dcb, "dcz")
+    };
+    std::fs::remove_file(site.live.join(&smaller.0)).unwrap();
+    let r = site.get(&site.url, Some(CHROME), Some(&dict));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), Some(larger));
+    assert!(r.body == site.file_for(Some(larger)));
+    std::fs::remove_file(site.live.join(site.delta(larger).0)).unwrap();
+    let r = site.get(&site.url, Some(CHROME), Some(&dict));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), Some("zstd"));
+    assert!(r.body == site.file_for(Some("zstd")));
+    let vary = header_all(&r, "vary");
+    assert!(vary.contains("Available-Dictionary"), "{vary}");
+}
+
+#[test]
+fn the_e2e_caddyfile_has_the_lines_caddy_map_documents() {
+    let conf = std::fs::read_to_string(repo().join("e2e/Caddyfile-deltas")).unwrap();
+    for line in SITE_LINES.lines() {
+        assert!(
+            conf.lines().any(|l| l.trim() == line),
+            "e2e/Caddyfile-deltas lacks {line:?}"
+        );
+    }
+    assert!(conf.lines().any(|l| l == "import @SNIPPET@"));
+}
+
+#[test]
+fn caddy_map_needs_a_folder_with_a_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = precompress(&["caddy-map".as_ref(), tmp.path().join("nope").as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = precompress(&["caddy-map".as_ref(), tmp.path().as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+}
