@@ -80,8 +80,8 @@ pub struct ServeArgs {
     /// The folder precompress ran on.
     pub dir: PathBuf,
 
-    /// Address to listen on; loopback unless you say otherwise.
-    #[arg(long, default_value = "127.0.0.1:8080", value_name = "IP:PORT")]
+    /// Address to listen on: IP:PORT, localhost:PORT, or a bare PORT (on 127.0.0.1); loopback unless you say otherwise.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR", value_parser = parse_addr)]
     pub addr: std::net::SocketAddr,
 
     /// The manifest [default: DIR/precompress-manifest.json].
@@ -157,8 +157,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
 
-    /// Skip files smaller than this many bytes.
-    #[arg(long, default_value_t = 1024, value_name = "BYTES")]
+    /// Skip files smaller than this (bytes, or with a unit: 1KiB, 2KB).
+    #[arg(long, default_value = "1024", value_name = "SIZE", value_parser = crate::budget::parse_size)]
     pub min_size: u64,
 
     /// Follow symlinks (never to write outside DIR).
@@ -228,6 +228,27 @@ pub struct RunArgs {
     /// Write a GitHub Actions job summary, step outputs and ::error annotations.
     #[arg(long)]
     pub github: bool,
+}
+
+/// `IP:PORT`, `localhost:PORT` (127.0.0.1) or a bare `PORT` (127.0.0.1).
+fn parse_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    let s = s.trim();
+    let loopback = |port: &str| {
+        port.parse::<u16>()
+            .map(|p| std::net::SocketAddr::from(([127, 0, 0, 1], p)))
+            .map_err(|_| format!("invalid port {port:?}"))
+    };
+    if let Some(port) = s.strip_prefix("localhost:") {
+        return loopback(port);
+    }
+    if s.bytes().all(|b| b.is_ascii_digit()) {
+        return loopback(s);
+    }
+    s.parse().map_err(|_| {
+        format!(
+            "invalid address {s:?} (expected 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080)"
+        )
+    })
 }
 
 fn parse_delta_coding(s: &str) -> Result<DeltaCoding, String> {

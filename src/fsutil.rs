@@ -166,6 +166,26 @@ pub fn open_to_read(path: &Path) -> std::io::Result<fs::File> {
     fs::File::open(path)
 }
 
+/// Fails with a write error naming `dir` unless a file can be created in it
+/// (and removes the file again). The file has a temporary file's name, so one
+/// left by a killed process is cleaned up like any other.
+pub fn probe_writable(dir: &Path) -> Result<()> {
+    let probe = dir.join(format!(
+        "{TMP_PREFIX}probe-{}{TMP_SUFFIX}",
+        std::process::id()
+    ));
+    fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|source| Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    let _ = fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Reads a file that must be a regular file of at most `max` bytes. A FIFO,
 /// a device (a symlink to `/dev/zero`) or a socket is refused without
 /// blocking on it, and nothing larger than `max` is read into memory: the

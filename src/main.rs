@@ -176,7 +176,10 @@ fn check(args: CheckArgs) -> u8 {
                 );
             }
         } else {
-            eprintln!("precompress: check: {} problems", report.problems.len());
+            eprintln!(
+                "precompress: check: {}",
+                precompress::report::plural(report.problems.len() as u64, "problem", "problems")
+            );
         }
     }
     if report.ok {
@@ -207,7 +210,9 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
     if show_bar {
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} jobs {elapsed_precise} (eta {eta})",
+                // No ETA: jobs differ in cost by orders of magnitude, so a
+                // count-based estimate was wrong (10 min shown on a 9 s run).
+                "{bar:40} {pos}/{len} jobs {elapsed_precise}",
             )
             .expect("static template"),
         );

@@ -37,7 +37,7 @@ use crate::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
 use crate::encode::{new_encoder, BrotliEncoder, Codec, Encoder};
 use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
-use crate::fsutil::{lock, open_to_read, remove_if_exists, write_atomic, CopyMeta};
+use crate::fsutil::{lock, open_to_read, probe_writable, remove_if_exists, write_atomic, CopyMeta};
 use crate::manifest::{etag, Asset, Delta, Manifest, SkippedDelta, Variant};
 use crate::releases::{self, OldFile, Releases};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
@@ -227,6 +227,20 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 
     let lock_path = root.join(LOCK_NAME);
     let _lock = lock(root, LOCK_NAME, || progress.waiting_for_lock(root))?;
+    if !cfg.dry_run {
+        // Found out now, not after compressing everything for nothing.
+        let mut folders = vec![root.to_path_buf()];
+        folders.extend(manifest_path.parent().map(Path::to_path_buf));
+        folders.extend(cache.as_ref().map(|c| c.dir().to_path_buf()));
+        for dir in folders {
+            let dir = if dir.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                dir
+            };
+            probe_writable(&dir)?;
+        }
+    }
 
     let mut counts = RunCounts {
         dry_run: cfg.dry_run,
@@ -663,8 +677,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         );
     }
     if !cfg.dry_run {
-        if let Err(e) = manifest.write(&manifest_path) {
-            errors.push(e);
+        match manifest.write(&manifest_path) {
+            Ok(()) => counts.manifest_written = true,
+            Err(e) => errors.push(e),
         }
         if let Some(c) = &cache {
             if let Err(e) = c.evict() {

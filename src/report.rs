@@ -78,6 +78,8 @@ pub struct RunCounts {
     pub prepare_ms: u64,
     /// Wall time from the first job's start to the last job's end, ms.
     pub jobs_wall_ms: u64,
+    /// The manifest was written (not a dry run, and the write succeeded).
+    pub manifest_written: bool,
 }
 
 /// How close the job phase came to its floor: with perfect scheduling it
@@ -285,13 +287,33 @@ impl Report {
             r.removed.len(),
             if r.dry_run { " (dry run: nothing written or removed)" } else { "" }
         );
-        for f in &r.foreign {
+        // After a lost manifest every earlier variant is foreign: a count and
+        // a few names, not a line each.
+        const SHOWN: usize = 5;
+        if !r.foreign.is_empty() {
             let _ = writeln!(
                 s,
-                "  kept {f}: not written by precompress, but decodes to its source"
+                "  kept {} not written by precompress (none in the manifest) that decode to their sources, so they are listed now:",
+                plural(r.foreign.len() as u64, "variant", "variants")
             );
         }
-        let _ = writeln!(s, "  manifest: {}", self.manifest.display());
+        for f in r.foreign.iter().take(SHOWN) {
+            let _ = writeln!(s, "    {f}");
+        }
+        if r.foreign.len() > SHOWN {
+            let _ = writeln!(
+                s,
+                "    ... and {} more (--json lists them all)",
+                r.foreign.len() - SHOWN
+            );
+        }
+        if r.manifest_written {
+            let _ = writeln!(s, "  manifest: {}", self.manifest.display());
+        } else if r.dry_run {
+            let _ = writeln!(s, "  manifest: not written (dry run)");
+        } else {
+            let _ = writeln!(s, "  manifest: not written (see the error above)");
+        }
         s
     }
 }

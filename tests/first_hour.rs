@@ -92,3 +92,113 @@ fn the_preview_serves_variants_and_the_manifest_only_by_negotiation() {
         assert_eq!(r.header("location"), Some("/docs/"), "{path}");
     }
 }
+
+#[test]
+fn sizes_take_units_everywhere() {
+    let (_tmp, site) = precompressed_site();
+    // "1KiB" was "invalid digit found in string" on the command line.
+    bin()
+        .arg(&site)
+        .args(["--no-config", "--min-size", "1KiB"])
+        .assert()
+        .success();
+    bin()
+        .arg(&site)
+        .args(["--no-config", "--min-size", "ten"])
+        .assert()
+        .code(2)
+        .stderr(contains("expected e.g. 150KB, 1.5MiB or 2048"));
+}
+
+#[test]
+fn serve_takes_the_address_forms_people_type() {
+    let (_tmp, site) = precompressed_site();
+    for addr in ["localhost:0", "0"] {
+        let s = start_precompress_at(&site, addr, &[]);
+        assert!(s.addr.ip().is_loopback(), "{addr}: {}", s.addr);
+        assert_eq!(get(s.addr, "/", None).status, 200);
+    }
+    bin()
+        .args(["serve"])
+        .arg(&site)
+        .args(["--addr", "nowhere"])
+        .assert()
+        .code(2)
+        .stderr(contains("expected 127.0.0.1:8080, localhost:8080"));
+}
+
+#[test]
+fn a_lost_manifest_is_summarised_not_listed_line_by_line() {
+    let (_tmp, site) = precompressed_site();
+    std::fs::remove_file(site.join("precompress-manifest.json")).unwrap();
+    let out = bin().arg(&site).arg("--no-config").assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("not written by precompress"), "{stdout}");
+    assert!(stdout.contains("more (--json lists them all)"), "{stdout}");
+    assert!(stdout.lines().count() < 20, "{stdout}");
+}
+
+/// As `nobody` when run as root (root writes anywhere), on a read-only tree.
+fn unprivileged(tree: &std::path::Path) -> std::process::Command {
+    use std::os::unix::fs::PermissionsExt;
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .unwrap()
+        .stdout
+        == b"0\n";
+    for e in walkdir::WalkDir::new(tree) {
+        let e = e.unwrap();
+        let mode = if e.file_type().is_dir() { 0o555 } else { 0o444 };
+        std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let exe = assert_cmd::cargo::cargo_bin("precompress");
+    if !root {
+        return std::process::Command::new(exe);
+    }
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(exe);
+    c
+}
+
+#[test]
+fn an_unwritable_folder_fails_at_once_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    serve_util::copy_dir_for_tests(&repo().join("fixtures/site"), &site);
+    let out = unprivileged(tmp.path())
+        .arg(&site)
+        .arg("--no-config")
+        .output()
+        .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    for e in walkdir::WalkDir::new(tmp.path()).into_iter().flatten() {
+        if e.file_type().is_dir() {
+            let _ = std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o755));
+        }
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("site: cannot write") && stderr.contains("Permission denied"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("manifest:"), "{stdout}");
+    // Nothing was compressed first.
+    assert!(!site.join("assets/app.js.br").exists());
+}
+
+#[test]
+fn a_dry_run_does_not_claim_a_manifest() {
+    let (_tmp, site) = precompressed_site();
+    bin()
+        .arg(&site)
+        .args(["--no-config", "--dry-run", "--force"])
+        .assert()
+        .success()
+        .stdout(contains("manifest: not written (dry run)"));
+}

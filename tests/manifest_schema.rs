@@ -99,7 +99,11 @@ fn deltas_and_dictionaries_match_the_published_schema() {
             .collect();
         std::fs::write(dir.join(name), js).unwrap();
     }
-    bin().arg(&v1).args(["-q", "--no-config"]).assert().success();
+    bin()
+        .arg(&v1)
+        .args(["-q", "--no-config"])
+        .assert()
+        .success();
     bin()
         .arg(&v2)
         .args(["-q", "--no-config", "--dictionary-from"])
@@ -117,7 +121,10 @@ fn deltas_and_dictionaries_match_the_published_schema() {
         assert_eq!(keys(d), required(&defs["delta"]));
         assert!(codings.contains(d["coding"].as_str().unwrap()));
         let dict = d["dictionary"].as_str().unwrap();
-        assert!(dict.len() == 46 && dict.starts_with(':') && dict.ends_with("=:"), "{dict}");
+        assert!(
+            dict.len() == 46 && dict.starts_with(':') && dict.ends_with("=:"),
+            "{dict}"
+        );
         assert!(is_hex(d["blake3"].as_str().unwrap(), 64));
     }
     assert_eq!(a["use_as_dictionary"], "match=\"/app-*.js\"");

@@ -83,11 +83,16 @@ impl Drop for Server {
 /// `precompress serve SITE --addr 127.0.0.1:0`, with the port read from its
 /// first line of output.
 pub fn start_precompress(site: &Path, extra: &[&str]) -> Server {
+    start_precompress_at(site, "127.0.0.1:0", extra)
+}
+
+/// `precompress serve SITE --addr ADDR`.
+pub fn start_precompress_at(site: &Path, addr: &str, extra: &[&str]) -> Server {
     let mut child = Command::cargo_bin("precompress")
         .unwrap()
         .arg("serve")
         .arg(site)
-        .args(["--addr", "127.0.0.1:0"])
+        .args(["--addr", addr])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
