@@ -106,6 +106,8 @@ pub struct AssetSize {
     pub size: u64,
     /// The smallest variant (coding token, size), if there is one.
     pub best: Option<(String, u64)>,
+    /// When there is none, why (the manifest's skip reason codes).
+    pub why_none: Vec<String>,
 }
 
 /// An [`AssetSize`] from literals, for this module's and github.rs's tests.
@@ -115,6 +117,7 @@ pub(crate) fn test_asset(path: &str, size: u64, best: Option<(&str, u64)>) -> As
         path: path.into(),
         size,
         best: best.map(|(c, n)| (c.into(), n)),
+        why_none: Vec::new(),
     }
 }
 
@@ -133,6 +136,28 @@ impl AssetSize {
             None => format!("identity {}", human(self.size)),
         }
     }
+
+    /// [`AssetSize::served_label`], and when there is no variant why, in words
+    /// (`identity 23 B (under `--min-size`)`), for `-v`.
+    pub fn label_with_reason(&self) -> String {
+        match &self.best {
+            Some(_) => self.served_label(),
+            None => {
+                let mut why: Vec<&str> = self
+                    .why_none
+                    .iter()
+                    .map(|c| crate::filter::reason_in_words(c))
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                why.dedup();
+                if why.is_empty() {
+                    format!("identity {}", human(self.size))
+                } else {
+                    format!("identity {} ({})", human(self.size), why.join("; "))
+                }
+            }
+        }
+    }
 }
 
 /// Every asset of a manifest with its best variant, in path order.
@@ -147,6 +172,13 @@ pub fn sizes_from_manifest(m: &Manifest) -> Vec<AssetSize> {
                 .iter()
                 .min_by_key(|v| (v.size, v.coding.clone()))
                 .map(|v| (v.coding.clone(), v.size)),
+            why_none: {
+                let mut codes: Vec<String> =
+                    a.skipped.values().map(|r| r.as_str().to_string()).collect();
+                codes.sort();
+                codes.dedup();
+                codes
+            },
         })
         .collect()
 }
@@ -167,6 +199,7 @@ pub fn sizes_from_jobs(previous: Option<&Manifest>, jobs: &[JobTiming]) -> Vec<A
             path: j.path.clone(),
             size: j.input,
             best: None,
+            why_none: Vec::new(),
         });
         if j.output < j.input && a.best.as_ref().is_none_or(|(_, n)| j.output < *n) {
             a.best = Some((j.coding.to_string(), j.output));

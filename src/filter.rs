@@ -125,6 +125,18 @@ impl SkipReason {
     }
 }
 
+/// What a skip reason's code (`too_small`, as in the manifest and `--json`)
+/// means, in words for people; "" for a code it does not know.
+pub fn reason_in_words(code: &str) -> &'static str {
+    match code {
+        "too_small" => "under `--min-size`",
+        "not_smaller" => "the variant would not be smaller",
+        "excluded_type" => "not a compressible type, or already compressed",
+        "excluded_glob" => "`--exclude`, or not matched by `--include`",
+        _ => "",
+    }
+}
+
 /// Decides, from its relative path and size, whether a file is compressed.
 #[derive(Debug)]
 pub struct Filter {

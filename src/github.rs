@@ -230,13 +230,7 @@ pub fn largest_table(assets: &[AssetSize], n: usize) -> String {
 }
 
 fn reason_meaning(reason: &str) -> &'static str {
-    match reason {
-        "too_small" => "under `--min-size`",
-        "not_smaller" => "the variant would not be smaller",
-        "excluded_type" => "not a compressible type, or already compressed",
-        "excluded_glob" => "`--exclude`, or not matched by `--include`",
-        _ => "",
-    }
+    crate::filter::reason_in_words(reason)
 }
 
 /// The whole job summary. `title` names the folder, as the workflow gave it.

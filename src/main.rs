@@ -35,7 +35,19 @@ impl Progress for Bar {
 }
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            match explain(&e, &args) {
+                Some(msg) => {
+                    eprintln!("precompress: error: {msg}\n\nFor more information, try '--help'.");
+                    return ExitCode::from(exit::USAGE);
+                }
+                None => e.exit(),
+            }
+        }
+    };
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let code = match cli.command {
         None => compress(cli.run, &matches),
@@ -54,6 +66,59 @@ fn main() -> ExitCode {
         Some(Command::CaddyMap(args)) => caddy_map(args),
     };
     ExitCode::from(code)
+}
+
+/// Plain words for the two clap errors a new user meets: a mistyped
+/// subcommand (`precompress chek dist`) and a second folder, usually an
+/// unquoted glob the shell expanded (`--include *.js`). clap words both as
+/// "the subcommand 'X' cannot be used with '<DIR>'".
+fn explain(e: &clap::Error, args: &[String]) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::ArgumentConflict
+        || !e.to_string().contains("the subcommand")
+    {
+        return None;
+    }
+    let words: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let first = *words.first()?;
+    let names = ["check", "serve", "nginx-map", "caddy-map", "completions"];
+    let close = names.iter().find(|n| edit_distance(first, n) <= 2);
+    if let (Some(name), false) = (close, std::path::Path::new(first).exists()) {
+        return Some(format!(
+            "'{first}' is neither a subcommand nor a folder; did you mean '{name}'?"
+        ));
+    }
+    // clap names the extra word as "the subcommand 'b.js'".
+    let text = e.to_string();
+    let extra = text
+        .split("the subcommand '")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap_or("?");
+    Some(format!(
+        "an extra argument '{extra}': precompress takes one folder. If a glob was meant \
+         (--include *.js), quote it (--include '*.js') so the shell does not expand it into \
+         file names."
+    ))
+}
+
+/// Levenshtein distance, for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 fn serve(args: precompress::cli::ServeArgs) -> u8 {
@@ -288,7 +353,7 @@ fn after_run(
                 "  {}  {} -> {}",
                 a.path,
                 precompress::report::human(a.size),
-                a.served_label()
+                a.label_with_reason()
             );
         }
     }

@@ -255,12 +255,17 @@ impl Report {
             );
         }
         if !self.skipped.is_empty() {
+            // Counted once per file and coding: a png with three codings counts 3.
             let parts: Vec<String> = self
                 .skipped
                 .iter()
-                .map(|(r, n)| format!("{n} {r}"))
+                .map(|(r, n)| format!("{n} {}", crate::filter::reason_in_words(r)))
                 .collect();
-            let _ = writeln!(s, "  skipped (file x coding): {}", parts.join(", "));
+            let _ = writeln!(
+                s,
+                "  no variant (counted per file and coding): {}",
+                parts.join("; ")
+            );
         }
         if !self.passed.is_empty() {
             let parts: Vec<String> = self

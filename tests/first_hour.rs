@@ -202,3 +202,38 @@ fn a_dry_run_does_not_claim_a_manifest() {
         .success()
         .stdout(contains("manifest: not written (dry run)"));
 }
+
+#[test]
+fn usage_mistakes_are_explained_in_words() {
+    let (_tmp, site) = precompressed_site();
+    let parent = site.parent().unwrap();
+    bin()
+        .current_dir(parent)
+        .args(["chek", "site"])
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "'chek' is neither a subcommand nor a folder; did you mean 'check'?",
+        ));
+    // What the shell makes of an unquoted --include *.js.
+    bin()
+        .current_dir(parent)
+        .args(["site", "--include", "a.js", "b.js"])
+        .assert()
+        .code(2)
+        .stderr(contains("an extra argument 'b.js'").and(contains("quote it (--include '*.js')")));
+}
+
+#[test]
+fn verbose_says_why_a_file_has_no_variant_in_words() {
+    let (_tmp, site) = precompressed_site();
+    bin()
+        .arg(&site)
+        .args(["--no-config", "-v"])
+        .assert()
+        .success()
+        .stderr(contains("assets/tiny-under-min-size.js").and(contains("(under `--min-size`)")))
+        .stderr(contains("img/photo.png").and(contains("not a compressible type")))
+        .stdout(contains("no variant (counted per file and coding)"))
+        .stdout(contains("excluded_type").not());
+}
