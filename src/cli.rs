@@ -149,6 +149,14 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(1..=22))]
     pub zstd_level: i32,
 
+    /// gzip (libdeflate) level, 1-12.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(i32).range(1..=12))]
+    pub gzip_level: i32,
+
+    /// Keep a variant only if it is at most this fraction of its source (0.8: saves 20% or more).
+    #[arg(long, default_value = "1", value_name = "RATIO", value_parser = parse_ratio)]
+    pub min_ratio: f64,
+
     /// Compress only files matching this glob (repeatable; replaces the default type list).
     #[arg(long, value_name = "GLOB")]
     pub include: Vec<String>,
@@ -230,6 +238,16 @@ pub struct RunArgs {
     pub github: bool,
 }
 
+/// A ratio in (0, 1].
+pub(crate) fn parse_ratio(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        _ => Err(format!(
+            "invalid ratio {s:?} (expected a number in (0, 1], e.g. 0.8)"
+        )),
+    }
+}
+
 /// `IP:PORT`, `localhost:PORT` (127.0.0.1) or a bare `PORT` (127.0.0.1).
 fn parse_addr(s: &str) -> Result<std::net::SocketAddr, String> {
     let s = s.trim();
@@ -272,7 +290,9 @@ impl RunArgs {
             levels: Levels {
                 brotli_quality: self.brotli_quality,
                 zstd_level: self.zstd_level,
+                gzip_level: self.gzip_level,
             },
+            min_ratio: self.min_ratio,
             include: self.include.clone(),
             exclude: self.exclude.clone(),
             min_size: self.min_size,

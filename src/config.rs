@@ -14,6 +14,9 @@ pub struct Config {
     pub codecs: Vec<Codec>,
     /// Encoder levels, default brotli 11 and zstd 19.
     pub levels: Levels,
+    /// A variant is kept only when at most this fraction of its source
+    /// (default 1: any variant strictly smaller is kept).
+    pub min_ratio: f64,
     /// `--include` globs; when non-empty they replace the default type list.
     pub include: Vec<String>,
     /// `--exclude` globs; they win over everything.
@@ -51,6 +54,7 @@ impl Config {
             root: root.into(),
             codecs: Codec::ALL.to_vec(),
             levels: Levels::default(),
+            min_ratio: 1.0,
             include: Vec::new(),
             exclude: Vec::new(),
             min_size: 1024,

@@ -36,6 +36,10 @@ pub struct FileConfig {
     pub brotli_quality: Option<u32>,
     /// 1-22.
     pub zstd_level: Option<i32>,
+    /// 1-12.
+    pub gzip_level: Option<i32>,
+    /// (0, 1], e.g. 0.8.
+    pub min_ratio: Option<f64>,
     /// Globs, as `--include`.
     pub include: Option<Vec<String>>,
     /// Globs, as `--exclude`.
@@ -147,6 +151,16 @@ impl FileConfig {
                 return Err(bad("zstd-level", format!("{l} is not in 1-22")));
             }
             args.zstd_level = l;
+        }
+        if let (Some(l), false) = (self.gzip_level, explicit("gzip_level")) {
+            if !(1..=12).contains(&l) {
+                return Err(bad("gzip-level", format!("{l} is not in 1-12")));
+            }
+            args.gzip_level = l;
+        }
+        if let (Some(r), false) = (self.min_ratio, explicit("min_ratio")) {
+            args.min_ratio =
+                crate::cli::parse_ratio(&r.to_string()).map_err(|e| bad("min-ratio", e))?;
         }
         if let (Some(g), false) = (&self.include, explicit("include")) {
             args.include = g.clone();

@@ -107,6 +107,8 @@ pub enum SkipReason {
     TooSmall,
     /// The variant would not be strictly smaller than the source.
     NotSmaller,
+    /// Smaller, but by less than `--min-ratio` asks.
+    SavesTooLittle,
     /// Not a compressible type, or already compressed (png, woff2, ...).
     ExcludedType,
     /// Left out by `--exclude`, or not matched by `--include`.
@@ -119,6 +121,7 @@ impl SkipReason {
         match self {
             SkipReason::TooSmall => "too_small",
             SkipReason::NotSmaller => "not_smaller",
+            SkipReason::SavesTooLittle => "saves_too_little",
             SkipReason::ExcludedType => "excluded_type",
             SkipReason::ExcludedGlob => "excluded_glob",
         }
@@ -131,6 +134,7 @@ pub fn reason_in_words(code: &str) -> &'static str {
     match code {
         "too_small" => "under `--min-size`",
         "not_smaller" => "the variant would not be smaller",
+        "saves_too_little" => "the variant would save less than `--min-ratio` asks",
         "excluded_type" => "not a compressible type, or already compressed",
         "excluded_glob" => "`--exclude`, or not matched by `--include`",
         _ => "",

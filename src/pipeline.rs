@@ -166,7 +166,12 @@ pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
             let enc = new_encoder(c, cfg.levels).map_err(|e| {
                 Error::Config(format!("cannot start the {} encoder: {e}", c.token()))
             })?;
-            Ok((c.token().to_string(), enc.settings()))
+            let mut s = enc.settings();
+            if cfg.min_ratio < 1.0 {
+                // A variant kept at one ratio may not be at another.
+                s.push_str(&format!("; kept at most {} of the source", cfg.min_ratio));
+            }
+            Ok((c.token().to_string(), s))
         })
         .collect::<Result<BTreeMap<_, _>>>()?;
     if !cfg.dictionary_from.is_empty() {
@@ -410,8 +415,13 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                         counts.reused += 1;
                         continue;
                     }
-                    if a.skipped.get(codec.token()) == Some(&SkipReason::NotSmaller) && !on_disk {
-                        skipped[i].insert(codec.token().to_string(), SkipReason::NotSmaller);
+                    let was = a.skipped.get(codec.token());
+                    if let (
+                        Some(&r @ (SkipReason::NotSmaller | SkipReason::SavesTooLittle)),
+                        false,
+                    ) = (was, on_disk)
+                    {
+                        skipped[i].insert(codec.token().to_string(), r);
                         counts.reused += 1;
                         continue;
                     }
@@ -1050,6 +1060,9 @@ impl<'a> Worker<'a> {
                 if self.output.len() < input.len()
                     && self.output_decodes(codec, path, input)?.is_ok()
                 {
+                    if !self.saves_enough(input.len()) {
+                        return Ok(JobOutcome::Skipped(SkipReason::SavesTooLittle));
+                    }
                     return self.place(f, codec, true);
                 }
             }
@@ -1127,7 +1140,13 @@ impl<'a> Worker<'a> {
         self.finish_encoded(f, Codec::Brotli, input)
     }
 
-    /// Keeps `self.output` if it is smaller than the source and decodes back to it.
+    /// `self.output` is at most `--min-ratio` of a source of `input_len` bytes.
+    fn saves_enough(&self, input_len: usize) -> bool {
+        self.output.len() as f64 <= input_len as f64 * self.ctx.cfg.min_ratio
+    }
+
+    /// Keeps `self.output` if it is smaller than the source (by `--min-ratio`)
+    /// and decodes back to it.
     fn finish_encoded(&mut self, f: &Scanned, codec: Codec, input: &[u8]) -> Result<JobOutcome> {
         let path = &f.found.path;
         let settings = &self.ctx.settings[codec.token()];
@@ -1144,6 +1163,18 @@ impl<'a> Worker<'a> {
                 coding: codec.token(),
                 detail,
             });
+        }
+        if !self.saves_enough(input.len()) {
+            // Cached as bytes: whether they are enough is this run's to say.
+            if let Some(c) = self.ctx.cache {
+                let _ = c.put(
+                    &f.blake3,
+                    codec,
+                    settings,
+                    &Hit::Output(self.output.clone()),
+                );
+            }
+            return Ok(JobOutcome::Skipped(SkipReason::SavesTooLittle));
         }
         if let Some(c) = self.ctx.cache {
             // A failed cache write costs only a future miss.

@@ -315,6 +315,8 @@ fn every_input_is_declared_documented_and_used_and_every_output_is_documented() 
         "formats",
         "brotli-quality",
         "zstd-level",
+        "gzip-level",
+        "min-ratio",
         "include",
         "exclude",
         "min-size",
@@ -406,6 +408,8 @@ fn action_steps_run_on_the_example_site_with_every_input_wired_through() {
             ("formats", "br,zstd"),
             ("brotli-quality", "9"),
             ("zstd-level", "3"),
+            ("gzip-level", "6"),
+            ("min-ratio", "0.95"),
             ("include", "assets/**\n  *.html  \n\n"),
             ("exclude", "*.css"),
             ("min-size", "1000"),
@@ -435,6 +439,14 @@ fn action_steps_run_on_the_example_site_with_every_input_wired_through() {
     );
     assert!(
         settings["zstd"].as_str().unwrap().contains("level 3"),
+        "{settings:?}"
+    );
+    // min-ratio is part of every coding's settings.
+    assert!(
+        settings["br"]
+            .as_str()
+            .unwrap()
+            .contains("kept at most 0.95"),
         "{settings:?}"
     );
     // include, exclude, min-size.

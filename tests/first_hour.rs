@@ -237,3 +237,67 @@ fn verbose_says_why_a_file_has_no_variant_in_words() {
         .stdout(contains("no variant (counted per file and coding)"))
         .stdout(contains("excluded_type").not());
 }
+
+#[test]
+fn gzip_level_and_min_ratio_as_the_bundler_plugins_have_them() {
+    let (_tmp, site) = precompressed_site();
+    let size = |p: &str| std::fs::metadata(site.join(p)).map(|m| m.len()).ok();
+    let at12 = size("data/products.json.gz").unwrap();
+    bin()
+        .arg(&site)
+        .args(["--no-config", "--gzip-level", "1"])
+        .assert()
+        .success();
+    let m = manifest(&site);
+    assert!(m["settings"]["gzip"].as_str().unwrap().contains("level 1"));
+    assert!(
+        size("data/products.json.gz").unwrap() > at12,
+        "level 1 is larger"
+    );
+    bin()
+        .arg(&site)
+        .args(["--no-config", "--gzip-level", "13"])
+        .assert()
+        .code(2);
+
+    // A variant that saves less than asked is not kept, and says why.
+    // Random letters: about 4.7 bits a byte, so every variant is ~60% of the source.
+    let mut x: u32 = 2_463_534_242;
+    let noisy: String = (0..3000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            char::from(b'a' + (x % 26) as u8)
+        })
+        .collect();
+    std::fs::write(site.join("assets/noise.js"), &noisy).unwrap();
+    bin()
+        .arg(&site)
+        .args(["--no-config", "--min-ratio", "0.5"])
+        .assert()
+        .success();
+    let a = &manifest(&site)["files"]["assets/noise.js"];
+    assert_eq!(a["encodings"], serde_json::json!([]), "{a:#}");
+    assert_eq!(a["skipped"]["br"], "saves_too_little");
+    assert!(size("assets/noise.js.br").is_none());
+    // The same ratio in precompress.toml; a bad one is a usage error naming the key.
+    std::fs::write(site.join("precompress.toml"), "min-ratio = 1.5\n").unwrap();
+    bin()
+        .arg(&site)
+        .assert()
+        .code(2)
+        .stderr(contains("min-ratio"));
+    std::fs::write(
+        site.join("precompress.toml"),
+        "min-ratio = 1.0\ngzip-level = 9\n",
+    )
+    .unwrap();
+    bin().arg(&site).assert().success();
+    let m = manifest(&site);
+    assert!(m["settings"]["gzip"].as_str().unwrap().contains("level 9"));
+    assert!(
+        size("assets/noise.js.br").is_some(),
+        "ratio 1 keeps any smaller variant"
+    );
+}

@@ -22,10 +22,12 @@ use libdeflate_sys::{
 
 use super::{Codec, ContentKind, Encoder};
 
-const LEVEL: i32 = 12;
+/// The default level (libdeflate's highest).
+pub const DEFAULT_LEVEL: i32 = 12;
 
 /// gzip encoder; compressor and decompressor are reused across files.
 pub struct GzipEncoder {
+    level: i32,
     cctx: GzipCompressor,
     dctx: MemberDecompressor,
     /// Decoded output of a small source, for verifying.
@@ -33,16 +35,18 @@ pub struct GzipEncoder {
 }
 
 impl GzipEncoder {
-    pub fn new() -> Self {
+    /// `level` is libdeflate's 1..=12.
+    pub fn new(level: i32) -> Self {
         GzipEncoder {
-            cctx: GzipCompressor::new(),
+            level,
+            cctx: GzipCompressor::new(level),
             dctx: MemberDecompressor::new(),
             scratch: Vec::new(),
         }
     }
 }
 
-/// libdeflate's compressor at [`LEVEL`].
+/// libdeflate's compressor at one level.
 struct GzipCompressor(NonNull<libdeflate_compressor>);
 
 // SAFETY: the compressor is plain heap state with no thread affinity; it is
@@ -50,11 +54,11 @@ struct GzipCompressor(NonNull<libdeflate_compressor>);
 unsafe impl Send for GzipCompressor {}
 
 impl GzipCompressor {
-    fn new() -> Self {
+    fn new(level: i32) -> Self {
         // SAFETY: no preconditions; returns null only for an unknown level or
         // when out of memory.
-        let p = unsafe { libdeflate_alloc_compressor(LEVEL) };
-        GzipCompressor(NonNull::new(p).expect("libdeflate allocates a level 12 compressor"))
+        let p = unsafe { libdeflate_alloc_compressor(level.clamp(1, 12)) };
+        GzipCompressor(NonNull::new(p).expect("libdeflate allocates a compressor"))
     }
 
     /// Compresses `input` into `out`'s spare capacity, replacing its contents.
@@ -145,7 +149,7 @@ impl Drop for MemberDecompressor {
 
 impl Default for GzipEncoder {
     fn default() -> Self {
-        Self::new()
+        Self::new(DEFAULT_LEVEL)
     }
 }
 
@@ -197,7 +201,7 @@ impl Encoder for GzipEncoder {
     }
 
     fn settings(&self) -> String {
-        format!("libdeflate; level {LEVEL}")
+        format!("libdeflate; level {}", self.level)
     }
 }
 
@@ -218,7 +222,7 @@ mod tests {
 
     #[test]
     fn header_is_reproducible_mtime_zero_no_name() {
-        let mut enc = GzipEncoder::new();
+        let mut enc = GzipEncoder::new(DEFAULT_LEVEL);
         let mut out = Vec::new();
         enc.encode(&b"abc".repeat(1000), ContentKind::Text, &mut out)
             .unwrap();

@@ -188,6 +188,8 @@ pub struct Levels {
     pub brotli_quality: u32,
     /// Zstandard level 1..=22 (default 19).
     pub zstd_level: i32,
+    /// libdeflate level 1..=12 for gzip (default 12).
+    pub gzip_level: i32,
 }
 
 impl Default for Levels {
@@ -195,6 +197,7 @@ impl Default for Levels {
         Levels {
             brotli_quality: 11,
             zstd_level: 19,
+            gzip_level: gzip::DEFAULT_LEVEL,
         }
     }
 }
@@ -204,7 +207,7 @@ pub fn new_encoder(codec: Codec, levels: Levels) -> io::Result<Box<dyn Encoder>>
     Ok(match codec {
         Codec::Brotli => Box::new(BrotliEncoder::new(levels.brotli_quality)),
         Codec::Zstd => Box::new(ZstdEncoder::new(levels.zstd_level)?),
-        Codec::Gzip => Box::new(GzipEncoder::new()),
+        Codec::Gzip => Box::new(GzipEncoder::new(levels.gzip_level)),
     })
 }
 
@@ -229,6 +232,7 @@ mod tests {
             Levels {
                 brotli_quality: 5,
                 zstd_level: 3,
+                gzip_level: 6,
             },
         )
         .unwrap()
@@ -260,6 +264,7 @@ mod tests {
             let levels = Levels {
                 brotli_quality: 5,
                 zstd_level: 3,
+                gzip_level: 6,
             };
             let mut reused = new_encoder(codec, levels).unwrap();
             let mut first = Vec::new();
