@@ -187,11 +187,20 @@ pub fn check_with_dictionaries(
         // A listed variant whose source is a symlink (a --follow-links run)
         // is walked as a plain file: it is not unlisted.
         if !manifest.files.contains_key(&f.rel) && !listed.contains(f.rel.as_str()) {
-            problems.push(problem(
-                &f.rel,
-                "unlisted_file",
-                "not in the manifest: the tree changed after precompress ran",
-            ));
+            // A file precompress could not read is not in the manifest either:
+            // say that, not that the tree changed.
+            problems.push(match crate::fsutil::open_to_read(&f.path) {
+                Err(e) => problem(
+                    &f.rel,
+                    "unreadable",
+                    format!("cannot be read ({e}), so precompress could not list it; fix its permissions and rerun"),
+                ),
+                Ok(_) => problem(
+                    &f.rel,
+                    "unlisted_file",
+                    "not in the manifest: the tree changed after precompress ran",
+                ),
+            });
         }
     }
 

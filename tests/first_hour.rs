@@ -301,3 +301,40 @@ fn gzip_level_and_min_ratio_as_the_bundler_plugins_have_them() {
         "ratio 1 keeps any smaller variant"
     );
 }
+
+#[test]
+fn check_says_a_file_could_not_be_read_not_that_the_tree_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    serve_util::copy_dir_for_tests(&repo().join("fixtures/site"), &site);
+    let secret = site.join("assets/secret.js");
+    std::fs::write(&secret, "const s = 1;\n".repeat(200)).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    // Writable folders, one unreadable file, the binary as nobody when root.
+    let run = |args: &[&str]| {
+        let mut c = unprivileged(tmp.path());
+        for e in walkdir::WalkDir::new(tmp.path()).into_iter().flatten() {
+            let mode = if e.file_type().is_dir() { 0o777 } else { 0o666 };
+            std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+        c.args(args).arg(&site).output().unwrap()
+    };
+    let out = run(&["--no-config"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["check", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p: Vec<(&str, &str)> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["path"].as_str().unwrap(), p["problem"].as_str().unwrap()))
+        .collect();
+    assert!(p.contains(&("assets/secret.js", "unreadable")), "{p:?}");
+    assert!(!p.iter().any(|(_, k)| *k == "unlisted_file"), "{p:?}");
+}
