@@ -373,6 +373,13 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             })
             .collect()
     };
+    // Links passed over by the walk: where a variant would go, they are not ours.
+    let symlinks: HashSet<&str> = tree
+        .passed
+        .iter()
+        .filter(|(_, why)| *why == crate::walk::Passed::Symlink)
+        .map(|(rel, _)| rel.as_str())
+        .collect();
     let mut dicts: Vec<Dict> = Vec::new();
     let mut kept_deltas: Vec<Vec<Delta>> = vec![Vec::new(); files.len()];
     let mut skipped_deltas: Vec<Vec<SkippedDelta>> = vec![Vec::new(); files.len()];
@@ -389,6 +396,15 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
             let on_disk = existing.contains_key(dest_rel.as_str());
             let mine = is_ours(&dest_rel);
+            if symlinks.contains(dest_rel.as_str()) && decision.is_none() && !cfg.force {
+                // A link someone put there (the walk does not follow it): never
+                // replaced by a file of ours without --force.
+                errors.push(Error::Foreign {
+                    path: root.join(&dest_rel),
+                    detail: "a symlink where its variant goes".into(),
+                });
+                continue;
+            }
             if !mine && on_disk && !cfg.force {
                 // Not ours: never overwritten. Checked, and listed if it decodes to the source.
                 keep_paths.insert(dest_rel.clone());

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
+use predicates::prelude::*;
 use serve_util::*;
 
 fn bin() -> assert_cmd::Command {
@@ -147,4 +148,32 @@ fn a_huge_accept_encoding_does_not_hold_the_server() {
     let r = get(s.addr, "/assets/app.js", Some("br"));
     assert_eq!(r.header("content-encoding"), Some("br"));
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}
+
+#[test]
+fn a_symlink_where_a_variant_goes_is_left_alone_without_force() {
+    let (tmp, site) = precompressed_site();
+    let elsewhere = tmp.path().join("elsewhere.br");
+    std::fs::write(&elsewhere, b"someone else's file").unwrap();
+    let link = site.join("assets/app.js.br");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    std::fs::write(
+        site.join("assets/app.js"),
+        "export const changed = 1;\n".repeat(100),
+    )
+    .unwrap();
+    bin()
+        .arg(&site)
+        .arg("--no-config")
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("app.js.br").and(predicates::str::contains("symlink")));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), b"someone else's file");
+    // Other codings of the file are still done.
+    assert!(site.join("assets/app.js.gz").exists());
 }
