@@ -59,18 +59,24 @@ fn problem(path: impl Into<String>, problem: &'static str, detail: impl Into<Str
     }
 }
 
-/// Checks `root` against the manifest at `manifest_path`.
-pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
-    check_with_dictionaries(root, manifest_path, &[])
+/// What a run was given besides DIR and its manifest, that `check` needs too.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Earlier releases: each delta whose dictionary one of them holds is
+    /// decoded and compared with its source.
+    pub dictionary_from: Vec<PathBuf>,
+    /// The run's `--cache-dir`: inside DIR, it is not part of the site.
+    pub cache_dir: Option<PathBuf>,
 }
 
-/// [`check`], decoding each delta with its dictionary when one of the earlier
-/// releases in `dictionary_from` holds it.
-pub fn check_with_dictionaries(
-    root: &Path,
-    manifest_path: &Path,
-    dictionary_from: &[PathBuf],
-) -> CheckReport {
+/// Checks `root` against the manifest at `manifest_path`.
+pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
+    check_with(root, manifest_path, &Options::default())
+}
+
+/// [`check`] with what the run was given besides DIR.
+pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> CheckReport {
+    let dictionary_from = &options.dictionary_from[..];
     let manifest = match Manifest::read(manifest_path) {
         Ok(m) => m,
         Err(e) => {
@@ -100,6 +106,7 @@ pub fn check_with_dictionaries(
             manifest_path.to_path_buf(),
             root.join(LOCK_NAME),
             root.join("precompress.toml"),
+            options.cache_dir.clone().unwrap_or_default(),
         ],
     );
     let mut problems: Vec<Problem> = tree

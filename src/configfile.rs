@@ -230,31 +230,33 @@ fn size_value(v: &toml::Value) -> std::result::Result<u64, String> {
     }
 }
 
-/// The manifest `precompress check DIR` reads when `--manifest` is not given:
-/// the `manifest` of the precompress.toml that applies to DIR, if it sets one.
-pub fn manifest_for(dir: &Path) -> Result<Option<PathBuf>> {
-    let Some(path) = find(dir) else {
-        return Ok(None);
-    };
-    let file = FileConfig::read(&path)?;
-    let base = path.parent().unwrap_or(Path::new("."));
-    Ok(file.manifest.map(|m| base.join(m)))
+/// What `precompress check DIR` takes from the precompress.toml that applies
+/// to DIR (paths relative to the file): where the run put the manifest, the
+/// earlier releases its deltas were made against, and its cache folder.
+#[derive(Debug, Default)]
+pub struct ForCheck {
+    pub manifest: Option<PathBuf>,
+    pub dictionary_from: Vec<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
 }
 
-/// The `dictionary-from` folders of the precompress.toml that applies to
-/// DIR (for `precompress check DIR`), relative to the file.
-pub fn dictionaries_for(dir: &Path) -> Result<Vec<PathBuf>> {
+/// [`ForCheck`] for DIR: empty when no precompress.toml applies.
+pub fn for_check(dir: &Path) -> Result<ForCheck> {
     let Some(path) = find(dir) else {
-        return Ok(Vec::new());
+        return Ok(ForCheck::default());
     };
     let file = FileConfig::read(&path)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    Ok(file
-        .dictionary_from
-        .unwrap_or_default()
-        .iter()
-        .map(|p| base.join(p))
-        .collect())
+    Ok(ForCheck {
+        manifest: file.manifest.map(|m| base.join(m)),
+        dictionary_from: file
+            .dictionary_from
+            .unwrap_or_default()
+            .iter()
+            .map(|p| base.join(p))
+            .collect(),
+        cache_dir: file.cache_dir.map(|d| base.join(d)),
+    })
 }
 
 /// What [`resolve`] settled on.

@@ -189,29 +189,30 @@ fn check(args: CheckArgs) -> u8 {
         eprintln!("precompress: error: {}: not a folder", args.dir.display());
         return exit::USAGE;
     }
-    // Where the run wrote it: --manifest, else precompress.toml's, else the default.
-    let manifest = match args.manifest.clone() {
-        Some(m) => m,
-        None => match precompress::configfile::manifest_for(&args.dir) {
-            Ok(m) => m.unwrap_or_else(|| precompress::manifest::default_path(&args.dir)),
-            Err(e) => {
-                eprintln!("precompress: error: {e}");
-                return exit::USAGE;
-            }
-        },
-    };
-    let dictionaries = if args.dictionary_from.is_empty() {
-        match precompress::configfile::dictionaries_for(&args.dir) {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("precompress: error: {e}");
-                return exit::USAGE;
-            }
+    // What the run used: the flags, else precompress.toml's, else the defaults.
+    let file = match precompress::configfile::for_check(&args.dir) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            return exit::USAGE;
         }
-    } else {
-        args.dictionary_from.clone()
     };
-    let report = precompress::check::check_with_dictionaries(&args.dir, &manifest, &dictionaries);
+    let manifest = args
+        .manifest
+        .clone()
+        .or(file.manifest)
+        .unwrap_or_else(|| precompress::manifest::default_path(&args.dir));
+    let options = precompress::check::Options {
+        dictionary_from: if args.dictionary_from.is_empty() {
+            file.dictionary_from
+        } else {
+            args.dictionary_from.clone()
+        },
+        cache_dir: std::env::var_os("PRECOMPRESS_CACHE_DIR")
+            .map(std::path::PathBuf::from)
+            .or(file.cache_dir),
+    };
+    let report = precompress::check::check_with(&args.dir, &manifest, &options);
     if args.json {
         let _ = std::io::stdout().write_all(
             (serde_json::to_string_pretty(&report).expect("plain data") + "\n").as_bytes(),

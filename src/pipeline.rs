@@ -282,6 +282,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             manifest_path.clone(),
             lock_path.clone(),
             root.join(CONFIG_NAME),
+            cfg.cache_dir.clone().unwrap_or_default(),
         ],
     );
     let mut errors = tree.errors;

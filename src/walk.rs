@@ -104,8 +104,8 @@ fn canonical(path: &Path) -> PathBuf {
     }
 }
 
-/// Walks `root`. `ignore` are paths never taken as files (the manifest, the
-/// lock), however they are spelled (`./dist/m.json`, an absolute path, a
+/// Walks `root`. `ignore` are paths never taken as files or walked into (the
+/// manifest, the lock, a cache folder), however they are spelled (`./dist/m.json`, an absolute path, a
 /// path through a symlink).
 pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
     let mut tree = Tree::default();
@@ -156,6 +156,13 @@ pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
                 walker.skip_current_dir();
                 tree.passed
                     .push((rel_lossy(root, entry.path()), Passed::DotFile));
+            } else if entry.depth() > 0
+                && ignore.iter().any(|i| {
+                    i.file_name() == Some(entry.file_name()) && *i == canonical(entry.path())
+                })
+            {
+                // A `--cache-dir` inside DIR: precompress's, not the site's.
+                walker.skip_current_dir();
             }
             continue;
         }

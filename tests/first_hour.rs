@@ -338,3 +338,24 @@ fn check_says_a_file_could_not_be_read_not_that_the_tree_changed() {
     assert!(p.contains(&("assets/secret.js", "unreadable")), "{p:?}");
     assert!(!p.iter().any(|(_, k)| *k == "unlisted_file"), "{p:?}");
 }
+
+#[test]
+fn a_cache_folder_inside_dir_is_not_part_of_the_site() {
+    let (_tmp, site) = precompressed_site();
+    std::fs::write(site.join("precompress.toml"), "cache-dir = \"cache\"\n").unwrap();
+    bin().arg(&site).arg("--force").assert().success();
+    assert!(std::fs::read_dir(site.join("cache"))
+        .unwrap()
+        .next()
+        .is_some());
+    let m = manifest(&site);
+    assert!(
+        !m["files"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("cache/")),
+        "cache entries listed as assets"
+    );
+    bin().arg("check").arg(&site).assert().success();
+}
