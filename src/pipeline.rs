@@ -614,15 +614,21 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                 counts.foreign.push(v.path.clone());
                 kept[job.file].push(v);
             }
-            JobOutcome::Skipped(r) => {
-                skipped[job.file].insert(job.codec.token().to_string(), r);
+            JobOutcome::Skipped(reason) => {
+                // A job all the same: with the written ones it adds up to what
+                // a rerun finds unchanged.
+                counts.not_kept += 1;
+                skipped[job.file].insert(job.codec.token().to_string(), reason);
             }
             JobOutcome::DeltaWritten { delta, cached } => {
                 counts.compressed += u64::from(!cached);
                 counts.from_cache += u64::from(cached);
                 written_deltas[job.file].push(delta);
             }
-            JobOutcome::DeltaSkipped(d) => skipped_deltas[job.file].push(d),
+            JobOutcome::DeltaSkipped(skipped) => {
+                counts.not_kept += 1;
+                skipped_deltas[job.file].push(skipped);
+            }
             JobOutcome::NoDelta(why) => counts.warnings.push(why),
             JobOutcome::Part => {}
             JobOutcome::Failed(e) => {

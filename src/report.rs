@@ -66,6 +66,9 @@ pub struct RunCounts {
     pub compressed: u64,
     /// Variants taken from `--cache-dir` (verified) instead of encoded.
     pub from_cache: u64,
+    /// (file, coding) jobs whose output was not kept (not smaller, or saving
+    /// less than `--min-ratio`), encoded or known from the cache.
+    pub not_kept: u64,
     /// (file, coding) outcomes kept from the previous run: same content, same settings.
     pub reused: u64,
     /// Variants precompress had written that were removed (stale or orphaned), relative paths.
@@ -285,9 +288,10 @@ impl Report {
         let r = &self.run;
         let _ = writeln!(
             s,
-            "  variants: {} encoded, {} from cache, {} unchanged from the last run, {} removed as stale{}",
+            "  variants: {} encoded, {} from cache, {} not worth keeping, {} unchanged from the last run (each counts (file x coding) pairs); {} removed as stale{}",
             r.compressed,
             r.from_cache,
+            r.not_kept,
             r.reused,
             r.removed.len(),
             if r.dry_run { " (dry run: nothing written or removed)" } else { "" }

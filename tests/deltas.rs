@@ -172,9 +172,9 @@ fn reruns_keep_deltas_and_drop_them_when_no_longer_asked_for() {
     let first = std::fs::read(r.v2.join("precompress-manifest.json")).unwrap();
     let mut c = bin();
     with(&mut c);
-    c.assert()
-        .success()
-        .stdout(contains("0 encoded, 0 from cache, 5 unchanged"));
+    c.assert().success().stdout(contains(
+        "0 encoded, 0 from cache, 0 not worth keeping, 5 unchanged",
+    ));
     assert_eq!(
         std::fs::read(r.v2.join("precompress-manifest.json")).unwrap(),
         first
@@ -249,7 +249,10 @@ fn a_delta_no_smaller_than_brotli_is_not_kept_nor_made_again() {
         .collect();
     std::fs::write(r.v1.join("assets/app-9f8e7d6c.js"), noise).unwrap();
     std::fs::remove_file(r.v1.join(r.old)).unwrap();
-    for expect in ["5 encoded", "0 encoded, 0 from cache, 5 unchanged"] {
+    for expect in [
+        "5 encoded",
+        "0 encoded, 0 from cache, 0 not worth keeping, 5 unchanged",
+    ] {
         bin()
             .arg(&r.v2)
             .arg("--dictionary-from")

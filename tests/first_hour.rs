@@ -359,3 +359,26 @@ fn a_cache_folder_inside_dir_is_not_part_of_the_site() {
     );
     bin().arg("check").arg(&site).assert().success();
 }
+
+#[test]
+fn a_first_run_and_its_rerun_count_the_same_pairs() {
+    let (_tmp, site) = precompressed_site();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = bin()
+            .arg(&site)
+            .args(["--no-config", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let first = json(&["--force"])["run"].clone();
+    let rerun = json(&[])["run"].clone();
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap();
+    assert!(n(&first, "not_kept") > 0, "{first:#}");
+    assert_eq!(
+        n(&first, "compressed") + n(&first, "from_cache") + n(&first, "not_kept"),
+        n(&rerun, "reused"),
+        "{first:#} {rerun:#}"
+    );
+}
