@@ -177,3 +177,20 @@ fn a_symlink_where_a_variant_goes_is_left_alone_without_force() {
     // Other codings of the file are still done.
     assert!(site.join("assets/app.js.gz").exists());
 }
+
+#[test]
+fn serve_refuses_a_fifo_manifest_instead_of_hanging() {
+    let (_tmp, site) = precompressed_site();
+    let mpath = site.join("precompress-manifest.json");
+    std::fs::remove_file(&mpath).unwrap();
+    mkfifo(&mpath);
+    let t = Instant::now();
+    bin()
+        .args(["serve"])
+        .arg(&site)
+        .args(["--addr", "127.0.0.1:0"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("not a regular file"));
+    assert!(t.elapsed() < Duration::from_secs(15));
+}
