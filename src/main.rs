@@ -62,8 +62,18 @@ fn main() -> ExitCode {
         }
         Some(Command::Check(args)) => check(args),
         Some(Command::Serve(args)) => serve(args),
-        Some(Command::NginxMap(args)) => nginx_map(args),
-        Some(Command::CaddyMap(args)) => caddy_map(args),
+        Some(Command::NginxMap(args)) => {
+            server_map("nginx-map", &args.dir, args.manifest.as_deref(), |i| {
+                let m = precompress::serve::nginx::render(i);
+                (m.config, m.skipped)
+            })
+        }
+        Some(Command::CaddyMap(args)) => {
+            server_map("caddy-map", &args.dir, args.manifest.as_deref(), |i| {
+                let m = precompress::serve::caddy::render(i);
+                (m.config, m.skipped)
+            })
+        }
     };
     ExitCode::from(code)
 }
@@ -140,47 +150,31 @@ fn serve(args: precompress::cli::ServeArgs) -> u8 {
     }
 }
 
-/// `precompress nginx-map`: the maps on stdout, what was left out on stderr.
-fn nginx_map(args: precompress::cli::NginxMapArgs) -> u8 {
-    if !args.dir.is_dir() {
-        eprintln!("precompress: error: {}: not a folder", args.dir.display());
+/// `precompress nginx-map` and `caddy-map`: the configuration `render` makes
+/// from DIR's manifest on stdout, what it left out on stderr.
+fn server_map(
+    name: &str,
+    dir: &std::path::Path,
+    manifest: Option<&std::path::Path>,
+    render: impl Fn(&precompress::serve::Index) -> (String, Vec<String>),
+) -> u8 {
+    if !dir.is_dir() {
+        eprintln!("precompress: error: {}: not a folder", dir.display());
         return exit::USAGE;
     }
     // `load`, as `serve` does: a source rebuilt since the run gets no deltas.
-    let index = match precompress::serve::Index::load(&args.dir, args.manifest.as_deref()) {
+    let index = match precompress::serve::Index::load(dir, manifest) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("precompress: error: {e}");
             return exit::FAILURE;
         }
     };
-    let maps = precompress::serve::nginx::render(&index);
-    for s in &maps.skipped {
-        eprintln!("precompress: warning: nginx-map: skipped {s}");
+    let (config, skipped) = render(&index);
+    for s in &skipped {
+        eprintln!("precompress: warning: {name}: skipped {s}");
     }
-    let _ = std::io::stdout().write_all(maps.config.as_bytes());
-    exit::SUCCESS
-}
-
-/// `precompress caddy-map`: the snippet on stdout, what was left out on stderr.
-fn caddy_map(args: precompress::cli::CaddyMapArgs) -> u8 {
-    if !args.dir.is_dir() {
-        eprintln!("precompress: error: {}: not a folder", args.dir.display());
-        return exit::USAGE;
-    }
-    // `load`, as `serve` does: a source rebuilt since the run gets no deltas.
-    let index = match precompress::serve::Index::load(&args.dir, args.manifest.as_deref()) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("precompress: error: {e}");
-            return exit::FAILURE;
-        }
-    };
-    let snippet = precompress::serve::caddy::render(&index);
-    for s in &snippet.skipped {
-        eprintln!("precompress: warning: caddy-map: skipped {s}");
-    }
-    let _ = std::io::stdout().write_all(snippet.config.as_bytes());
+    let _ = std::io::stdout().write_all(config.as_bytes());
     exit::SUCCESS
 }
 

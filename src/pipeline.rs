@@ -1187,26 +1187,18 @@ impl<'a> Worker<'a> {
                 detail,
             });
         }
-        if !self.saves_enough(input.len()) {
-            // Cached as bytes: whether they are enough is this run's to say.
-            if let Some(c) = self.ctx.cache {
-                let _ = c.put(
-                    &f.blake3,
-                    codec,
-                    settings,
-                    &Hit::Output(self.output.clone()),
-                );
-            }
-            return Ok(JobOutcome::Skipped(SkipReason::SavesTooLittle));
-        }
         if let Some(c) = self.ctx.cache {
-            // A failed cache write costs only a future miss.
+            // A failed cache write costs only a future miss. Cached as bytes
+            // even when they save too little: that is this run's to say.
             let _ = c.put(
                 &f.blake3,
                 codec,
                 settings,
                 &Hit::Output(self.output.clone()),
             );
+        }
+        if !self.saves_enough(input.len()) {
+            return Ok(JobOutcome::Skipped(SkipReason::SavesTooLittle));
         }
         self.place(f, codec, false)
     }

@@ -10,134 +10,25 @@
 
 mod serve_util;
 
-use std::ffi::OsStr;
-use std::path::PathBuf;
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use precompress::dictionary::{available_dictionary, hex, parse_available_dictionary};
 use precompress::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
 use precompress::serve::caddy::SITE_LINES;
 use precompress::serve::{Coding, Index, Selection};
-use serde_json::Value;
 use serve_util::*;
 
 const CHROME: &str = "gzip, deflate, br, zstd, dcb, dcz";
 
-fn precompress(args: &[&OsStr]) -> std::process::Output {
-    Command::cargo_bin("precompress")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// Release 2 served by Caddy with the generated snippet.
-struct Deployed {
-    /// First, so Caddy stops before its folder goes (fields drop in order).
-    server: Server,
-    live: PathBuf,
-    /// Release 1's script: the dictionary.
-    old: Vec<u8>,
-    /// URL path of release 2's script.
-    url: String,
-    /// Its manifest entry.
-    asset: Value,
-    _tmp: tempfile::TempDir,
-}
-
 fn deploy() -> Deployed {
-    let tmp = tempfile::tempdir().unwrap();
-    let (r1, r2, old_js, new_js) = two_releases(tmp.path());
-    let live = tmp.path().join("live");
-    copy_dir_for_tests(&r2, &live);
-    for args in [
-        vec![r1.as_os_str()],
-        vec![
-            live.as_os_str(),
-            "--dictionary-from".as_ref(),
-            r1.as_os_str(),
-        ],
-    ] {
-        let out = precompress(&[&["--no-config".as_ref(), "-q".as_ref()], &args[..]].concat());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let out = precompress(&["caddy-map".as_ref(), live.as_os_str()]);
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let snippet = tmp.path().join("precompress-deltas.caddy");
-    std::fs::write(&snippet, &out.stdout).unwrap();
-    let server = start_caddy_from(
-        "Caddyfile-deltas",
-        &live,
-        tmp.path(),
-        &[("@SNIPPET@", snippet.to_str().unwrap())],
-    );
-    let asset = manifest(&live)["files"][new_js].clone();
-    assert_eq!(
-        asset["deltas"].as_array().map(Vec::len),
-        Some(2),
-        "a dcb and a dcz: {asset:#}"
-    );
-    Deployed {
-        old: std::fs::read(r1.join(old_js)).unwrap(),
-        url: format!("/{new_js}"),
-        asset,
-        server,
-        live,
-        _tmp: tmp,
-    }
-}
-
-impl Deployed {
-    fn get(&self, path: &str, ae: Option<&str>, ad: Option<&str>) -> Resp {
-        let mut h = Vec::new();
-        if let Some(ae) = ae {
-            h.push(("Accept-Encoding", ae));
-        }
-        if let Some(ad) = ad {
-            h.push(("Available-Dictionary", ad));
-        }
-        request(self.server.addr, "GET", path, &h)
-    }
-
-    fn dictionary(&self) -> String {
-        self.asset["deltas"][0]["dictionary"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
-
-    /// The manifest's delta for `coding`: (path, size).
-    fn delta(&self, coding: &str) -> (String, u64) {
-        let d = self.asset["deltas"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["coding"] == coding)
-            .unwrap();
-        (
-            d["path"].as_str().unwrap().to_string(),
-            d["size"].as_u64().unwrap(),
+    deploy_with_deltas("caddy-map", |snippet, live, work| {
+        start_caddy_from(
+            "Caddyfile-deltas",
+            live,
+            work,
+            &[("@SNIPPET@", snippet.to_str().unwrap())],
         )
-    }
-
-    /// The file a response with this `Content-Encoding` must be.
-    fn file_for(&self, coding: Option<&str>) -> Vec<u8> {
-        let rel = match coding {
-            None => self.url[1..].to_string(),
-            Some(c @ ("dcb" | "dcz")) => self.delta(c).0,
-            Some(c) => format!("{}.{}", &self.url[1..], suffix(c)),
-        };
-        std::fs::read(self.live.join(rel)).unwrap()
-    }
+    })
 }
 
 fn is_delta(coding: Option<&str>) -> bool {

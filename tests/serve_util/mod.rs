@@ -473,3 +473,121 @@ pub fn start_caddy_from(template: &str, site: &Path, work: &Path, vars: &[(&str,
         log: Default::default(),
     })
 }
+
+pub fn precompress(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::cargo_bin("precompress")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Release 2 (of `two_releases`) precompressed with `--dictionary-from`
+/// release 1 and served by a real server configured from the manifest.
+pub struct Deployed {
+    /// First, so the server stops before its folder goes (fields drop in order).
+    pub server: Server,
+    pub live: PathBuf,
+    /// Release 1's script: the dictionary.
+    pub old: Vec<u8>,
+    /// URL path of release 2's script.
+    pub url: String,
+    /// Its manifest entry.
+    pub asset: serde_json::Value,
+    _tmp: tempfile::TempDir,
+}
+
+/// Deploys release 2 behind the server `start` runs: `generator` is the
+/// subcommand that writes its configuration (`nginx-map`, `caddy-map`), whose
+/// output `start` gets as a file, with the folder and a scratch folder.
+pub fn deploy_with_deltas(
+    generator: &str,
+    start: impl FnOnce(&Path, &Path, &Path) -> Server,
+) -> Deployed {
+    let tmp = tempfile::tempdir().unwrap();
+    let (r1, r2, old_js, new_js) = two_releases(tmp.path());
+    let live = tmp.path().join("live");
+    copy_dir_for_tests(&r2, &live);
+    for args in [
+        vec![r1.as_os_str()],
+        vec![
+            live.as_os_str(),
+            "--dictionary-from".as_ref(),
+            r1.as_os_str(),
+        ],
+    ] {
+        let out = precompress(&[&["--no-config".as_ref(), "-q".as_ref()], &args[..]].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = precompress(&[generator.as_ref(), live.as_os_str()]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let config = tmp.path().join(format!("{generator}.out"));
+    std::fs::write(&config, &out.stdout).unwrap();
+    let server = start(&config, &live, tmp.path());
+    let asset = manifest(&live)["files"][new_js].clone();
+    assert_eq!(
+        asset["deltas"].as_array().map(Vec::len),
+        Some(2),
+        "a dcb and a dcz: {asset:#}"
+    );
+    Deployed {
+        old: std::fs::read(r1.join(old_js)).unwrap(),
+        url: format!("/{new_js}"),
+        asset,
+        server,
+        live,
+        _tmp: tmp,
+    }
+}
+
+impl Deployed {
+    pub fn get(&self, path: &str, ae: Option<&str>, ad: Option<&str>) -> Resp {
+        let mut h = Vec::new();
+        if let Some(ae) = ae {
+            h.push(("Accept-Encoding", ae));
+        }
+        if let Some(ad) = ad {
+            h.push(("Available-Dictionary", ad));
+        }
+        request(self.server.addr, "GET", path, &h)
+    }
+
+    pub fn dictionary(&self) -> String {
+        self.asset["deltas"][0]["dictionary"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// The manifest's delta for `coding`: (path, size).
+    pub fn delta(&self, coding: &str) -> (String, u64) {
+        let d = self.asset["deltas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["coding"] == coding)
+            .unwrap();
+        (
+            d["path"].as_str().unwrap().to_string(),
+            d["size"].as_u64().unwrap(),
+        )
+    }
+
+    /// The file a response with this `Content-Encoding` must be.
+    pub fn file_for(&self, coding: Option<&str>) -> Vec<u8> {
+        let rel = match coding {
+            None => self.url[1..].to_string(),
+            Some(c @ ("dcb" | "dcz")) => self.delta(c).0,
+            Some(c) => format!("{}.{}", &self.url[1..], suffix(c)),
+        };
+        std::fs::read(self.live.join(rel)).unwrap()
+    }
+}
