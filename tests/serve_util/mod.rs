@@ -141,69 +141,18 @@ pub fn need(program: &str) {
 /// nginx 1.22 with `gzip_static`, `brotli_static` and `gzip_vary`, the config the
 /// README shows, rooted at `site`, logging under `work`.
 pub fn start_nginx(site: &Path, work: &Path) -> Server {
-    need("nginx");
     let module = "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so";
     assert!(
         Path::new(module).is_file(),
         "{module} missing: run `bash .ci/e2e.sh` (libnginx-mod-http-brotli-static)"
     );
-    let port = free_port();
-    let dir = work.join("nginx");
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    let template = std::fs::read_to_string(repo().join("e2e/nginx.conf")).unwrap();
-    let conf = template
-        .replace("@PORT@", &port.to_string())
-        .replace("@ROOT@", site.to_str().unwrap());
-    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let child = Command::new("nginx")
-        .arg("-c")
-        .arg(dir.join("nginx.conf"))
-        .arg("-p")
-        .arg(format!("{}/", dir.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    ready(Server {
-        name: "nginx",
-        addr: ([127, 0, 0, 1], port).into(),
-        child,
-        log: Default::default(),
-    })
+    start_nginx_from("nginx.conf", site, work, &[])
 }
 
 /// Caddy 2.6 with `file_server { precompressed zstd br gzip }`, the README's
 /// Caddyfile, with its state kept under `work`.
 pub fn start_caddy(site: &Path, work: &Path) -> Server {
-    need("caddy");
-    let port = free_port();
-    let dir = work.join("caddy");
-    std::fs::create_dir_all(&dir).unwrap();
-    let template = std::fs::read_to_string(repo().join("e2e/Caddyfile")).unwrap();
-    let conf = template
-        .replace("@PORT@", &port.to_string())
-        .replace("@ROOT@", site.to_str().unwrap())
-        .replace("@STATE@", dir.join("data").to_str().unwrap());
-    std::fs::write(dir.join("Caddyfile"), conf).unwrap();
-    let child = Command::new("caddy")
-        .arg("run")
-        .arg("--config")
-        .arg(dir.join("Caddyfile"))
-        .args(["--adapter", "caddyfile"])
-        .current_dir(&dir)
-        .env("HOME", &dir)
-        .env("XDG_DATA_HOME", dir.join("xdg-data"))
-        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    ready(Server {
-        name: "caddy",
-        addr: ([127, 0, 0, 1], port).into(),
-        child,
-        log: Default::default(),
-    })
+    start_caddy_from("Caddyfile", site, work, &[])
 }
 
 /// Waits until the server accepts connections (at most 30 s, then fails).
@@ -590,4 +539,50 @@ impl Deployed {
         };
         std::fs::read(self.live.join(rel)).unwrap()
     }
+}
+
+/// The deltas a server sends decode, with independent decoders, to the new script.
+pub fn assert_deltas_decode(site: &Deployed) {
+    let dict = site.dictionary();
+    let hash = precompress::dictionary::parse_available_dictionary(&dict).unwrap();
+    let new = site.file_for(None);
+    let tmp = tempfile::tempdir().unwrap();
+    let old_path = tmp.path().join("old.js");
+    std::fs::write(&old_path, &site.old).unwrap();
+    for coding in precompress::encode::delta::DeltaCoding::ALL {
+        let token = coding.token();
+        let r = site.get(&site.url, Some(&format!("gzip, br, {token}")), Some(&dict));
+        assert_eq!(r.header("content-encoding"), Some(token));
+        // The header names the dictionary the client sent.
+        assert_eq!(coding.header_hash(&r.body), Some(hash), "{token}");
+        // Decoded as a browser would (Google's C brotli decoder, zstd), under
+        // its limits.
+        precompress::encode::delta::DeltaEncoder::new(precompress::encode::delta::DeltaLevels {
+            brotli_quality: 11,
+            zstd_level: 19,
+        })
+        .verify(coding, &r.body, &site.old, &hash, &new)
+        .unwrap_or_else(|e| panic!("{token}: {e}"));
+    }
+    // And dcz with the reference CLI: the 40-byte header off, the old script as
+    // the dictionary.
+    let r = site.get(&site.url, Some("dcz"), Some(&dict));
+    assert_eq!(r.header("content-encoding"), Some("dcz"));
+    let frame = tmp.path().join("frame.zst");
+    std::fs::write(&frame, &r.body[40..]).unwrap();
+    let out = Command::new("zstd")
+        .args(["-d", "-c", "-D"])
+        .arg(&old_path)
+        .arg(&frame)
+        .output()
+        .expect("zstd CLI");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == new,
+        "zstd -d -D old does not give the new script"
+    );
 }
