@@ -355,45 +355,10 @@ fn regex_escape(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::dictionary::hex;
-    use std::path::Path;
 
     const APP: &str = "assets/app-5e6f7a8b.js";
 
-    /// An asset: key, deltas as (coding, dictionary byte, size), use_as_dictionary.
-    type Asset<'a> = (&'a str, &'a [(&'a str, u8, u64)], Option<&'a str>);
-
-    /// A manifest with `assets`.
-    fn index(assets: &[Asset]) -> Index {
-        let files: Vec<String> = assets
-            .iter()
-            .map(|(key, deltas, dict)| {
-                let deltas: Vec<String> = deltas
-                    .iter()
-                    .map(|(coding, d, size)| {
-                        let h = [*d; 32];
-                        format!(
-                            r#"{{"blake3": "00", "coding": "{coding}", "dictionary": "{}", "dictionary_path": "old.js", "etag": "\"{coding}{d}\"", "path": {}, "size": {size}}}"#,
-                            available_dictionary(&h),
-                            serde_json::to_string(&format!("{key}.{}.{coding}", hex(&h))).unwrap()
-                        )
-                    })
-                    .collect();
-                let dict = dict.map_or(String::new(), |u| {
-                    format!(r#", "use_as_dictionary": {}"#, serde_json::to_string(u).unwrap())
-                });
-                format!(
-                    r#"{}: {{"blake3": "00", "content_type": "text/javascript; charset=utf-8", "deltas": [{}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}{dict}}}"#,
-                    serde_json::to_string(key).unwrap(),
-                    deltas.join(",")
-                )
-            })
-            .collect();
-        let json = format!(
-            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
-            files.join(",")
-        );
-        Index::from_json(Path::new("m.json"), &json).unwrap()
-    }
+    use crate::serve::fixture::index;
 
     fn dict(d: u8) -> String {
         available_dictionary(&[d; 32])
