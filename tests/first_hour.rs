@@ -382,3 +382,26 @@ fn a_first_run_and_its_rerun_count_the_same_pairs() {
         "{first:#} {rerun:#}"
     );
 }
+
+#[test]
+fn the_progress_bar_shows_no_eta() {
+    // A terminal (script(1) gives the run a pseudo-terminal): the bar is drawn.
+    let (_tmp, site) = precompressed_site();
+    let exe = assert_cmd::cargo::cargo_bin("precompress");
+    let out = std::process::Command::new("script")
+        .args(["-qec"])
+        .arg(format!(
+            "'{}' --no-config --force '{}'",
+            exe.display(),
+            site.display()
+        ))
+        .arg("/dev/null")
+        .env("TERM", "xterm")
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("script (util-linux)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(" jobs "), "no progress bar drawn: {text}");
+    // Count-based, it said "eta 10m" on a 9 s run.
+    assert!(!text.contains("eta"), "{text}");
+}
