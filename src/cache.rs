@@ -19,6 +19,31 @@ use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
 use crate::walk::{TMP_PREFIX, TMP_SUFFIX};
 
+/// Where one (source, coding, settings) is stored, and the key that binds
+/// an entry's bytes to it.
+struct Entry {
+    out: PathBuf,
+    none: PathBuf,
+    key: [u8; 32],
+}
+
+/// An entry starts with this many bytes: a keyed blake3 of the rest, keyed by
+/// the entry's own key. A file copied from another entry, cut short, or
+/// replaced by other bytes (another encoder's valid output, an empty "not
+/// smaller" marker) does not carry it and is a miss. It is no signature: who
+/// knows this format and can write the folder can still forge an entry (see
+/// the README on trusting a cache).
+const TAG_LEN: usize = 32;
+
+/// What a "not smaller" marker's tag is computed over.
+const NOT_SMALLER: &[u8] = b"not smaller";
+
+impl Entry {
+    fn tag(&self, bytes: &[u8]) -> [u8; 32] {
+        *blake3::keyed_hash(&self.key, bytes).as_bytes()
+    }
+}
+
 /// Default bound on the cache's size: 1 GiB.
 pub const DEFAULT_MAX_SIZE: u64 = 1 << 30;
 
@@ -56,7 +81,7 @@ impl Cache {
         &self.dir
     }
 
-    fn entry(&self, source_blake3: &str, codec: Codec, settings: &str) -> (PathBuf, PathBuf) {
+    fn entry(&self, source_blake3: &str, codec: Codec, settings: &str) -> Entry {
         self.entry_of(source_blake3, codec.token(), codec.suffix(), settings)
     }
 
@@ -67,7 +92,7 @@ impl Cache {
         coding: DeltaCoding,
         settings: &str,
         dict_sha256: &[u8; 32],
-    ) -> (PathBuf, PathBuf) {
+    ) -> Entry {
         let settings = format!(
             "{settings}; dictionary {}",
             crate::dictionary::hex(dict_sha256)
@@ -75,24 +100,20 @@ impl Cache {
         self.entry_of(source_blake3, coding.token(), coding.token(), &settings)
     }
 
-    fn entry_of(
-        &self,
-        source_blake3: &str,
-        token: &str,
-        suffix: &str,
-        settings: &str,
-    ) -> (PathBuf, PathBuf) {
+    fn entry_of(&self, source_blake3: &str, token: &str, suffix: &str, settings: &str) -> Entry {
         let mut h = blake3::Hasher::new();
         for part in [source_blake3, token, settings] {
             h.update(part.as_bytes());
             h.update(&[0]);
         }
-        let key = h.finalize().to_hex();
-        let sub = self.dir.join(&key[..2]);
-        (
-            sub.join(format!("{}.{suffix}", &key[..40])),
-            sub.join(format!("{}.none", &key[..40])),
-        )
+        let key = h.finalize();
+        let hex = key.to_hex();
+        let sub = self.dir.join(&hex[..2]);
+        Entry {
+            out: sub.join(format!("{}.{suffix}", &hex[..40])),
+            none: sub.join(format!("{}.none", &hex[..40])),
+            key: *key.as_bytes(),
+        }
     }
 
     /// Looks an entry up, refreshing its age on a hit.
@@ -111,13 +132,16 @@ impl Cache {
         Self::read_entry(self.delta_entry(source_blake3, coding, settings, dict_sha256))
     }
 
-    fn read_entry((out, none): (PathBuf, PathBuf)) -> Option<Hit> {
-        if let Ok(bytes) = fs::read(&out) {
-            touch(&out);
-            return Some(Hit::Output(bytes));
+    fn read_entry(e: Entry) -> Option<Hit> {
+        if let Ok(mut bytes) = fs::read(&e.out) {
+            if bytes.len() >= TAG_LEN && bytes[..TAG_LEN] == e.tag(&bytes[TAG_LEN..]) {
+                touch(&e.out);
+                bytes.drain(..TAG_LEN);
+                return Some(Hit::Output(bytes));
+            }
         }
-        if none.exists() {
-            touch(&none);
+        if fs::read(&e.none).is_ok_and(|b| b == e.tag(NOT_SMALLER)) {
+            touch(&e.none);
             return Some(Hit::NotSmaller);
         }
         None
@@ -125,8 +149,8 @@ impl Cache {
 
     /// Whether an entry exists (without reading or verifying it).
     pub fn contains(&self, source_blake3: &str, codec: Codec, settings: &str) -> bool {
-        let (out, none) = self.entry(source_blake3, codec, settings);
-        out.exists() || none.exists()
+        let e = self.entry(source_blake3, codec, settings);
+        e.out.exists() || e.none.exists()
     }
 
     /// Stores an entry; a failure only costs a future miss, so it is returned
@@ -150,18 +174,22 @@ impl Cache {
         )
     }
 
-    fn write_entry((out, none): (PathBuf, PathBuf), hit: &Hit) -> Result<()> {
-        let dir = out.parent().expect("entry has a folder");
+    fn write_entry(e: Entry, hit: &Hit) -> Result<()> {
+        let dir = e.out.parent().expect("entry has a folder");
         fs::create_dir_all(dir).map_err(|source| Error::Write {
             path: dir.to_path_buf(),
             source,
         })?;
         match hit {
-            Hit::Output(bytes) => write_atomic(&out, bytes, None),
-            Hit::NotSmaller => write_atomic(&none, b"", None),
+            Hit::Output(bytes) => {
+                let mut tagged = Vec::with_capacity(TAG_LEN + bytes.len());
+                tagged.extend_from_slice(&e.tag(bytes));
+                tagged.extend_from_slice(bytes);
+                write_atomic(&e.out, &tagged, None)
+            }
+            Hit::NotSmaller => write_atomic(&e.none, &e.tag(NOT_SMALLER), None),
         }
     }
-
     /// Evicts least recently used entries until the cache is within its bound,
     /// and removes temporary files older than an hour (left by killed runs).
     /// Returns the bytes removed.
@@ -230,13 +258,43 @@ mod tests {
     }
 
     #[test]
+    fn replaced_copied_or_planted_entries_are_misses() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Cache::open(d.path(), 1 << 20).unwrap();
+        c.put(
+            "aa",
+            Codec::Brotli,
+            "q11",
+            &Hit::Output(b"genuine".to_vec()),
+        )
+        .unwrap();
+        let e = c.entry("aa", Codec::Brotli, "q11");
+        // Other bytes written over it (another encoder's valid output).
+        fs::write(&e.out, b"a quality-1 stream").unwrap();
+        assert_eq!(c.get("aa", Codec::Brotli, "q11"), None);
+        // Another entry's file copied to this key.
+        c.put("bb", Codec::Brotli, "q11", &Hit::Output(b"other".to_vec()))
+            .unwrap();
+        fs::copy(c.entry("bb", Codec::Brotli, "q11").out, &e.out).unwrap();
+        assert_eq!(c.get("aa", Codec::Brotli, "q11"), None);
+        // A planted "not smaller" marker.
+        let z = c.entry("zz", Codec::Zstd, "l19");
+        fs::create_dir_all(z.none.parent().unwrap()).unwrap();
+        fs::write(&z.none, b"").unwrap();
+        assert_eq!(c.get("zz", Codec::Zstd, "l19"), None);
+        // Written by the cache itself, both are hits.
+        c.put("zz", Codec::Zstd, "l19", &Hit::NotSmaller).unwrap();
+        assert_eq!(c.get("zz", Codec::Zstd, "l19"), Some(Hit::NotSmaller));
+    }
+
+    #[test]
     fn eviction_removes_least_recently_used_first() {
         let d = tempfile::tempdir().unwrap();
         let c = Cache::open(d.path(), 2500).unwrap();
         for (i, key) in ["k1", "k2", "k3"].iter().enumerate() {
             c.put(key, Codec::Brotli, "s", &Hit::Output(vec![i as u8; 1000]))
                 .unwrap();
-            let (p, _) = c.entry(key, Codec::Brotli, "s");
+            let p = c.entry(key, Codec::Brotli, "s").out;
             let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64 * 10);
             fs::File::options()
                 .write(true)
@@ -247,7 +305,7 @@ mod tests {
         }
         // A hit on the oldest makes it the newest.
         assert!(c.get("k1", Codec::Brotli, "s").is_some());
-        assert_eq!(c.evict().unwrap(), 1000);
+        assert_eq!(c.evict().unwrap(), 1000 + TAG_LEN as u64);
         assert!(
             c.get("k2", Codec::Brotli, "s").is_none(),
             "k2 was least recently used"

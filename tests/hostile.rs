@@ -194,3 +194,54 @@ fn serve_refuses_a_fifo_manifest_instead_of_hanging() {
         .stderr(predicates::str::contains("not a regular file"));
     assert!(t.elapsed() < Duration::from_secs(15));
 }
+
+#[test]
+fn a_cache_entry_replaced_by_a_worse_encoding_or_a_planted_marker_is_not_used() {
+    let (tmp, site) = precompressed_site();
+    let cache = tmp.path().join("cache");
+    let good_br = std::fs::read(site.join("assets/app.js.br")).unwrap();
+    bin()
+        .arg(&site)
+        .args(["-q", "--no-config", "--force", "--cache-dir"])
+        .arg(&cache)
+        .assert()
+        .success();
+    // Every .br entry replaced by `brotli -q 1` of the same source (it decodes
+    // fine), every .zst entry by an empty "not smaller" marker beside it.
+    let q1 = Command::new("brotli")
+        .args(["-q", "1", "-c"])
+        .arg(site.join("assets/app.js"))
+        .output()
+        .expect("brotli CLI (bash .ci/run installs it)")
+        .stdout;
+    for e in walkdir::WalkDir::new(&cache).into_iter().flatten() {
+        let p = e.path().to_path_buf();
+        match p.extension().and_then(|x| x.to_str()) {
+            Some("br") => std::fs::write(&p, &q1).unwrap(),
+            Some("zst") => {
+                std::fs::remove_file(&p).unwrap();
+                std::fs::write(p.with_extension("none"), b"").unwrap();
+            }
+            _ => {}
+        }
+    }
+    let (_g, fresh) = precompressed_site();
+    for v in ["br", "zst", "gz"] {
+        let _ = std::fs::remove_file(fresh.join(format!("assets/app.js.{v}")));
+    }
+    std::fs::remove_file(fresh.join("precompress-manifest.json")).unwrap();
+    bin()
+        .arg(&fresh)
+        .args(["-q", "--no-config", "--cache-dir"])
+        .arg(&cache)
+        .assert()
+        .success();
+    assert!(
+        std::fs::read(fresh.join("assets/app.js.br")).unwrap() == good_br,
+        "the quality-1 entry was copied into DIR"
+    );
+    assert!(
+        fresh.join("assets/app.js.zst").exists(),
+        "a planted marker dropped the variant"
+    );
+}
