@@ -20,7 +20,7 @@
 
 use base64::Engine;
 
-use crate::encode::delta::DeltaCoding;
+use crate::coding::DeltaCoding;
 
 /// Extensions of assets that are marked as dictionaries: what a browser
 /// fetches again, changed a little, after each release.

@@ -4,7 +4,7 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::encode::{Codec, ContentKind};
+use crate::coding::{Codec, ContentKind};
 use crate::error::{Error, Result};
 
 /// Extensions compressed by default (lower case), with the kind brotli should

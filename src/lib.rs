@@ -14,30 +14,49 @@
 //! written under a temporary dot-name and renamed into place, and kept only when
 //! strictly smaller than its source.
 
+// What writes variants needs the codec libraries (feature `compress`, on by
+// default); reading a manifest and negotiating (`serve`, `manifest`,
+// `dictionary`, `coding`) does not, so a server embedding `Index::select`
+// builds with `default-features = false` and no brotli, zstd or libdeflate.
+#[cfg(feature = "compress")]
 pub mod budget;
+#[cfg(feature = "compress")]
 pub mod cache;
+#[cfg(feature = "compress")]
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod coding;
+#[cfg(feature = "compress")]
 pub mod config;
 #[cfg(feature = "cli")]
 pub mod configfile;
 pub mod dictionary;
+#[cfg(feature = "compress")]
 pub mod encode;
 pub mod error;
 pub mod filter;
 pub mod fsutil;
+#[cfg(feature = "compress")]
 pub mod github;
 pub mod manifest;
+#[cfg(feature = "compress")]
 pub mod pipeline;
+#[cfg(feature = "compress")]
 pub mod releases;
+#[cfg(feature = "compress")]
 pub mod report;
 pub mod serve;
 pub mod walk;
 
+pub use coding::Codec;
+#[cfg(feature = "compress")]
 pub use config::Config;
-pub use encode::{Codec, Levels};
+#[cfg(feature = "compress")]
+pub use encode::Levels;
 pub use error::{Error, Result};
 pub use manifest::Manifest;
+#[cfg(feature = "compress")]
 pub use pipeline::{run, NoProgress, Progress};
+#[cfg(feature = "compress")]
 pub use report::Report;

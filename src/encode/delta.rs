@@ -23,81 +23,10 @@ use zstd::zstd_safe::{CCtx, CParameter, DCtx, DParameter};
 
 use super::brotli::{window_for, BrotliEncoder};
 use super::ContentKind;
-
-/// A dictionary-compressed coding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DeltaCoding {
-    /// `dcb`: brotli with a raw dictionary.
-    Dcb,
-    /// `dcz`: Zstandard with a raw-content dictionary.
-    Dcz,
-}
-
-/// `dcb`'s magic number.
-pub const DCB_MAGIC: [u8; 4] = [0xFF, 0x44, 0x43, 0x42];
-/// `dcz`'s header: a skippable frame of 32 bytes (the hash).
-pub const DCZ_MAGIC: [u8; 8] = [0x5E, 0x2A, 0x4D, 0x18, 0x20, 0x00, 0x00, 0x00];
+pub use crate::coding::{DeltaCoding, DCB_MAGIC, DCZ_MAGIC};
 
 /// The largest `dcz` window RFC 9842 lets a client demand: 128 MiB.
 const DCZ_WINDOW_CAP: u64 = 128 << 20;
-
-impl DeltaCoding {
-    /// Both, in the order the manifest lists equal sizes.
-    pub const ALL: [DeltaCoding; 2] = [DeltaCoding::Dcb, DeltaCoding::Dcz];
-
-    /// The HTTP content-coding token, also the file-name suffix.
-    pub fn token(self) -> &'static str {
-        match self {
-            DeltaCoding::Dcb => "dcb",
-            DeltaCoding::Dcz => "dcz",
-        }
-    }
-
-    /// Parses a token.
-    pub fn parse(s: &str) -> Option<DeltaCoding> {
-        match s {
-            "dcb" => Some(DeltaCoding::Dcb),
-            "dcz" => Some(DeltaCoding::Dcz),
-            _ => None,
-        }
-    }
-
-    /// The bytes before the compressed stream: magic number and hash.
-    pub fn header(self, dict_sha256: &[u8; 32]) -> Vec<u8> {
-        let magic: &[u8] = match self {
-            DeltaCoding::Dcb => &DCB_MAGIC,
-            DeltaCoding::Dcz => &DCZ_MAGIC,
-        };
-        [magic, dict_sha256].concat()
-    }
-
-    /// Length of [`DeltaCoding::header`].
-    pub fn header_len(self) -> usize {
-        match self {
-            DeltaCoding::Dcb => DCB_MAGIC.len() + 32,
-            DeltaCoding::Dcz => DCZ_MAGIC.len() + 32,
-        }
-    }
-
-    /// The dictionary hash a delta's header names, if the header is well formed.
-    pub fn header_hash(self, delta: &[u8]) -> Option<[u8; 32]> {
-        let magic_len = self.header_len() - 32;
-        let header = delta.get(..self.header_len())?;
-        if header[..magic_len] != self.header(&[0; 32])[..magic_len] {
-            return None;
-        }
-        header[magic_len..].try_into().ok()
-    }
-
-    /// Relative CPU cost per input byte, for ordering jobs (as
-    /// [`super::Codec::cost_weight`]); the dictionary is indexed too.
-    pub fn cost_weight(self) -> u64 {
-        match self {
-            DeltaCoding::Dcb => 91,
-            DeltaCoding::Dcz => 22,
-        }
-    }
-}
 
 /// The largest window a client must accept for a `dcz` frame with a
 /// dictionary of `dict_len` bytes (RFC 9842 §5).

@@ -19,71 +19,7 @@ use std::io;
 pub use self::brotli::BrotliEncoder;
 pub use self::gzip::GzipEncoder;
 pub use self::zstd::{frame_window_size, ZstdEncoder, ZSTD_MAX_WINDOW_LOG};
-
-/// A content coding we write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Codec {
-    Brotli,
-    Zstd,
-    Gzip,
-}
-
-impl Codec {
-    /// All codecs, in the order the manifest and reports list them.
-    pub const ALL: [Codec; 3] = [Codec::Brotli, Codec::Zstd, Codec::Gzip];
-
-    /// Position in [`Codec::ALL`], for per-codec arrays.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The HTTP content-coding token (`Content-Encoding`, `Accept-Encoding`).
-    pub fn token(self) -> &'static str {
-        match self {
-            Codec::Brotli => "br",
-            Codec::Zstd => "zstd",
-            Codec::Gzip => "gzip",
-        }
-    }
-
-    /// The file-name suffix servers look for (`app.js` -> `app.js.br`).
-    pub fn suffix(self) -> &'static str {
-        match self {
-            Codec::Brotli => "br",
-            Codec::Zstd => "zst",
-            Codec::Gzip => "gz",
-        }
-    }
-
-    /// Parses a token or suffix (`br`, `brotli`, `zstd`, `zst`, `gzip`, `gz`).
-    pub fn parse(s: &str) -> Option<Codec> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "br" | "brotli" => Some(Codec::Brotli),
-            "zstd" | "zst" => Some(Codec::Zstd),
-            "gzip" | "gz" => Some(Codec::Gzip),
-            _ => None,
-        }
-    }
-
-    /// Relative CPU cost per input byte at the default levels, measured on the
-    /// shared `large` corpus (brotli q11 143.5 s, zstd 19 34 s, libdeflate 12
-    /// 15.8 s). Only used to start the longest jobs first.
-    pub fn cost_weight(self) -> u64 {
-        match self {
-            Codec::Brotli => 91,
-            Codec::Zstd => 22,
-            Codec::Gzip => 10,
-        }
-    }
-}
-
-/// How brotli should model the data; other codecs ignore it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ContentKind {
-    Text,
-    Font,
-    Binary,
-}
+pub use crate::coding::{Codec, ContentKind};
 
 /// Compresses whole buffers and checks that the output decodes back.
 pub trait Encoder: Send {

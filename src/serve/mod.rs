@@ -52,9 +52,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::SystemTime;
 
+use crate::coding::{Codec, DeltaCoding};
 use crate::dictionary::parse_available_dictionary;
-use crate::encode::delta::DeltaCoding;
-use crate::encode::Codec;
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
 

@@ -51,8 +51,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
+use crate::coding::DeltaCoding;
 use crate::dictionary::{available_dictionary, delta_path};
-use crate::encode::delta::DeltaCoding;
 use crate::serve::{Coding, Index, Representation};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
