@@ -43,6 +43,8 @@ pub mod manifest;
 #[cfg(feature = "compress")]
 pub mod pipeline;
 #[cfg(feature = "compress")]
+mod plan;
+#[cfg(feature = "compress")]
 pub mod releases;
 #[cfg(feature = "compress")]
 pub mod report;

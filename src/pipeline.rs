@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
 use crate::fsutil::{lock, open_to_read, probe_writable, remove_if_exists, write_atomic, CopyMeta};
 use crate::manifest::{etag, Asset, Delta, Manifest, SkippedDelta, Variant};
+use crate::plan::{plan, Inputs, Job, JobKind, Plan, Source};
 use crate::releases::{self, OldFile, Releases};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
 use crate::walk::{walk, Found, LOCK_NAME};
@@ -96,41 +97,6 @@ enum JobOutcome {
     Failed(Error),
     /// One part of a split brotli job, not the last to finish: nothing to record.
     Part,
-}
-
-#[derive(Clone, Copy)]
-enum JobKind {
-    Compress,
-    /// Part `index` of `of` of a brotli stream split across jobs.
-    Part {
-        index: usize,
-        of: usize,
-    },
-    /// Check a variant precompress did not write against the source.
-    CheckForeign,
-    /// An RFC 9842 delta against dictionary `dict` (an index into the run's
-    /// dictionaries).
-    Delta {
-        dict: usize,
-        coding: DeltaCoding,
-    },
-}
-
-struct Job {
-    file: usize,
-    /// The coding of a variant job (a delta job's is unused).
-    codec: Codec,
-    kind: JobKind,
-}
-
-impl Job {
-    /// The content-coding token this job produces.
-    fn token(&self) -> &'static str {
-        match self.kind {
-            JobKind::Delta { coding, .. } => coding.token(),
-            _ => self.codec.token(),
-        }
-    }
 }
 
 /// The earlier files one asset gets deltas against, with their SHA-256.
@@ -195,13 +161,6 @@ fn delta_encoder(cfg: &Config) -> DeltaEncoder {
         zstd_level: cfg.levels.zstd_level,
     })
 }
-
-/// The largest dictionary plus file a `dcb` stream can reach across: brotli's
-/// window (16 MiB less 16 bytes, RFC 9842 §4). Beyond it the C decoder that
-/// browsers use reads far distances as references into the dictionary where
-/// a prefix-dictionary encoder meant the static dictionary, so no `dcb` is
-/// made for larger pairs (`dcz` still is).
-const DCB_MAX_SPAN: u64 = (1 << 24) - 16;
 
 /// Runs precompress over `cfg.root`. Per-file failures are in the report's
 /// `errors`; `Err` is returned only when the run cannot happen at all.
@@ -343,18 +302,6 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .iter()
         .map(|(rel, h)| (rel.as_str(), h.as_deref()))
         .collect();
-    let is_ours = |rel: &str| match (ours.get(rel), existing.get(rel)) {
-        (Some(recorded), Some(Some(actual))) => recorded == actual,
-        _ => false,
-    };
-
-    // Plan every (file, codec).
-    let prev_files = prev.as_ref().map(|p| &p.files);
-    let same_settings_token = |token: &str| {
-        prev.as_ref()
-            .is_some_and(|p| p.settings.get(token) == settings.get(token))
-    };
-    let same_settings = |c: Codec| same_settings_token(c.token());
     // Per asset that may get deltas: the earlier file of each release it is
     // paired with, and that file's SHA-256 (read here, once, in parallel).
     let chosen: Vec<Chosen> = if releases.is_empty() {
@@ -374,6 +321,33 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             })
             .collect()
     };
+    let mut dicts: Vec<Dict> = Vec::new();
+    let mut sources = Vec::with_capacity(files.len());
+    for (f, chosen) in files.iter().zip(chosen) {
+        let mut dictionaries = Vec::with_capacity(chosen.len());
+        for (old, sha256) in chosen {
+            dictionaries.push((dicts.len(), old.size, sha256));
+            dicts.push(Dict { old, sha256 });
+        }
+        // A large brotli job runs as parts on several workers, unless the
+        // cache may already hold it (the whole job reads it from there, and
+        // on a miss produces the same bytes by compressing the parts itself).
+        let parts = parts_for(f.size as usize, content_kind(&f.found.rel));
+        let in_cache = parts > 1
+            && cache.as_ref().is_some_and(|c| {
+                settings
+                    .get(Codec::Brotli.token())
+                    .is_some_and(|s| c.contains(&f.blake3, Codec::Brotli, s))
+            });
+        sources.push(Source {
+            rel: &f.found.rel,
+            size: f.size,
+            blake3: &f.blake3,
+            decision: filter.decide(&f.found.rel, f.size),
+            brotli_parts: if in_cache { 1 } else { parts },
+            dictionaries,
+        });
+    }
     // Links passed over by the walk: where a variant would go, they are not ours.
     let symlinks: HashSet<&str> = tree
         .passed
@@ -381,159 +355,39 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .filter(|(_, why)| *why == crate::walk::Passed::Symlink)
         .map(|(rel, _)| rel.as_str())
         .collect();
-    let mut dicts: Vec<Dict> = Vec::new();
-    let mut kept_deltas: Vec<Vec<Delta>> = vec![Vec::new(); files.len()];
-    let mut skipped_deltas: Vec<Vec<SkippedDelta>> = vec![Vec::new(); files.len()];
-    let mut skipped: Vec<BTreeMap<String, SkipReason>> = vec![BTreeMap::new(); files.len()];
-    let mut kept: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
-    let mut jobs = Vec::new();
-    let mut keep_paths: HashSet<String> = HashSet::new();
-    for (i, f) in files.iter().enumerate() {
-        let before = prev_files
-            .and_then(|m| m.get(&f.found.rel))
-            .filter(|a| a.blake3 == f.blake3);
-        let decision = filter.decide(&f.found.rel, f.size);
-        for &codec in &cfg.codecs {
-            let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
-            let on_disk = existing.contains_key(dest_rel.as_str());
-            let mine = is_ours(&dest_rel);
-            if symlinks.contains(dest_rel.as_str()) && decision.is_none() && !cfg.force {
-                // A link someone put there (the walk does not follow it): never
-                // replaced by a file of ours without --force.
-                errors.push(Error::Foreign {
-                    path: root.join(&dest_rel),
-                    detail: "a symlink where its variant goes".into(),
-                });
-                continue;
-            }
-            if !mine && on_disk && !cfg.force {
-                // Not ours: never overwritten. Checked, and listed if it decodes to the source.
-                keep_paths.insert(dest_rel.clone());
-                jobs.push(Job {
-                    file: i,
-                    codec,
-                    kind: JobKind::CheckForeign,
-                });
-                continue;
-            }
-            if let Some(reason) = decision {
-                skipped[i].insert(codec.token().to_string(), reason);
-                continue;
-            }
-            if let (Some(a), false) = (before, cfg.force) {
-                if same_settings(codec) {
-                    if let Some(v) = a
-                        .encodings
-                        .iter()
-                        .find(|v| v.coding == codec.token() && mine && v.path == dest_rel)
-                    {
-                        kept[i].push(v.clone());
-                        keep_paths.insert(dest_rel);
-                        counts.reused += 1;
-                        continue;
-                    }
-                    let was = a.skipped.get(codec.token());
-                    if let (
-                        Some(&r @ (SkipReason::NotSmaller | SkipReason::SavesTooLittle)),
-                        false,
-                    ) = (was, on_disk)
-                    {
-                        skipped[i].insert(codec.token().to_string(), r);
-                        counts.reused += 1;
-                        continue;
-                    }
-                }
-            }
-            // A large brotli job runs as parts on several workers, unless the
-            // cache may already hold it (the whole job reads it from there, and
-            // on a miss produces the same bytes by compressing the parts itself).
-            let n = if codec == Codec::Brotli {
-                parts_for(f.size as usize, content_kind(&f.found.rel))
-            } else {
-                1
-            };
-            let in_cache = cache
-                .as_ref()
-                .is_some_and(|c| c.contains(&f.blake3, codec, &settings[codec.token()]));
-            if n > 1 && !in_cache {
-                jobs.extend((0..n).map(|index| Job {
-                    file: i,
-                    codec,
-                    kind: JobKind::Part { index, of: n },
-                }));
-            } else {
-                jobs.push(Job {
-                    file: i,
-                    codec,
-                    kind: JobKind::Compress,
-                });
-            }
-        }
-        for (old, sha) in &chosen[i] {
-            let dict = dicts.len();
-            dicts.push(Dict {
-                old: old.clone(),
-                sha256: *sha,
-            });
-            let dictionary = available_dictionary(sha);
-            for &coding in &cfg.delta_codings {
-                if coding == DeltaCoding::Dcb && old.size + f.size > DCB_MAX_SPAN {
-                    continue;
-                }
-                let dest_rel = delta_path(&f.found.rel, sha, coding);
-                let on_disk = existing.contains_key(dest_rel.as_str());
-                let mine = is_ours(&dest_rel);
-                if on_disk && !mine && !cfg.force {
-                    // Never overwritten; it cannot be checked without knowing
-                    // what it was made from.
-                    keep_paths.insert(dest_rel.clone());
-                    errors.push(Error::Foreign {
-                        path: root.join(&dest_rel),
-                        detail: "a delta precompress did not write is where it would write one"
-                            .into(),
-                    });
-                    continue;
-                }
-                if let (Some(a), false) = (before, cfg.force) {
-                    if same_settings_token(coding.token()) {
-                        match delta_prev(a, coding, &dictionary) {
-                            (Some(d), _) if mine && d.path == dest_rel => {
-                                kept_deltas[i].push(d.clone());
-                                keep_paths.insert(dest_rel);
-                                counts.reused += 1;
-                                continue;
-                            }
-                            (None, true) if !on_disk => {
-                                skipped_deltas[i].push(SkippedDelta {
-                                    coding: coding.token().into(),
-                                    dictionary: dictionary.clone(),
-                                    reason: SkipReason::NotSmaller,
-                                });
-                                counts.reused += 1;
-                                continue;
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                jobs.push(Job {
-                    file: i,
-                    codec: Codec::Brotli,
-                    kind: JobKind::Delta { dict, coding },
-                });
-            }
-        }
+    let Plan {
+        mut jobs,
+        mut kept,
+        mut kept_deltas,
+        mut skipped,
+        mut skipped_deltas,
+        refused,
+        stale,
+        reused,
+    } = plan(
+        &Inputs {
+            prev: prev.as_ref(),
+            settings: &settings,
+            ours: &ours,
+            on_disk: &existing,
+            symlinks: &symlinks,
+            codecs: &cfg.codecs,
+            delta_codings: &cfg.delta_codings,
+            force: cfg.force,
+        },
+        &sources,
+    );
+    drop(sources);
+    counts.reused += reused;
+    for (rel, detail) in refused {
+        errors.push(Error::Foreign {
+            path: root.join(rel),
+            detail: detail.into(),
+        });
     }
-    // Our variants that this run will not keep as they are: the source changed,
-    // the codec is no longer asked for, or the file is now skipped. Removed
-    // before any compression, so a run killed from here on leaves no stale
-    // variant; the ones being redone are written again by their jobs.
-    let mut stale: Vec<&String> = ours
-        .keys()
-        .filter(|p| !keep_paths.contains(*p) && is_ours(p))
-        .collect();
-    stale.sort();
-    for rel in stale {
+    // Removed before any compression, so a run killed from here on leaves no
+    // stale variant; the ones being redone are written again by their jobs.
+    for rel in &stale {
         remove(&root.join(rel), rel, &mut counts, &mut errors);
     }
 
@@ -825,24 +679,6 @@ fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Scanned> {
         },
         found,
     })
-}
-
-/// The delta of `coding` against `dictionary` that the previous run recorded
-/// for asset `a`, and whether it recorded that delta as not worth keeping.
-fn delta_prev<'a>(
-    a: &'a Asset,
-    coding: DeltaCoding,
-    dictionary: &str,
-) -> (Option<&'a Delta>, bool) {
-    let found = a
-        .deltas
-        .iter()
-        .find(|d| d.coding == coding.token() && d.dictionary == dictionary);
-    let skipped = a
-        .skipped_deltas
-        .iter()
-        .any(|d| d.coding == coding.token() && d.dictionary == dictionary);
-    (found, skipped)
 }
 
 /// The earlier files an asset gets deltas against: for each release, the one

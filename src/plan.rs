@@ -1,0 +1,577 @@
+//! The plan of a run: for every (asset, coding) and (asset, dictionary,
+//! coding), whether the variant or delta on disk is kept as it is, redone,
+//! checked (one precompress did not write), refused, or known not worth
+//! making; and which of the variants precompress wrote are now stale. A pure
+//! function of the previous manifest, what the scan found on disk and the
+//! settings: no disk, no encoder, so every rule of the README's "Incremental,
+//! self-cleaning, checkable" has a row in the tables below.
+//!
+//! It never deletes or writes: the run removes what [`Plan::stale`] lists
+//! before any job starts (so a run killed from then on leaves no stale
+//! variant) and runs [`Plan::jobs`].
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::coding::{Codec, DeltaCoding};
+use crate::dictionary::{available_dictionary, delta_path};
+use crate::filter::SkipReason;
+use crate::manifest::{Asset, Delta, Manifest, SkippedDelta, Variant};
+
+/// The largest dictionary plus file a `dcb` stream can reach across: brotli's
+/// window (16 MiB less 16 bytes, RFC 9842 §4). Beyond it the C decoder that
+/// browsers use reads far distances as references into the dictionary where
+/// a prefix-dictionary encoder meant the static dictionary, so no `dcb` is
+/// made for larger pairs (`dcz` still is).
+pub(crate) const DCB_MAX_SPAN: u64 = (1 << 24) - 16;
+
+/// What a job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JobKind {
+    Compress,
+    /// Part `index` of `of` of a brotli stream split across jobs.
+    Part {
+        index: usize,
+        of: usize,
+    },
+    /// Check a variant precompress did not write against the source.
+    CheckForeign,
+    /// An RFC 9842 delta against dictionary `dict` (an index into the run's
+    /// dictionaries).
+    Delta {
+        dict: usize,
+        coding: DeltaCoding,
+    },
+}
+
+/// One unit of work for the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Job {
+    /// Index of the source in the run's list.
+    pub file: usize,
+    /// The coding of a variant job (a delta job's is unused).
+    pub codec: Codec,
+    pub kind: JobKind,
+}
+
+impl Job {
+    /// The content-coding token this job produces.
+    pub fn token(&self) -> &'static str {
+        match self.kind {
+            JobKind::Delta { coding, .. } => coding.token(),
+            _ => self.codec.token(),
+        }
+    }
+}
+
+/// What the run knows of everything but the sources.
+pub(crate) struct Inputs<'a> {
+    /// The previous manifest, if it could be read.
+    pub prev: Option<&'a Manifest>,
+    /// This run's settings per coding token.
+    pub settings: &'a BTreeMap<String, String>,
+    /// Variants and deltas the previous run wrote: path -> blake3 then.
+    pub ours: &'a HashMap<String, String>,
+    /// Variants and deltas on disk: path -> blake3 now (`None`: unreadable).
+    pub on_disk: &'a HashMap<&'a str, Option<&'a str>>,
+    /// Symlinks the walk passed over.
+    pub symlinks: &'a HashSet<&'a str>,
+    pub codecs: &'a [Codec],
+    pub delta_codings: &'a [DeltaCoding],
+    pub force: bool,
+}
+
+/// One source, as the plan needs it.
+pub(crate) struct Source<'a> {
+    pub rel: &'a str,
+    pub size: u64,
+    pub blake3: &'a str,
+    /// Why the filter leaves it out, if it does.
+    pub decision: Option<SkipReason>,
+    /// How many jobs its brotli encoding runs as (1 unless it is large, text,
+    /// and not already in the cache).
+    pub brotli_parts: usize,
+    /// Its dictionaries: (index in the run's list, the dictionary's size, its
+    /// SHA-256).
+    pub dictionaries: Vec<(usize, u64, [u8; 32])>,
+}
+
+/// The plan: per source (by index), what is kept and skipped as it is; the
+/// jobs to run; what is refused; what is stale.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    pub jobs: Vec<Job>,
+    pub kept: Vec<Vec<Variant>>,
+    pub kept_deltas: Vec<Vec<Delta>>,
+    pub skipped: Vec<BTreeMap<String, SkipReason>>,
+    pub skipped_deltas: Vec<Vec<SkippedDelta>>,
+    /// Paths left alone with why: a symlink where a variant goes, a delta
+    /// precompress did not write. Each is an error of the run.
+    pub refused: Vec<(String, &'static str)>,
+    /// Our variants and deltas that are not kept as they are, sorted: removed
+    /// before any job runs (the ones redone are written again).
+    pub stale: Vec<String>,
+    /// (source, coding) outcomes kept from the previous run.
+    pub reused: u64,
+}
+
+/// The delta of `coding` against `dictionary` that the previous run recorded
+/// for asset `a`, and whether it recorded that delta as not worth keeping.
+fn delta_prev<'a>(
+    a: &'a Asset,
+    coding: DeltaCoding,
+    dictionary: &str,
+) -> (Option<&'a Delta>, bool) {
+    let found = a
+        .deltas
+        .iter()
+        .find(|d| d.coding == coding.token() && d.dictionary == dictionary);
+    let skipped = a
+        .skipped_deltas
+        .iter()
+        .any(|d| d.coding == coding.token() && d.dictionary == dictionary);
+    (found, skipped)
+}
+
+/// Plans the run over `sources`.
+pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
+    let n = sources.len();
+    let mut p = Plan {
+        kept: vec![Vec::new(); n],
+        kept_deltas: vec![Vec::new(); n],
+        skipped: vec![BTreeMap::new(); n],
+        skipped_deltas: vec![Vec::new(); n],
+        ..Plan::default()
+    };
+    // Ours: recorded by the previous run, and still the bytes it wrote.
+    let is_ours = |rel: &str| match (inp.ours.get(rel), inp.on_disk.get(rel)) {
+        (Some(recorded), Some(Some(actual))) => recorded == actual,
+        _ => false,
+    };
+    let same_settings = |token: &str| {
+        inp.prev
+            .is_some_and(|m| m.settings.get(token) == inp.settings.get(token))
+    };
+    let mut keep_paths: HashSet<String> = HashSet::new();
+    for (i, f) in sources.iter().enumerate() {
+        // The previous run's entry, if the content is the same.
+        let before = inp
+            .prev
+            .and_then(|m| m.files.get(f.rel))
+            .filter(|a| a.blake3 == f.blake3 && !inp.force);
+        for &codec in inp.codecs {
+            let dest = format!("{}.{}", f.rel, codec.suffix());
+            let on_disk = inp.on_disk.contains_key(dest.as_str());
+            let mine = is_ours(&dest);
+            if inp.symlinks.contains(dest.as_str()) && f.decision.is_none() && !inp.force {
+                // A link someone put there (the walk does not follow it):
+                // never replaced by a file of ours without --force.
+                p.refused.push((dest, "a symlink where its variant goes"));
+                continue;
+            }
+            if !mine && on_disk && !inp.force {
+                // Not ours: never overwritten; checked, and listed if it
+                // decodes to the source.
+                keep_paths.insert(dest);
+                p.jobs.push(Job {
+                    file: i,
+                    codec,
+                    kind: JobKind::CheckForeign,
+                });
+                continue;
+            }
+            if let Some(reason) = f.decision {
+                p.skipped[i].insert(codec.token().to_string(), reason);
+                continue;
+            }
+            if let Some(a) = before.filter(|_| same_settings(codec.token())) {
+                if let Some(v) = a
+                    .encodings
+                    .iter()
+                    .find(|v| v.coding == codec.token() && mine && v.path == dest)
+                {
+                    p.kept[i].push(v.clone());
+                    keep_paths.insert(dest);
+                    p.reused += 1;
+                    continue;
+                }
+                let was = a.skipped.get(codec.token());
+                if let (Some(&r @ (SkipReason::NotSmaller | SkipReason::SavesTooLittle)), false) =
+                    (was, on_disk)
+                {
+                    p.skipped[i].insert(codec.token().to_string(), r);
+                    p.reused += 1;
+                    continue;
+                }
+            }
+            let parts = if codec == Codec::Brotli {
+                f.brotli_parts
+            } else {
+                1
+            };
+            if parts > 1 {
+                p.jobs.extend((0..parts).map(|index| Job {
+                    file: i,
+                    codec,
+                    kind: JobKind::Part { index, of: parts },
+                }));
+            } else {
+                p.jobs.push(Job {
+                    file: i,
+                    codec,
+                    kind: JobKind::Compress,
+                });
+            }
+        }
+        for &(dict, dict_size, sha) in &f.dictionaries {
+            let dictionary = available_dictionary(&sha);
+            for &coding in inp.delta_codings {
+                if coding == DeltaCoding::Dcb && dict_size + f.size > DCB_MAX_SPAN {
+                    continue;
+                }
+                let dest = delta_path(f.rel, &sha, coding);
+                let on_disk = inp.on_disk.contains_key(dest.as_str());
+                let mine = is_ours(&dest);
+                if on_disk && !mine && !inp.force {
+                    // Never overwritten; it cannot be checked without knowing
+                    // what it was made from.
+                    keep_paths.insert(dest.clone());
+                    p.refused.push((
+                        dest,
+                        "a delta precompress did not write is where it would write one",
+                    ));
+                    continue;
+                }
+                if let Some(a) = before.filter(|_| same_settings(coding.token())) {
+                    match delta_prev(a, coding, &dictionary) {
+                        (Some(d), _) if mine && d.path == dest => {
+                            p.kept_deltas[i].push(d.clone());
+                            keep_paths.insert(dest);
+                            p.reused += 1;
+                            continue;
+                        }
+                        (None, true) if !on_disk => {
+                            p.skipped_deltas[i].push(SkippedDelta {
+                                coding: coding.token().into(),
+                                dictionary: dictionary.clone(),
+                                reason: SkipReason::NotSmaller,
+                            });
+                            p.reused += 1;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+                p.jobs.push(Job {
+                    file: i,
+                    codec: Codec::Brotli,
+                    kind: JobKind::Delta { dict, coding },
+                });
+            }
+        }
+    }
+    // Ours that this run will not keep as they are: the source changed, the
+    // coding is no longer asked for, the file is now skipped, the dictionary
+    // is no longer given.
+    p.stale = inp
+        .ours
+        .keys()
+        .filter(|path| !keep_paths.contains(*path) && is_ours(path))
+        .cloned()
+        .collect();
+    p.stale.sort();
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::etag;
+
+    const SETTINGS: [(&str, &str); 3] = [("br", "q11"), ("zstd", "l19"), ("gzip", "l12")];
+
+    fn settings(changed: &[&str]) -> BTreeMap<String, String> {
+        SETTINGS
+            .iter()
+            .map(|(k, v)| {
+                let v = if changed.contains(k) {
+                    format!("{v} changed")
+                } else {
+                    v.to_string()
+                };
+                (k.to_string(), v)
+            })
+            .collect()
+    }
+
+    fn variant(path: &str, coding: &str, b3: &str) -> Variant {
+        Variant {
+            blake3: b3.into(),
+            coding: coding.into(),
+            etag: etag(b3),
+            path: path.into(),
+            size: 10,
+        }
+    }
+
+    /// The previous manifest: `app.js` (content "A") with its three variants.
+    fn previous() -> Manifest {
+        let mut m = Manifest::new(settings(&[]));
+        m.files.insert(
+            "app.js".into(),
+            Asset {
+                blake3: "A".into(),
+                content_type: "text/javascript".into(),
+                deltas: Vec::new(),
+                encodings: vec![
+                    variant("app.js.br", "br", "b1"),
+                    variant("app.js.zst", "zstd", "z1"),
+                    variant("app.js.gz", "gzip", "g1"),
+                ],
+                etag: etag("A"),
+                sha256: String::new(),
+                size: 100,
+                skipped: BTreeMap::new(),
+                skipped_deltas: Vec::new(),
+                use_as_dictionary: None,
+            },
+        );
+        m
+    }
+
+    /// What a run plans, as short strings: `keep app.js.br`, `job br app.js`,
+    /// `check app.js.br`, `skip gzip too_small`, `stale app.js.br`, `refuse ...`.
+    struct Case<'a> {
+        name: &'a str,
+        content: &'a str,
+        decision: Option<SkipReason>,
+        on_disk: &'a [(&'a str, &'a str)],
+        changed_settings: &'a [&'a str],
+        codecs: &'a [Codec],
+        force: bool,
+        symlinks: &'a [&'a str],
+        prev: Option<Manifest>,
+        want: &'a [&'a str],
+    }
+
+    fn run(c: &Case) -> Vec<String> {
+        let ours: HashMap<String, String> = c
+            .prev
+            .iter()
+            .flat_map(|m| m.files.values())
+            .flat_map(|a| {
+                a.encodings
+                    .iter()
+                    .map(|v| (v.path.clone(), v.blake3.clone()))
+            })
+            .collect();
+        let on_disk: HashMap<&str, Option<&str>> =
+            c.on_disk.iter().map(|(p, h)| (*p, Some(*h))).collect();
+        let symlinks: HashSet<&str> = c.symlinks.iter().copied().collect();
+        let s = settings(c.changed_settings);
+        let inputs = Inputs {
+            prev: c.prev.as_ref(),
+            settings: &s,
+            ours: &ours,
+            on_disk: &on_disk,
+            symlinks: &symlinks,
+            codecs: c.codecs,
+            delta_codings: &DeltaCoding::ALL,
+            force: c.force,
+        };
+        let src = Source {
+            rel: "app.js",
+            size: 100,
+            blake3: c.content,
+            decision: c.decision,
+            brotli_parts: 1,
+            dictionaries: Vec::new(),
+        };
+        let p = plan(&inputs, &[src]);
+        let mut out = Vec::new();
+        out.extend(p.kept[0].iter().map(|v| format!("keep {}", v.path)));
+        out.extend(
+            p.skipped[0]
+                .iter()
+                .map(|(k, r)| format!("skip {k} {}", r.as_str())),
+        );
+        for j in &p.jobs {
+            out.push(match j.kind {
+                JobKind::CheckForeign => format!("check app.js.{}", j.codec.suffix()),
+                _ => format!("job {} app.js", j.token()),
+            });
+        }
+        out.extend(p.stale.iter().map(|s| format!("stale {s}")));
+        out.extend(p.refused.iter().map(|(r, _)| format!("refuse {r}")));
+        out.sort();
+        out
+    }
+
+    const OURS_ON_DISK: &[(&str, &str)] = &[
+        ("app.js.br", "b1"),
+        ("app.js.zst", "z1"),
+        ("app.js.gz", "g1"),
+    ];
+
+    #[test]
+    fn the_rules_of_incremental_self_cleaning_runs() {
+        let all: &[Codec] = &Codec::ALL;
+        let base = || Case {
+            name: "",
+            content: "A",
+            decision: None,
+            on_disk: OURS_ON_DISK,
+            changed_settings: &[],
+            codecs: all,
+            force: false,
+            symlinks: &[],
+            prev: Some(previous()),
+            want: &[],
+        };
+        #[rustfmt::skip]
+        let table = [
+            Case { name: "nothing changed: every variant kept untouched",
+                want: &["keep app.js.br", "keep app.js.gz", "keep app.js.zst"], ..base() },
+            Case { name: "the source changed: all redone, the old ones stale first",
+                content: "B",
+                want: &["job br app.js", "job gzip app.js", "job zstd app.js",
+                        "stale app.js.br", "stale app.js.gz", "stale app.js.zst"], ..base() },
+            Case { name: "one coding's settings changed: only it is redone",
+                changed_settings: &["br"],
+                want: &["job br app.js", "keep app.js.gz", "keep app.js.zst", "stale app.js.br"], ..base() },
+            Case { name: "a coding no longer asked for: its variant is stale",
+                codecs: &[Codec::Brotli, Codec::Zstd],
+                want: &["keep app.js.br", "keep app.js.zst", "stale app.js.gz"], ..base() },
+            Case { name: "the file is now skipped: its variants are stale",
+                decision: Some(SkipReason::ExcludedGlob),
+                want: &["skip br excluded_glob", "skip gzip excluded_glob", "skip zstd excluded_glob",
+                        "stale app.js.br", "stale app.js.gz", "stale app.js.zst"], ..base() },
+            Case { name: "a variant that is not what we wrote is foreign: checked, never stale",
+                on_disk: &[("app.js.br", "someone else"), ("app.js.zst", "z1"), ("app.js.gz", "g1")],
+                want: &["check app.js.br", "keep app.js.gz", "keep app.js.zst"], ..base() },
+            Case { name: "a foreign variant with --force is redone; ours too",
+                on_disk: &[("app.js.br", "someone else"), ("app.js.zst", "z1"), ("app.js.gz", "g1")],
+                force: true,
+                want: &["job br app.js", "job gzip app.js", "job zstd app.js",
+                        "stale app.js.gz", "stale app.js.zst"], ..base() },
+            Case { name: "our variant deleted from disk: redone, nothing stale",
+                on_disk: &[("app.js.zst", "z1"), ("app.js.gz", "g1")],
+                want: &["job br app.js", "keep app.js.gz", "keep app.js.zst"], ..base() },
+            Case { name: "no previous manifest: everything is a job, foreign ones checked",
+                prev: None, on_disk: &[("app.js.gz", "g1")],
+                want: &["check app.js.gz", "job br app.js", "job zstd app.js"], ..base() },
+            Case { name: "a symlink where a variant goes is refused",
+                prev: None, on_disk: &[], symlinks: &["app.js.br"],
+                want: &["job gzip app.js", "job zstd app.js", "refuse app.js.br"], ..base() },
+        ];
+        for c in &table {
+            assert_eq!(run(c), c.want, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn a_known_not_smaller_outcome_is_reused_unless_a_file_is_in_the_way() {
+        let mut prev = previous();
+        let a = prev.files.get_mut("app.js").unwrap();
+        a.encodings.retain(|v| v.coding != "gzip");
+        a.skipped.insert("gzip".into(), SkipReason::NotSmaller);
+        let base = Case {
+            name: "",
+            content: "A",
+            decision: None,
+            on_disk: &[("app.js.br", "b1"), ("app.js.zst", "z1")],
+            changed_settings: &[],
+            codecs: &Codec::ALL,
+            force: false,
+            symlinks: &[],
+            prev: Some(prev.clone()),
+            want: &[],
+        };
+        assert_eq!(
+            run(&base),
+            ["keep app.js.br", "keep app.js.zst", "skip gzip not_smaller"]
+        );
+        let foreign_gz = Case {
+            on_disk: &[
+                ("app.js.br", "b1"),
+                ("app.js.zst", "z1"),
+                ("app.js.gz", "x"),
+            ],
+            ..base
+        };
+        assert_eq!(
+            run(&foreign_gz),
+            ["check app.js.gz", "keep app.js.br", "keep app.js.zst"]
+        );
+    }
+
+    #[test]
+    fn deltas_are_kept_redone_or_refused_by_the_same_rules() {
+        let sha = [7u8; 32];
+        let dcb = delta_path("app.js", &sha, DeltaCoding::Dcb);
+        let dcz = delta_path("app.js", &sha, DeltaCoding::Dcz);
+        let mut prev = previous();
+        let mut s = settings(&[]);
+        s.insert("dcb".into(), "dcb q10".into());
+        s.insert("dcz".into(), "dcz l19".into());
+        prev.settings = s.clone();
+        prev.files.get_mut("app.js").unwrap().deltas = vec![Delta {
+            blake3: "d1".into(),
+            coding: "dcb".into(),
+            dictionary: available_dictionary(&sha),
+            dictionary_path: "old.js".into(),
+            etag: etag("d1"),
+            path: dcb.clone(),
+            size: 5,
+        }];
+        let mut ours: HashMap<String, String> = HashMap::new();
+        ours.insert(dcb.clone(), "d1".into());
+        let plan_with =
+            |on_disk: &[(&str, &str)], dicts: Vec<(usize, u64, [u8; 32])>, size: u64| {
+                let on_disk: HashMap<&str, Option<&str>> =
+                    on_disk.iter().map(|(p, h)| (*p, Some(*h))).collect();
+                let inputs = Inputs {
+                    prev: Some(&prev),
+                    settings: &s,
+                    ours: &ours,
+                    on_disk: &on_disk,
+                    symlinks: &HashSet::new(),
+                    codecs: &[],
+                    delta_codings: &DeltaCoding::ALL,
+                    force: false,
+                };
+                let src = Source {
+                    rel: "app.js",
+                    size,
+                    blake3: "A",
+                    decision: None,
+                    brotli_parts: 1,
+                    dictionaries: dicts,
+                };
+                let p = plan(&inputs, &[src]);
+                let jobs: Vec<&str> = p.jobs.iter().map(|j| j.token()).collect();
+                let kept: Vec<String> = p.kept_deltas[0].iter().map(|d| d.coding.clone()).collect();
+                let refused: Vec<String> = p.refused.iter().map(|(r, _)| r.clone()).collect();
+                (jobs.join(","), kept.join(","), p.stale.clone(), refused)
+            };
+        // Our dcb kept, the missing dcz made.
+        let (jobs, kept, stale, refused) = plan_with(&[(&dcb, "d1")], vec![(0, 100, sha)], 100);
+        assert_eq!((jobs.as_str(), kept.as_str()), ("dcz", "dcb"));
+        assert!(stale.is_empty() && refused.is_empty());
+        // No dictionary this run: our delta is stale.
+        let (jobs, _, stale, _) = plan_with(&[(&dcb, "d1")], vec![], 100);
+        assert_eq!((jobs.as_str(), stale), ("", vec![dcb.clone()]));
+        // A dcz someone else put where ours would go: refused, never stale.
+        let (jobs, _, stale, refused) =
+            plan_with(&[(&dcb, "d1"), (&dcz, "x")], vec![(0, 100, sha)], 100);
+        assert_eq!(
+            (jobs.as_str(), stale.len(), refused),
+            ("", 0, vec![dcz.clone()])
+        );
+        // Dictionary and file past brotli's window: no dcb, the old one stale.
+        let (jobs, kept, stale, _) = plan_with(&[(&dcb, "d1")], vec![(0, DCB_MAX_SPAN, sha)], 100);
+        assert_eq!(
+            (jobs.as_str(), kept.as_str(), stale),
+            ("dcz", "", vec![dcb])
+        );
+    }
+}
