@@ -142,19 +142,19 @@ pub struct RunArgs {
     pub formats: Vec<Codec>,
 
     /// Brotli quality, 0-11.
-    #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(0..=11))]
+    #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(crate::config::limits::BROTLI_QUALITY))]
     pub brotli_quality: u32,
 
     /// Zstandard level, 1-22 (the window stays at most 8 MiB at every level).
-    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(1..=22))]
+    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(crate::config::limits::ZSTD_LEVEL))]
     pub zstd_level: i32,
 
     /// gzip (libdeflate) level, 1-12.
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(i32).range(1..=12))]
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(i32).range(crate::config::limits::GZIP_LEVEL))]
     pub gzip_level: i32,
 
     /// Keep a variant only if it is at most this fraction of its source (0.8: saves 20% or more).
-    #[arg(long, default_value = "1", value_name = "RATIO", value_parser = parse_ratio)]
+    #[arg(long, default_value = "1", value_name = "RATIO", value_parser = crate::config::limits::ratio)]
     pub min_ratio: f64,
 
     /// Compress only files matching this glob (repeatable; replaces the default type list).
@@ -236,16 +236,6 @@ pub struct RunArgs {
     /// Write a GitHub Actions job summary, step outputs and ::error annotations.
     #[arg(long)]
     pub github: bool,
-}
-
-/// A ratio in (0, 1].
-pub(crate) fn parse_ratio(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
-        _ => Err(format!(
-            "invalid ratio {s:?} (expected a number in (0, 1], e.g. 0.8)"
-        )),
-    }
 }
 
 /// `IP:PORT`, `localhost:PORT` (127.0.0.1) or a bare `PORT` (127.0.0.1).

@@ -5,6 +5,42 @@ use std::path::PathBuf;
 use crate::encode::delta::DeltaCoding;
 use crate::encode::{Codec, Levels};
 
+/// The ranges the settings must lie in: one home for the command line,
+/// precompress.toml and [`Config::validate`] (which [`crate::run`] calls, so a
+/// library caller gets the same refusal).
+pub mod limits {
+    use std::ops::RangeInclusive;
+    /// `--brotli-quality`.
+    pub const BROTLI_QUALITY: RangeInclusive<i64> = 0..=11;
+    /// `--zstd-level`.
+    pub const ZSTD_LEVEL: RangeInclusive<i64> = 1..=22;
+    /// `--gzip-level` (libdeflate).
+    pub const GZIP_LEVEL: RangeInclusive<i64> = 1..=12;
+
+    /// `value` if it lies in `range`, else why not (`12 is not in 0-11`).
+    pub fn check(value: i64, range: &RangeInclusive<i64>) -> Result<i64, String> {
+        if range.contains(&value) {
+            Ok(value)
+        } else {
+            Err(format!(
+                "{value} is not in {}-{}",
+                range.start(),
+                range.end()
+            ))
+        }
+    }
+
+    /// `--min-ratio`: a number in (0, 1].
+    pub fn ratio(s: &str) -> Result<f64, String> {
+        match s.trim().parse::<f64>() {
+            Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+            _ => Err(format!(
+                "invalid ratio {s:?} (expected a number in (0, 1], e.g. 0.8)"
+            )),
+        }
+    }
+}
+
 /// Settings for one run over one folder.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -69,6 +105,23 @@ impl Config {
             delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
         }
+    }
+
+    /// Refuses settings out of their ranges ([`limits`]), naming the setting.
+    pub fn validate(&self) -> crate::Result<()> {
+        let bad = |name: &str, e: String| crate::Error::Config(format!("{name}: {e}"));
+        let l = &self.levels;
+        limits::check(l.brotli_quality.into(), &limits::BROTLI_QUALITY)
+            .map_err(|e| bad("brotli quality", e))?;
+        limits::check(l.zstd_level.into(), &limits::ZSTD_LEVEL)
+            .map_err(|e| bad("zstd level", e))?;
+        limits::check(l.gzip_level.into(), &limits::GZIP_LEVEL)
+            .map_err(|e| bad("gzip level", e))?;
+        limits::ratio(&self.min_ratio.to_string()).map_err(|e| bad("min ratio", e))?;
+        if self.codecs.is_empty() {
+            return Err(bad("formats", "no coding asked for".into()));
+        }
+        Ok(())
     }
 
     /// The manifest path this run writes.
@@ -156,6 +209,42 @@ mod tests {
         // Never none, however little memory there is.
         assert_eq!(threads_for(8, Some(10 << 20)), 1);
         assert_eq!(threads_for(0, None), 1);
+    }
+
+    #[test]
+    fn the_library_refuses_settings_out_of_range_as_the_cli_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut cfg = Config::new(tmp.path());
+        assert!(cfg.validate().is_ok());
+        for (set, want) in [
+            (
+                &mut |c: &mut Config| c.levels.brotli_quality = 12,
+                "brotli quality: 12 is not in 0-11",
+            ),
+            (
+                &mut |c: &mut Config| c.levels.zstd_level = 0,
+                "zstd level: 0 is not in 1-22",
+            ),
+            (
+                &mut |c: &mut Config| c.levels.gzip_level = 13,
+                "gzip level: 13 is not in 1-12",
+            ),
+            (
+                &mut |c: &mut Config| c.min_ratio = 1.5,
+                "min ratio: invalid ratio",
+            ),
+        ] as [(&mut dyn FnMut(&mut Config), &str); 4]
+        {
+            let mut c = cfg.clone();
+            set(&mut c);
+            let e = crate::run(&c, &crate::NoProgress).unwrap_err();
+            assert!(
+                matches!(e, crate::Error::Config(_)) && e.to_string().contains(want),
+                "{e}"
+            );
+        }
+        cfg.codecs.clear();
+        assert!(cfg.validate().is_err());
     }
 
     #[cfg(target_os = "linux")]

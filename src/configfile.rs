@@ -140,27 +140,22 @@ impl FileConfig {
                 })
                 .collect::<Result<_>>()?;
         }
+        use crate::config::limits;
         if let (Some(q), false) = (self.brotli_quality, explicit("brotli_quality")) {
-            if q > 11 {
-                return Err(bad("brotli-quality", format!("{q} is not in 0-11")));
-            }
+            limits::check(q.into(), &limits::BROTLI_QUALITY)
+                .map_err(|e| bad("brotli-quality", e))?;
             args.brotli_quality = q;
         }
         if let (Some(l), false) = (self.zstd_level, explicit("zstd_level")) {
-            if !(1..=22).contains(&l) {
-                return Err(bad("zstd-level", format!("{l} is not in 1-22")));
-            }
+            limits::check(l.into(), &limits::ZSTD_LEVEL).map_err(|e| bad("zstd-level", e))?;
             args.zstd_level = l;
         }
         if let (Some(l), false) = (self.gzip_level, explicit("gzip_level")) {
-            if !(1..=12).contains(&l) {
-                return Err(bad("gzip-level", format!("{l} is not in 1-12")));
-            }
+            limits::check(l.into(), &limits::GZIP_LEVEL).map_err(|e| bad("gzip-level", e))?;
             args.gzip_level = l;
         }
         if let (Some(r), false) = (self.min_ratio, explicit("min_ratio")) {
-            args.min_ratio =
-                crate::cli::parse_ratio(&r.to_string()).map_err(|e| bad("min-ratio", e))?;
+            args.min_ratio = limits::ratio(&r.to_string()).map_err(|e| bad("min-ratio", e))?;
         }
         if let (Some(g), false) = (&self.include, explicit("include")) {
             args.include = g.clone();

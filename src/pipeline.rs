@@ -173,6 +173,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     if !root.is_dir() {
         return Err(Error::Config(format!("{}: not a folder", root.display())));
     }
+    cfg.validate()?;
     let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
     let manifest_path = cfg.manifest_path();
     let threads = cfg.worker_threads();
