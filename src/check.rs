@@ -29,9 +29,105 @@ pub struct Problem {
     /// Path relative to DIR (or the manifest's path).
     pub path: String,
     /// Short machine-readable kind, e.g. `variant_corrupt`.
-    pub problem: &'static str,
+    pub problem: ProblemKind,
     /// What exactly.
     pub detail: String,
+}
+
+/// The kinds of problem, as `--json` names them (snake_case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// A variant or delta listed with a coding this precompress does not know.
+    BadCoding,
+    /// A delta's size or blake3 is not the manifest's.
+    DeltaChanged,
+    /// A delta whose header does not name its dictionary, or a dictionary that is no SHA-256.
+    DeltaCorrupt,
+    /// A listed delta that cannot be read.
+    DeltaMissing,
+    /// A delta that does not decode, with its dictionary, to its source.
+    DeltaStale,
+    /// An unlisted variant that decodes to its source (not written by precompress).
+    ForeignVariant,
+    /// The manifest exists but cannot be read or parsed.
+    ManifestInvalid,
+    /// There is no manifest.
+    ManifestMissing,
+    /// A source whose size or blake3 is not the manifest's.
+    SourceChanged,
+    /// A listed source that cannot be read.
+    SourceMissing,
+    /// An unlisted variant that does not decode to its source.
+    StaleVariant,
+    /// A temporary file left by a killed run.
+    TemporaryFile,
+    /// A delta file on disk that the manifest does not list.
+    UnlistedDelta,
+    /// A file on disk that the manifest does not list.
+    UnlistedFile,
+    /// A file or folder that cannot be read.
+    Unreadable,
+    /// A manifest path that is not a plain path inside DIR (never opened).
+    UnsafePath,
+    /// A variant's size or blake3 is not the manifest's.
+    VariantChanged,
+    /// A variant that does not decode (or is not a zstd frame).
+    VariantCorrupt,
+    /// A listed variant that cannot be read.
+    VariantMissing,
+    /// A variant that decodes to something other than its source.
+    VariantStale,
+    /// A zstd frame that declares a window over the 8 MiB browsers accept.
+    ZstdWindow,
+}
+
+impl ProblemKind {
+    /// The name `--json` and the text report use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::BadCoding => "bad_coding",
+            ProblemKind::DeltaChanged => "delta_changed",
+            ProblemKind::DeltaCorrupt => "delta_corrupt",
+            ProblemKind::DeltaMissing => "delta_missing",
+            ProblemKind::DeltaStale => "delta_stale",
+            ProblemKind::ForeignVariant => "foreign_variant",
+            ProblemKind::ManifestInvalid => "manifest_invalid",
+            ProblemKind::ManifestMissing => "manifest_missing",
+            ProblemKind::SourceChanged => "source_changed",
+            ProblemKind::SourceMissing => "source_missing",
+            ProblemKind::StaleVariant => "stale_variant",
+            ProblemKind::TemporaryFile => "temporary_file",
+            ProblemKind::UnlistedDelta => "unlisted_delta",
+            ProblemKind::UnlistedFile => "unlisted_file",
+            ProblemKind::Unreadable => "unreadable",
+            ProblemKind::UnsafePath => "unsafe_path",
+            ProblemKind::VariantChanged => "variant_changed",
+            ProblemKind::VariantCorrupt => "variant_corrupt",
+            ProblemKind::VariantMissing => "variant_missing",
+            ProblemKind::VariantStale => "variant_stale",
+            ProblemKind::ZstdWindow => "zstd_window",
+        }
+    }
+}
+
+impl std::fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+// Problems sort by path, then by kind name, as when kinds were strings.
+impl Ord for ProblemKind {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for ProblemKind {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// The outcome of a check.
@@ -51,7 +147,7 @@ pub struct CheckReport {
     pub problems: Vec<Problem>,
 }
 
-fn problem(path: impl Into<String>, problem: &'static str, detail: impl Into<String>) -> Problem {
+fn problem(path: impl Into<String>, problem: ProblemKind, detail: impl Into<String>) -> Problem {
     Problem {
         path: path.into(),
         problem,
@@ -81,9 +177,9 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
         Ok(m) => m,
         Err(e) => {
             let kind = if manifest_path.exists() {
-                "manifest_invalid"
+                ProblemKind::ManifestInvalid
             } else {
-                "manifest_missing"
+                ProblemKind::ManifestMissing
             };
             return CheckReport {
                 ok: false,
@@ -117,7 +213,7 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
                 e.path()
                     .map(|p| p.display().to_string())
                     .unwrap_or_default(),
-                "unreadable",
+                ProblemKind::Unreadable,
                 e.to_string(),
             )
         })
@@ -125,7 +221,7 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
     for t in &tree.temps {
         problems.push(problem(
             &t.rel,
-            "temporary_file",
+            ProblemKind::TemporaryFile,
             "left by an interrupted run; the next run removes it",
         ));
     }
@@ -147,7 +243,7 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
         } else {
             problems.push(problem(
                 rel.as_str(),
-                "unsafe_path",
+                ProblemKind::UnsafePath,
                 format!(
                     "the manifest lists a path that is not a plain path inside DIR, not opened: {}",
                     bad.join(", ")
@@ -185,7 +281,7 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
         if !listed_deltas.contains(d.rel.as_str()) {
             problems.push(problem(
                 &d.rel,
-                "unlisted_delta",
+                ProblemKind::UnlistedDelta,
                 "not in the manifest: stale, or not written by precompress; a server that finds deltas by name would send it",
             ));
         }
@@ -199,12 +295,12 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
             problems.push(match crate::fsutil::open_to_read(&f.path) {
                 Err(e) => problem(
                     &f.rel,
-                    "unreadable",
+                    ProblemKind::Unreadable,
                     format!("cannot be read ({e}), so precompress could not list it; fix its permissions and rerun"),
                 ),
                 Ok(_) => problem(
                     &f.rel,
-                    "unlisted_file",
+                    ProblemKind::UnlistedFile,
                     "not in the manifest: the tree changed after precompress ran",
                 ),
             });
@@ -218,8 +314,8 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
         .map_init(Decoders::default, |dec, v| {
             let (src, codec) = crate::filter::variant_source(&v.rel).expect("walk classified it as a variant");
             match decodes_to(dec, codec, &v.path, &root.join(src)) {
-                Ok(()) => problem(&v.rel, "foreign_variant", "not in the manifest (not written by precompress), though it decodes to its source"),
-                Err(why) => problem(&v.rel, "stale_variant", format!("not in the manifest and {why}: a server would serve stale content")),
+                Ok(()) => problem(&v.rel, ProblemKind::ForeignVariant, "not in the manifest (not written by precompress), though it decodes to its source"),
+                Err(why) => problem(&v.rel, ProblemKind::StaleVariant, format!("not in the manifest and {why}: a server would serve stale content")),
             }
         })
         .collect();
@@ -276,7 +372,7 @@ fn check_deltas(
         let Some(coding) = DeltaCoding::parse(&d.coding) else {
             out.push(problem(
                 &d.path,
-                "bad_coding",
+                ProblemKind::BadCoding,
                 format!("unknown delta coding {:?}", d.coding),
             ));
             continue;
@@ -284,7 +380,7 @@ fn check_deltas(
         let Some(dict_sha) = parse_available_dictionary(&d.dictionary) else {
             out.push(problem(
                 &d.path,
-                "delta_corrupt",
+                ProblemKind::DeltaCorrupt,
                 format!(
                     "dictionary {:?} is not a base64 SHA-256 between colons",
                     d.dictionary
@@ -297,7 +393,7 @@ fn check_deltas(
             Err(e) => {
                 out.push(problem(
                     &d.path,
-                    "delta_missing",
+                    ProblemKind::DeltaMissing,
                     format!("listed in the manifest but cannot be read: {e}"),
                 ));
                 continue;
@@ -307,14 +403,14 @@ fn check_deltas(
         if bytes.len() as u64 != d.size || blake3::hash(&bytes).to_hex().as_str() != d.blake3 {
             out.push(problem(
                 &d.path,
-                "delta_changed",
+                ProblemKind::DeltaChanged,
                 "size or blake3 differs from the manifest",
             ));
         }
         if coding.header_hash(&bytes) != Some(dict_sha) {
             out.push(problem(
                 &d.path,
-                "delta_corrupt",
+                ProblemKind::DeltaCorrupt,
                 format!("its header does not name the dictionary {}", d.dictionary),
             ));
             continue;
@@ -340,7 +436,7 @@ fn check_deltas(
         if let Err(why) = enc.verify(coding, &bytes, &dict, &dict_sha, src) {
             out.push(problem(
                 &d.path,
-                "delta_stale",
+                ProblemKind::DeltaStale,
                 format!("with its dictionary {} it {why}", d.dictionary_path),
             ));
         }
@@ -356,7 +452,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
         Err(e) => {
             out.push(problem(
                 rel,
-                "source_missing",
+                ProblemKind::SourceMissing,
                 format!("listed in the manifest but cannot be read: {e}"),
             ));
             return (out, 0);
@@ -365,7 +461,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
     if src.len() as u64 != asset.size || blake3::hash(&src).to_hex().as_str() != asset.blake3 {
         out.push(problem(
             rel,
-            "source_changed",
+            ProblemKind::SourceChanged,
             "size or blake3 differs from the manifest: rerun precompress",
         ));
     }
@@ -374,7 +470,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
         let Some(codec) = Codec::parse(&v.coding).filter(|c| c.token() == v.coding) else {
             out.push(problem(
                 &v.path,
-                "bad_coding",
+                ProblemKind::BadCoding,
                 format!("unknown coding {:?}", v.coding),
             ));
             continue;
@@ -384,7 +480,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
             Err(e) => {
                 out.push(problem(
                     &v.path,
-                    "variant_missing",
+                    ProblemKind::VariantMissing,
                     format!("listed in the manifest but cannot be read: {e}"),
                 ));
                 continue;
@@ -394,7 +490,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
         if bytes.len() as u64 != v.size || blake3::hash(&bytes).to_hex().as_str() != v.blake3 {
             out.push(problem(
                 &v.path,
-                "variant_changed",
+                ProblemKind::VariantChanged,
                 "size or blake3 differs from the manifest",
             ));
         }
@@ -402,10 +498,14 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
             match frame_window_size(&bytes) {
                 Some(w) if w > 8 << 20 => out.push(problem(
                     &v.path,
-                    "zstd_window",
+                    ProblemKind::ZstdWindow,
                     format!("declares a {w}-byte window; browsers accept at most 8 MiB"),
                 )),
-                None => out.push(problem(&v.path, "variant_corrupt", "not a zstd frame")),
+                None => out.push(problem(
+                    &v.path,
+                    ProblemKind::VariantCorrupt,
+                    "not a zstd frame",
+                )),
                 _ => {}
             }
         }
@@ -413,12 +513,12 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
         match dec.get(codec).decode(&bytes, src.len(), &mut decoded) {
             Err(e) => out.push(problem(
                 &v.path,
-                "variant_corrupt",
+                ProblemKind::VariantCorrupt,
                 format!("does not decode: {e}"),
             )),
             Ok(()) if decoded != src => out.push(problem(
                 &v.path,
-                "variant_stale",
+                ProblemKind::VariantStale,
                 "decodes to something other than its source",
             )),
             Ok(()) => {}
