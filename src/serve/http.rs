@@ -156,42 +156,101 @@ impl Site {
     }
 }
 
+/// A `tower::Service` that answers GET and HEAD for a folder from its
+/// manifest, exactly as `precompress serve` does (which is a thin user of it):
+/// negotiation and deltas ([`Index::select_with_dictionary`]), per
+/// representation `ETag`, `Vary`, `Cache-Control`, `Use-As-Dictionary`,
+/// `If-None-Match`/`If-Modified-Since` (304), `If-Match`/`If-Unmodified-Since`
+/// (412), `If-Range` and `Range`, no path out of the folder, and never a stale
+/// representation. Cheap to clone. For axum:
+/// `Router::new().fallback_service(ServeManifest::new("dist")?)`; see
+/// `examples/axum.rs`.
+#[derive(Clone)]
+pub struct ServeManifest {
+    site: Arc<Site>,
+}
+
+impl ServeManifest {
+    /// Serves `root` from `root/precompress-manifest.json`.
+    pub fn new(root: impl AsRef<Path>) -> Result<ServeManifest, ServeError> {
+        ServeManifest::with_manifest(root, None)
+    }
+
+    /// Serves `root` from `manifest` (default `root/precompress-manifest.json`).
+    /// A missing manifest is no error: every file is then served as is.
+    pub fn with_manifest(
+        root: impl AsRef<Path>,
+        manifest: Option<&Path>,
+    ) -> Result<ServeManifest, ServeError> {
+        let given = root.as_ref();
+        let root = std::fs::canonicalize(given)
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or_else(|| ServeError::Root {
+                path: given.to_path_buf(),
+            })?;
+        let mpath = manifest
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| crate::manifest::default_path(given));
+        let loaded = Site::load(&root, &mpath)?;
+        Ok(ServeManifest {
+            site: Arc::new(Site {
+                root,
+                manifest_canonical: std::fs::canonicalize(&mpath).unwrap_or_else(|_| mpath.clone()),
+                manifest: mpath,
+                loaded: RwLock::new(Arc::new(loaded)),
+            }),
+        })
+    }
+
+    /// Whether a manifest was found (else every file goes out uncompressed).
+    pub fn has_manifest(&self) -> bool {
+        self.site.current().stamp.is_some()
+    }
+
+    /// Answers one request.
+    pub async fn respond<B>(&self, req: &Request<B>) -> Response<ResBody> {
+        respond(&self.site, req).await
+    }
+}
+
+impl<B: Send + Sync + 'static> tower_service::Service<Request<B>> for ServeManifest {
+    type Response = Response<ResBody>;
+    type Error = std::convert::Infallible;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Response<ResBody>, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let site = self.site.clone();
+        Box::pin(async move { Ok(respond(&site, &req).await) })
+    }
+}
+
 /// Serves `opts.root` until Ctrl-C. Prints the URL on stdout, then one access-log
 /// line per request.
 pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
-    let root = std::fs::canonicalize(&opts.root)
-        .ok()
-        .filter(|p| p.is_dir())
-        .ok_or_else(|| ServeError::Root {
-            path: opts.root.clone(),
-        })?;
-    let mpath = opts
-        .manifest
-        .clone()
-        .unwrap_or_else(|| crate::manifest::default_path(&opts.root));
-    let loaded = Site::load(&root, &mpath)?;
-    if loaded.stamp.is_none() {
+    let service = ServeManifest::with_manifest(&opts.root, opts.manifest.as_deref())?;
+    if !service.has_manifest() {
         eprintln!(
             "precompress serve: warning: no manifest at {}; every file is served uncompressed \
              (run `precompress {}` first)",
-            mpath.display(),
+            service.site.manifest.display(),
             opts.root.display()
         );
     }
-    let site = Arc::new(Site {
-        root,
-        manifest_canonical: std::fs::canonicalize(&mpath).unwrap_or_else(|_| mpath.clone()),
-        manifest: mpath,
-        loaded: RwLock::new(Arc::new(loaded)),
-    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(serve(site, opts.addr))
+    rt.block_on(serve(service, opts.addr))
 }
 
-async fn serve(site: Arc<Site>, addr: SocketAddr) -> Result<(), ServeError> {
+async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeError> {
+    let site = &service.site;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
@@ -225,11 +284,11 @@ async fn serve(site: Arc<Site>, addr: SocketAddr) -> Result<(), ServeError> {
         // Without it a small response's last segment waits for the client's
         // delayed ACK (40 ms on Linux) on every keep-alive request.
         let _ = stream.set_nodelay(true);
-        let site = site.clone();
+        let service = service.clone();
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req| {
-                let site = site.clone();
-                async move { Ok::<_, std::convert::Infallible>(handle(&site, req, peer).await) }
+                let service = service.clone();
+                async move { Ok::<_, std::convert::Infallible>(handle(&service, req, peer).await) }
             });
             // Errors here are clients going away mid-response; nothing to report.
             let _ = hyper::server::conn::http1::Builder::new()
@@ -286,8 +345,13 @@ impl AcceptBackoff {
     }
 }
 
-async fn handle(site: &Site, req: Request<Incoming>, peer: SocketAddr) -> Response<ResBody> {
-    let resp = respond(site, &req).await;
+/// The service's answer, and its access-log line.
+async fn handle(
+    service: &ServeManifest,
+    req: Request<Incoming>,
+    peer: SocketAddr,
+) -> Response<ResBody> {
+    let resp = service.respond(&req).await;
     let coding = resp
         .headers()
         .get(header::CONTENT_ENCODING)
@@ -308,7 +372,7 @@ async fn handle(site: &Site, req: Request<Incoming>, peer: SocketAddr) -> Respon
     resp
 }
 
-async fn respond(site: &Site, req: &Request<Incoming>) -> Response<ResBody> {
+async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
     let head = match *req.method() {
         Method::GET => false,
         Method::HEAD => true,
@@ -510,8 +574,8 @@ async fn plain(site: &Site, key: &str) -> io::Result<(std::fs::File, Headers, bo
     Ok((file, headers, true))
 }
 
-async fn send(
-    req: &Request<Incoming>,
+async fn send<B>(
+    req: &Request<B>,
     head: bool,
     mut file: std::fs::File,
     headers: Headers,
@@ -529,6 +593,11 @@ async fn send(
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
 
+    if precondition_failed(req.headers(), &etag, last_modified) {
+        let mut r = text(StatusCode::PRECONDITION_FAILED);
+        set_headers(r.headers_mut(), &[("ETag", etag.clone())].into());
+        return r;
+    }
     if not_modified(req.headers(), &etag, last_modified) {
         let mut r = Response::new(empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
@@ -640,6 +709,27 @@ fn not_modified(h: &HeaderMap, etag: &str, last_modified: Option<SystemTime>) ->
         last_modified,
     ) {
         (Some(since), Some(lm)) => lm <= since,
+        _ => false,
+    }
+}
+
+/// RFC 9110 §13.1.1 and §13.1.4: `If-Match` (strong comparison; `*` matches
+/// any current representation) wins over `If-Unmodified-Since`.
+fn precondition_failed(h: &HeaderMap, etag: &str, last_modified: Option<SystemTime>) -> bool {
+    if let Some(im) = h.get(header::IF_MATCH) {
+        let Ok(im) = im.to_str() else { return true };
+        return !im
+            .split(',')
+            .map(str::trim)
+            .any(|t| t == "*" || (!etag.starts_with("W/") && !t.starts_with("W/") && t == etag));
+    }
+    match (
+        h.get(header::IF_UNMODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok()),
+        last_modified,
+    ) {
+        (Some(since), Some(lm)) => lm > since,
         _ => false,
     }
 }
@@ -814,6 +904,55 @@ mod tests {
             assert_eq!(parse_range(h, 100), want, "{h}");
         }
         assert_eq!(parse_range("bytes=0-", 0), Unsatisfiable);
+    }
+
+    #[test]
+    fn preconditions_fail_with_412() {
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let h = |name, value: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(name, HeaderValue::from_str(value).unwrap());
+            m
+        };
+        // If-Match: strong comparison, `*` matches any.
+        assert!(!precondition_failed(
+            &h(header::IF_MATCH, "\"a\", \"b\""),
+            "\"b\"",
+            None
+        ));
+        assert!(precondition_failed(
+            &h(header::IF_MATCH, "\"a\""),
+            "\"b\"",
+            None
+        ));
+        assert!(precondition_failed(
+            &h(header::IF_MATCH, "W/\"b\""),
+            "\"b\"",
+            None
+        ));
+        assert!(!precondition_failed(
+            &h(header::IF_MATCH, "*"),
+            "\"b\"",
+            None
+        ));
+        // If-Unmodified-Since: fails when modified after the date.
+        let date = httpdate::fmt_http_date(t);
+        let ius = h(header::IF_UNMODIFIED_SINCE, &date);
+        assert!(!precondition_failed(&ius, "\"b\"", Some(t)));
+        assert!(precondition_failed(
+            &ius,
+            "\"b\"",
+            Some(t + std::time::Duration::from_secs(1))
+        ));
+        // If-Match wins over If-Unmodified-Since.
+        let mut both = ius.clone();
+        both.insert(header::IF_MATCH, HeaderValue::from_static("\"b\""));
+        assert!(!precondition_failed(
+            &both,
+            "\"b\"",
+            Some(t + std::time::Duration::from_secs(1))
+        ));
+        assert!(!precondition_failed(&HeaderMap::new(), "\"b\"", Some(t)));
     }
 
     #[test]
