@@ -214,7 +214,7 @@ impl ServeManifest {
     }
 }
 
-impl<B: Send + Sync + 'static> tower_service::Service<Request<B>> for ServeManifest {
+impl<B> tower_service::Service<Request<B>> for ServeManifest {
     type Response = Response<ResBody>;
     type Error = std::convert::Infallible;
     type Future =
@@ -226,6 +226,10 @@ impl<B: Send + Sync + 'static> tower_service::Service<Request<B>> for ServeManif
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let site = self.site.clone();
+        // GET and HEAD have no body worth reading: only the head goes along,
+        // so any body type will do (axum's is not Sync).
+        let (head, _body) = req.into_parts();
+        let req = Request::from_parts(head, ());
         Box::pin(async move { Ok(respond(&site, &req).await) })
     }
 }
