@@ -132,6 +132,7 @@ impl PartialOrd for ProblemKind {
 
 /// The outcome of a check.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CheckReport {
     /// True when there is no problem.
     pub ok: bool,

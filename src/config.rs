@@ -41,8 +41,10 @@ pub mod limits {
     }
 }
 
-/// Settings for one run over one folder.
+/// Settings for one run over one folder: start from [`Config::new`] (fields
+/// will grow).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Config {
     /// The folder to precompress (DIR).
     pub root: PathBuf,

@@ -36,7 +36,9 @@ pub mod dictionary;
 pub mod encode;
 pub mod error;
 pub mod filter;
-pub mod fsutil;
+// Parts of these serve only the run (feature `compress`).
+#[cfg_attr(not(feature = "compress"), allow(dead_code))]
+mod fsutil;
 #[cfg(feature = "compress")]
 pub mod github;
 pub mod manifest;
@@ -45,11 +47,12 @@ pub mod pipeline;
 #[cfg(feature = "compress")]
 mod plan;
 #[cfg(feature = "compress")]
-pub mod releases;
+mod releases;
 #[cfg(feature = "compress")]
 pub mod report;
 pub mod serve;
-pub mod walk;
+#[cfg_attr(not(feature = "compress"), allow(dead_code))]
+mod walk;
 
 pub use coding::Codec;
 #[cfg(feature = "compress")]

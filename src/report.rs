@@ -59,6 +59,7 @@ pub fn thread_cpu_micros() -> u64 {
 
 /// What a run did besides compressing, gathered by the pipeline.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct RunCounts {
     /// Nothing was written or deleted.
     pub dry_run: bool,
@@ -110,6 +111,7 @@ pub struct ErrorEntry {
 
 /// The outcome of a run.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// Assets found (files that are not variants of another file).
     pub files: u64,
