@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use globset::{GlobBuilder, GlobMatcher};
+use crate::filter::Pattern;
 
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
@@ -23,24 +23,18 @@ pub struct Budget {
     pub glob: String,
     /// The limit in bytes.
     pub limit: u64,
-    matcher: GlobMatcher,
-    by_path: bool,
+    pattern: Pattern,
 }
 
 impl Budget {
     /// A budget for `glob` of `limit` bytes.
     pub fn new(glob: &str, limit: u64) -> Result<Budget> {
-        let matcher = GlobBuilder::new(glob.trim_start_matches("./"))
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| Error::Config(format!("budget {glob:?}: invalid glob: {e}")))?
-            .compile_matcher();
+        let pattern = Pattern::new(glob)
+            .map_err(|e| Error::Config(format!("budget {glob:?}: invalid glob: {e}")))?;
         Ok(Budget {
             glob: glob.to_string(),
             limit,
-            matcher,
-            by_path: glob.contains('/'),
+            pattern,
         })
     }
 
@@ -60,11 +54,7 @@ impl Budget {
 
     /// Whether the budget applies to the asset at `rel` (relative to DIR, `/`-separated).
     pub fn matches(&self, rel: &str) -> bool {
-        if self.by_path {
-            self.matcher.is_match(rel)
-        } else {
-            self.matcher.is_match(rel.rsplit('/').next().unwrap_or(rel))
-        }
+        self.pattern.is_match(rel)
     }
 }
 

@@ -157,6 +157,42 @@ struct Matcher {
     by_name: GlobSet,
 }
 
+/// The one glob compiler of `--include`, `--exclude` and budgets: `./` at the
+/// start is dropped, `*` and `?` never match `/`, `\` escapes.
+pub fn compile_glob(g: &str) -> std::result::Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(g.trim_start_matches("./"))
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+}
+
+/// One glob, matched by the `--include` rules: with a `/` against the path
+/// relative to DIR, without one against the file name in any folder.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    matcher: globset::GlobMatcher,
+    by_path: bool,
+}
+
+impl Pattern {
+    /// Compiles `glob` (see [`compile_glob`]).
+    pub fn new(glob: &str) -> std::result::Result<Pattern, globset::Error> {
+        Ok(Pattern {
+            matcher: compile_glob(glob)?.compile_matcher(),
+            by_path: glob.contains('/'),
+        })
+    }
+
+    /// Whether the asset at `rel` (relative to DIR, `/`-separated) matches.
+    pub fn is_match(&self, rel: &str) -> bool {
+        if self.by_path {
+            self.matcher.is_match(rel)
+        } else {
+            self.matcher.is_match(rel.rsplit('/').next().unwrap_or(rel))
+        }
+    }
+}
+
 impl Matcher {
     fn new(globs: &[String]) -> Result<Option<Matcher>> {
         if globs.is_empty() {
@@ -165,11 +201,8 @@ impl Matcher {
         let mut by_path = GlobSetBuilder::new();
         let mut by_name = GlobSetBuilder::new();
         for g in globs {
-            let glob = GlobBuilder::new(g.trim_start_matches("./"))
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| Error::Config(format!("invalid glob {g:?}: {e}")))?;
+            let glob =
+                compile_glob(g).map_err(|e| Error::Config(format!("invalid glob {g:?}: {e}")))?;
             if g.contains('/') {
                 by_path.add(glob);
             } else {
