@@ -225,7 +225,13 @@ impl Runner {
                 assert!(key.contains("-Linux-X64-"), "{key}");
                 if cache == CacheSim::Hit {
                     fs::create_dir_all(Path::new(&path).join("bin")).unwrap();
-                    fs::copy(&bin, Path::new(&path).join("bin/precompress")).unwrap();
+                    // A link, not a copy: a copy is open for writing in this
+                    // process, and a child another test thread forks meanwhile
+                    // inherits that until it execs, so running the copy could
+                    // fail with ETXTBSY ("Text file busy").
+                    let dest = Path::new(&path).join("bin/precompress");
+                    let _ = fs::remove_file(&dest); // a second run of the same job
+                    std::os::unix::fs::symlink(&bin, &dest).unwrap();
                 }
                 continue;
             }
