@@ -28,9 +28,9 @@ for side in old new; do
   "${!bin_var}" --no-config -q -j 2 "$work/$side"
 done
 
-python3 - "$work/old" "$work/new" "$rev" <<'PY'
+python3 - "$work/old" "$work/new" "$rev" "$set_name" <<'PY'
 import json, os, sys
-old, new, rev = sys.argv[1:4]
+old, new, rev, set_name = sys.argv[1:5]
 def variants(root):
     out = {}
     for d, _, names in os.walk(root):
@@ -47,7 +47,7 @@ fields = ["blake3", "content_type", "encodings", "etag", "sha256", "size", "skip
 mdiff = sorted(k for k in set(m1["files"]) | set(m2["files"])
                if {f: m1["files"].get(k, {}).get(f) for f in fields}
                != {f: m2["files"].get(k, {}).get(f) for f in fields})
-print(f"{rev} vs work tree on {os.path.basename(old)} corpus copy: {len(a)} variants before, {len(b)} after, "
+print(f"{rev} vs work tree on a copy of the {set_name} corpus: {len(a)} variants before, {len(b)} after, "
       f"{len(diff)} differ; {len(m1['files'])} manifest entries before, {len(m2['files'])} after, {len(mdiff)} differ")
 for k in diff[:20]: print("  variant differs:", k)
 for k in mdiff[:20]: print("  manifest entry differs:", k)
