@@ -83,6 +83,8 @@ struct Site {
     /// Its canonical path (where it would be, if missing), to refuse serving it.
     manifest_canonical: PathBuf,
     loaded: RwLock<Arc<Loaded>>,
+    /// Held by the one request that reloads the manifest.
+    reloading: std::sync::Mutex<()>,
 }
 
 /// The index and what the files looked like when it was loaded.
@@ -130,29 +132,44 @@ impl Site {
     }
 
     /// The index, reloaded first if precompress rewrote the manifest since.
+    /// One request reloads; the others meanwhile keep the index they had (the
+    /// checks per request still keep stale files from being sent).
     fn current(&self) -> Arc<Loaded> {
         let loaded = self.loaded.read().unwrap().clone();
         let now = stamp_of(&self.manifest);
         if now == loaded.stamp {
             return loaded;
         }
-        match Site::load(&self.root, &self.manifest) {
+        let Ok(_reloading) = self.reloading.try_lock() else {
+            return loaded;
+        };
+        // Another request may have reloaded while this one waited for the lock.
+        let loaded = self.loaded.read().unwrap().clone();
+        if now == loaded.stamp {
+            return loaded;
+        }
+        let fresh = match Site::load(&self.root, &self.manifest) {
             Ok(fresh) => {
                 eprintln!(
                     "precompress serve: {} changed: reloaded, {} assets",
                     self.manifest.display(),
                     fresh.index.len()
                 );
-                let fresh = Arc::new(fresh);
-                *self.loaded.write().unwrap() = fresh.clone();
                 fresh
             }
             Err(e) => {
-                // The checks per request still keep stale files from being sent.
+                // Not tried again until the manifest changes again.
                 eprintln!("precompress serve: warning: {e}; keeping the manifest loaded before");
-                loaded
+                Loaded {
+                    index: loaded.index.clone(),
+                    stamp: now,
+                    files: loaded.files.clone(),
+                }
             }
-        }
+        };
+        let fresh = Arc::new(fresh);
+        *self.loaded.write().unwrap() = fresh.clone();
+        fresh
     }
 }
 
@@ -199,6 +216,7 @@ impl ServeManifest {
                 manifest_canonical: std::fs::canonicalize(&mpath).unwrap_or_else(|_| mpath.clone()),
                 manifest: mpath,
                 loaded: RwLock::new(Arc::new(loaded)),
+                reloading: std::sync::Mutex::new(()),
             }),
         })
     }
