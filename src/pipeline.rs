@@ -39,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
 use crate::fsutil::{lock, open_to_read, probe_writable, remove_if_exists, write_atomic, CopyMeta};
 use crate::manifest::{etag, Asset, Delta, Manifest, SkippedDelta, Variant};
-use crate::plan::{plan, Inputs, Job, JobKind, Plan, Source};
+use crate::plan::{plan, Inputs, Job, JobKind, Outcome, Plan, Source};
 use crate::releases::{self, OldFile, Releases};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
 use crate::walk::{walk, Found, LOCK_NAME};
@@ -358,10 +358,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .collect();
     let Plan {
         mut jobs,
-        mut kept,
-        mut kept_deltas,
-        mut skipped,
-        mut skipped_deltas,
+        files: mut outcomes,
         refused,
         stale,
         reused,
@@ -434,16 +431,15 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     };
     counts.prepare_ms = started.elapsed().as_millis() as u64;
     let jobs_started = Instant::now();
-    let outcomes = run_jobs(&ctx, &files, &jobs, threads, progress);
+    let results = run_jobs(&ctx, &files, &jobs, threads, progress);
     counts.jobs_wall_ms = jobs_started.elapsed().as_millis() as u64;
 
-    // Assemble, per file, in path order.
-    let mut written: Vec<Vec<Variant>> = vec![Vec::new(); files.len()];
-    let mut written_deltas: Vec<Vec<Delta>> = vec![Vec::new(); files.len()];
-    let mut changed = vec![false; files.len()];
+    // Commit: each job's outcome into its source's, then each source's into
+    // the manifest, in path order.
     let mut timings = Vec::with_capacity(jobs.len());
-    for (job, (outcome, t)) in jobs.iter().zip(outcomes) {
+    for (job, (outcome, t)) in jobs.iter().zip(results) {
         let f = &files[job.file];
+        let o = &mut outcomes[job.file];
         let output = match &outcome {
             JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
             JobOutcome::DeltaWritten { delta, .. } => delta.size,
@@ -463,106 +459,69 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             JobOutcome::Written { variant, cached } => {
                 counts.compressed += u64::from(!cached);
                 counts.from_cache += u64::from(cached);
-                written[job.file].push(variant);
+                o.written.push(variant.path.clone());
+                o.variants.push(variant);
             }
             JobOutcome::Adopted(v) => {
                 counts.foreign.push(v.path.clone());
-                kept[job.file].push(v);
+                o.variants.push(v);
             }
             JobOutcome::Skipped(reason) => {
                 // A job all the same: with the written ones it adds up to what
                 // a rerun finds unchanged.
                 counts.not_kept += 1;
-                skipped[job.file].insert(job.codec.token().to_string(), reason);
+                o.skipped.insert(job.codec.token().to_string(), reason);
             }
             JobOutcome::DeltaWritten { delta, cached } => {
                 counts.compressed += u64::from(!cached);
                 counts.from_cache += u64::from(cached);
-                written_deltas[job.file].push(delta);
+                o.written.push(delta.path.clone());
+                o.deltas.push(delta);
             }
             JobOutcome::DeltaSkipped(skipped) => {
                 counts.not_kept += 1;
-                skipped_deltas[job.file].push(skipped);
+                o.skipped_deltas.push(skipped);
             }
             JobOutcome::NoDelta(why) => counts.warnings.push(why),
             JobOutcome::Part => {}
             JobOutcome::Failed(e) => {
-                if matches!(e, Error::Changed { .. }) {
-                    changed[job.file] = true;
-                }
+                o.changed |= matches!(e, Error::Changed { .. });
                 errors.push(e);
             }
         }
     }
-    for (i, c) in ctx.changed.iter().enumerate() {
-        if c.load(Ordering::Relaxed) && !changed[i] {
-            changed[i] = true;
+    for ((f, o), c) in files.iter().zip(&mut outcomes).zip(&ctx.changed) {
+        if c.load(Ordering::Relaxed) && !o.changed {
+            o.changed = true;
             errors.push(Error::Changed {
-                path: files[i].found.path.clone(),
+                path: f.found.path.clone(),
             });
         }
     }
 
     let mut manifest = Manifest::new(settings.clone());
-    for (i, f) in files.iter().enumerate() {
-        if changed[i] {
+    for (f, o) in files.iter().zip(outcomes) {
+        if o.changed {
             // Variants written before the change was seen are of content that is
             // no longer there: remove them, and leave the file to the next run.
-            let paths = written[i].iter().map(|v| &v.path);
-            for p in paths.chain(written_deltas[i].iter().map(|d| &d.path)) {
+            for p in &o.written {
                 remove(&root.join(p), p, &mut counts, &mut errors);
             }
             continue;
         }
-        let mut encodings = std::mem::take(&mut kept[i]);
-        encodings.append(&mut written[i]);
-        encodings.sort_by(|a, b| {
-            a.size
-                .cmp(&b.size)
-                .then_with(|| coding_rank(&a.coding).cmp(&coding_rank(&b.coding)))
-        });
-        // A delta is kept only when smaller than what a client without the
-        // dictionary would get: the best variant, or the file itself.
-        let best = encodings.first().map_or(f.size, |v| v.size);
-        let mut deltas = Vec::new();
-        let mut skipped_d = std::mem::take(&mut skipped_deltas[i]);
-        for d in kept_deltas[i].drain(..).chain(written_deltas[i].drain(..)) {
-            if d.size < best {
-                deltas.push(d);
-                continue;
-            }
-            // Not stale, only not worth keeping: removed without being listed.
-            if !cfg.dry_run {
-                if let Err(e) = remove_if_exists(&root.join(&d.path)) {
+        let mark = (cfg.use_as_dictionary && filter.decide(&f.found.rel, f.size).is_none())
+            .then(|| use_as_dictionary(&f.found.rel, f.size))
+            .flatten();
+        let (asset, not_worth_keeping) = asset_entry(f, o, mark);
+        // Not stale, only not worth keeping: removed without being listed.
+        if !cfg.dry_run {
+            for p in not_worth_keeping {
+                if let Err(e) = remove_if_exists(&root.join(&p)) {
                     errors.push(e);
                 }
             }
-            skipped_d.push(SkippedDelta {
-                coding: d.coding,
-                dictionary: d.dictionary,
-                reason: SkipReason::NotSmaller,
-            });
         }
-        deltas.sort_by(|a, b| (&a.dictionary, &a.coding).cmp(&(&b.dictionary, &b.coding)));
-        skipped_d.sort();
-        let decision = filter.decide(&f.found.rel, f.size);
-        manifest.files.insert(
-            f.found.rel.clone(),
-            Asset {
-                size: f.size,
-                blake3: f.blake3.clone(),
-                sha256: f.sha256.clone(),
-                content_type: content_type(&f.found.rel),
-                deltas,
-                etag: etag(&f.blake3),
-                encodings,
-                skipped: std::mem::take(&mut skipped[i]),
-                skipped_deltas: skipped_d,
-                use_as_dictionary: (cfg.use_as_dictionary && decision.is_none())
-                    .then(|| use_as_dictionary(&f.found.rel, f.size))
-                    .flatten(),
-            },
-        );
+        manifest.files.insert(f.found.rel.clone(), asset);
     }
     if !cfg.dry_run {
         match manifest.write(&manifest_path) {
@@ -593,6 +552,48 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         threads,
         counts,
     ))
+}
+
+/// A source's manifest entry from what the run left it with, and the deltas
+/// not worth keeping (to remove): a delta is kept only when smaller than what
+/// a client without the dictionary gets, the best variant or the file itself.
+/// Variants smallest first (ties in `Codec::ALL` order), deltas by dictionary
+/// then coding. `mark` is its `Use-As-Dictionary`, if any.
+fn asset_entry(f: &Scanned, o: Outcome, mark: Option<String>) -> (Asset, Vec<String>) {
+    let mut encodings = o.variants;
+    encodings.sort_by(|a, b| {
+        a.size
+            .cmp(&b.size)
+            .then_with(|| coding_rank(&a.coding).cmp(&coding_rank(&b.coding)))
+    });
+    let best = encodings.first().map_or(f.size, |v| v.size);
+    let mut skipped_deltas = o.skipped_deltas;
+    let mut remove = Vec::new();
+    let (mut deltas, too_big): (Vec<Delta>, Vec<Delta>) =
+        o.deltas.into_iter().partition(|d| d.size < best);
+    for d in too_big {
+        remove.push(d.path);
+        skipped_deltas.push(SkippedDelta {
+            coding: d.coding,
+            dictionary: d.dictionary,
+            reason: SkipReason::NotSmaller,
+        });
+    }
+    deltas.sort_by(|a, b| (&a.dictionary, &a.coding).cmp(&(&b.dictionary, &b.coding)));
+    skipped_deltas.sort();
+    let asset = Asset {
+        size: f.size,
+        blake3: f.blake3.clone(),
+        sha256: f.sha256.clone(),
+        content_type: content_type(&f.found.rel),
+        deltas,
+        etag: etag(&f.blake3),
+        encodings,
+        skipped: o.skipped,
+        skipped_deltas,
+        use_as_dictionary: mark,
+    };
+    (asset, remove)
 }
 
 fn coding_rank(token: &str) -> usize {
@@ -1252,5 +1253,87 @@ fn source_changed(path: &PathBuf, f: &Scanned) -> bool {
     match std::fs::metadata(path) {
         Ok(md) => md.len() != f.size || md.modified().ok() != Some(f.meta.modified),
         Err(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variant(coding: &str, size: u64) -> Variant {
+        Variant {
+            blake3: coding.into(),
+            coding: coding.into(),
+            etag: etag(coding),
+            path: format!("app.js.{coding}"),
+            size,
+        }
+    }
+
+    fn delta(coding: &str, dict: &str, size: u64) -> Delta {
+        Delta {
+            blake3: "d".into(),
+            coding: coding.into(),
+            dictionary: dict.into(),
+            dictionary_path: "old.js".into(),
+            etag: etag("d"),
+            path: format!("app.js.{dict}.{coding}"),
+            size,
+        }
+    }
+
+    #[test]
+    fn an_asset_lists_variants_smallest_first_and_deltas_only_if_smaller_than_the_best() {
+        let f = Scanned {
+            found: Found {
+                rel: "app.js".into(),
+                path: "app.js".into(),
+            },
+            size: 1000,
+            blake3: "ab".repeat(32),
+            sha256: String::new(),
+            sha256_raw: [0; 32],
+            meta: CopyMeta {
+                permissions: std::fs::metadata(".").unwrap().permissions(),
+                modified: SystemTime::UNIX_EPOCH,
+            },
+            content: None,
+        };
+        let o = Outcome {
+            variants: vec![
+                variant("gzip", 400),
+                variant("zstd", 300),
+                variant("br", 300),
+            ],
+            deltas: vec![
+                delta("dcz", ":b:", 50),
+                delta("dcb", ":a:", 40),
+                delta("dcb", ":b:", 300),
+            ],
+            ..Outcome::default()
+        };
+        let (a, remove) = asset_entry(&f, o, Some("match=\"/app-*.js\"".into()));
+        let codings: Vec<&str> = a.encodings.iter().map(|v| v.coding.as_str()).collect();
+        // Equal sizes: br before zstd.
+        assert_eq!(codings, ["br", "zstd", "gzip"]);
+        let deltas: Vec<(&str, &str)> = a
+            .deltas
+            .iter()
+            .map(|d| (d.dictionary.as_str(), d.coding.as_str()))
+            .collect();
+        assert_eq!(deltas, [(":a:", "dcb"), (":b:", "dcz")]);
+        // As large as br: not kept, recorded, and its file to be removed.
+        assert_eq!(remove, ["app.js.:b:.dcb"]);
+        assert_eq!(a.skipped_deltas.len(), 1);
+        assert_eq!(a.skipped_deltas[0].reason, SkipReason::NotSmaller);
+        assert_eq!(a.use_as_dictionary.as_deref(), Some("match=\"/app-*.js\""));
+        // With no variant, the file itself is the bar.
+        let o = Outcome {
+            deltas: vec![delta("dcz", ":a:", 999), delta("dcb", ":a:", 1000)],
+            ..Outcome::default()
+        };
+        let (a, remove) = asset_entry(&f, o, None);
+        assert_eq!(a.deltas.len(), 1);
+        assert_eq!(remove, ["app.js.:a:.dcb"]);
     }
 }

@@ -95,15 +95,31 @@ pub(crate) struct Source<'a> {
     pub dictionaries: Vec<(usize, u64, [u8; 32])>,
 }
 
+/// What one source ends up with: the plan fills in what is kept and known as
+/// it is, the jobs add what they write or skip, and the commit stage turns it
+/// into the source's manifest entry.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Outcome {
+    /// Variants: kept from the last run, written or adopted by this one.
+    pub variants: Vec<Variant>,
+    /// Deltas, likewise.
+    pub deltas: Vec<Delta>,
+    /// Per coding token, why there is no variant.
+    pub skipped: BTreeMap<String, SkipReason>,
+    pub skipped_deltas: Vec<SkippedDelta>,
+    /// Paths this run wrote: taken out again if the source changed meanwhile.
+    pub written: Vec<String>,
+    /// The source changed while this run read it.
+    pub changed: bool,
+}
+
 /// The plan: per source (by index), what is kept and skipped as it is; the
 /// jobs to run; what is refused; what is stale.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
     pub jobs: Vec<Job>,
-    pub kept: Vec<Vec<Variant>>,
-    pub kept_deltas: Vec<Vec<Delta>>,
-    pub skipped: Vec<BTreeMap<String, SkipReason>>,
-    pub skipped_deltas: Vec<Vec<SkippedDelta>>,
+    /// Per source, in the order given.
+    pub files: Vec<Outcome>,
     /// Paths left alone with why: a symlink where a variant goes, a delta
     /// precompress did not write. Each is an error of the run.
     pub refused: Vec<(String, &'static str)>,
@@ -136,10 +152,7 @@ fn delta_prev<'a>(
 pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
     let n = sources.len();
     let mut p = Plan {
-        kept: vec![Vec::new(); n],
-        kept_deltas: vec![Vec::new(); n],
-        skipped: vec![BTreeMap::new(); n],
-        skipped_deltas: vec![Vec::new(); n],
+        files: vec![Outcome::default(); n],
         ..Plan::default()
     };
     // Ours: recorded by the previous run, and still the bytes it wrote.
@@ -180,7 +193,7 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
                 continue;
             }
             if let Some(reason) = f.decision {
-                p.skipped[i].insert(codec.token().to_string(), reason);
+                p.files[i].skipped.insert(codec.token().to_string(), reason);
                 continue;
             }
             if let Some(a) = before.filter(|_| same_settings(codec.token())) {
@@ -189,7 +202,7 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
                     .iter()
                     .find(|v| v.coding == codec.token() && mine && v.path == dest)
                 {
-                    p.kept[i].push(v.clone());
+                    p.files[i].variants.push(v.clone());
                     keep_paths.insert(dest);
                     p.reused += 1;
                     continue;
@@ -198,7 +211,7 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
                 if let (Some(&r @ (SkipReason::NotSmaller | SkipReason::SavesTooLittle)), false) =
                     (was, on_disk)
                 {
-                    p.skipped[i].insert(codec.token().to_string(), r);
+                    p.files[i].skipped.insert(codec.token().to_string(), r);
                     p.reused += 1;
                     continue;
                 }
@@ -244,13 +257,13 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
                 if let Some(a) = before.filter(|_| same_settings(coding.token())) {
                     match delta_prev(a, coding, &dictionary) {
                         (Some(d), _) if mine && d.path == dest => {
-                            p.kept_deltas[i].push(d.clone());
+                            p.files[i].deltas.push(d.clone());
                             keep_paths.insert(dest);
                             p.reused += 1;
                             continue;
                         }
                         (None, true) if !on_disk => {
-                            p.skipped_deltas[i].push(SkippedDelta {
+                            p.files[i].skipped_deltas.push(SkippedDelta {
                                 coding: coding.token().into(),
                                 dictionary: dictionary.clone(),
                                 reason: SkipReason::NotSmaller,
@@ -388,9 +401,15 @@ mod tests {
         };
         let p = plan(&inputs, &[src]);
         let mut out = Vec::new();
-        out.extend(p.kept[0].iter().map(|v| format!("keep {}", v.path)));
         out.extend(
-            p.skipped[0]
+            p.files[0]
+                .variants
+                .iter()
+                .map(|v| format!("keep {}", v.path)),
+        );
+        out.extend(
+            p.files[0]
+                .skipped
                 .iter()
                 .map(|(k, r)| format!("skip {k} {}", r.as_str())),
         );
@@ -525,34 +544,35 @@ mod tests {
         }];
         let mut ours: HashMap<String, String> = HashMap::new();
         ours.insert(dcb.clone(), "d1".into());
-        let plan_with =
-            |on_disk: &[(&str, &str)], dicts: Vec<(usize, u64, [u8; 32])>, size: u64| {
-                let on_disk: HashMap<&str, Option<&str>> =
-                    on_disk.iter().map(|(p, h)| (*p, Some(*h))).collect();
-                let inputs = Inputs {
-                    prev: Some(&prev),
-                    settings: &s,
-                    ours: &ours,
-                    on_disk: &on_disk,
-                    symlinks: &HashSet::new(),
-                    codecs: &[],
-                    delta_codings: &DeltaCoding::ALL,
-                    force: false,
-                };
-                let src = Source {
-                    rel: "app.js",
-                    size,
-                    blake3: "A",
-                    decision: None,
-                    brotli_parts: 1,
-                    dictionaries: dicts,
-                };
-                let p = plan(&inputs, &[src]);
-                let jobs: Vec<&str> = p.jobs.iter().map(|j| j.token()).collect();
-                let kept: Vec<String> = p.kept_deltas[0].iter().map(|d| d.coding.clone()).collect();
-                let refused: Vec<String> = p.refused.iter().map(|(r, _)| r.clone()).collect();
-                (jobs.join(","), kept.join(","), p.stale.clone(), refused)
+        let plan_with = |on_disk: &[(&str, &str)],
+                         dicts: Vec<(usize, u64, [u8; 32])>,
+                         size: u64| {
+            let on_disk: HashMap<&str, Option<&str>> =
+                on_disk.iter().map(|(p, h)| (*p, Some(*h))).collect();
+            let inputs = Inputs {
+                prev: Some(&prev),
+                settings: &s,
+                ours: &ours,
+                on_disk: &on_disk,
+                symlinks: &HashSet::new(),
+                codecs: &[],
+                delta_codings: &DeltaCoding::ALL,
+                force: false,
             };
+            let src = Source {
+                rel: "app.js",
+                size,
+                blake3: "A",
+                decision: None,
+                brotli_parts: 1,
+                dictionaries: dicts,
+            };
+            let p = plan(&inputs, &[src]);
+            let jobs: Vec<&str> = p.jobs.iter().map(|j| j.token()).collect();
+            let kept: Vec<String> = p.files[0].deltas.iter().map(|d| d.coding.clone()).collect();
+            let refused: Vec<String> = p.refused.iter().map(|(r, _)| r.clone()).collect();
+            (jobs.join(","), kept.join(","), p.stale.clone(), refused)
+        };
         // Our dcb kept, the missing dcz made.
         let (jobs, kept, stale, refused) = plan_with(&[(&dcb, "d1")], vec![(0, 100, sha)], 100);
         assert_eq!((jobs.as_str(), kept.as_str()), ("dcz", "dcb"));
