@@ -164,6 +164,13 @@ fn delta_encoder(cfg: &Config) -> DeltaEncoder {
 
 /// Runs precompress over `cfg.root`. Per-file failures are in the report's
 /// `errors`; `Err` is returned only when the run cannot happen at all.
+///
+/// Why this is one long function: it is only the wiring between the stages,
+/// each in a function of its own (`previous_manifest`, `walk`, `scan_tree`,
+/// `chosen_dictionaries`, `plan`, `sort_jobs`, `run_jobs`, `fold_outcomes`,
+/// `asset_entry`), kept in one place so that the order of the side effects
+/// reads top to bottom: lock, probe, temporary files out, stale variants out
+/// before any job, jobs, manifest written last.
 pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let started = Instant::now();
     let root = cfg.root.as_path();
@@ -194,17 +201,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let _lock = lock(root, LOCK_NAME, || progress.waiting_for_lock(root))?;
     if !cfg.dry_run {
         // Found out now, not after compressing everything for nothing.
-        let mut folders = vec![root.to_path_buf()];
-        folders.extend(manifest_path.parent().map(Path::to_path_buf));
-        folders.extend(cache.as_ref().map(|c| c.dir().to_path_buf()));
-        for dir in folders {
-            let dir = if dir.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                dir
-            };
-            probe_writable(&dir)?;
-        }
+        probe_folders(root, &manifest_path, cache.as_ref())?;
     }
 
     let mut counts = RunCounts {
@@ -212,27 +209,8 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         warnings: release_warnings,
         ..RunCounts::default()
     };
-    let prev = match manifest_path
-        .exists()
-        .then(|| Manifest::read(&manifest_path))
-    {
-        Some(Ok(m)) => Some(m),
-        Some(Err(e)) => {
-            counts.warnings.push(format!("{e}; rebuilding it from the files on disk, deleting nothing precompress cannot prove it wrote"));
-            None
-        }
-        None => None,
-    };
-    // Variants and deltas the previous run wrote: path -> the blake3 they had.
-    let ours: HashMap<String, String> = prev
-        .iter()
-        .flat_map(|p| p.files.values())
-        .flat_map(|a| {
-            let variants = a.encodings.iter().map(|v| (&v.path, &v.blake3));
-            let deltas = a.deltas.iter().map(|d| (&d.path, &d.blake3));
-            variants.chain(deltas).map(|(p, b)| (p.clone(), b.clone()))
-        })
-        .collect();
+    let prev = previous_manifest(&manifest_path, &mut counts.warnings);
+    let ours = written_by(prev.as_ref());
 
     let tree = walk(
         root,
@@ -269,27 +247,8 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     counts.removed.clear(); // temporary files are not worth listing
 
     // Hash everything: sources fully (blake3 + sha256), variants on disk (blake3).
-    let held = AtomicU64::new(0);
-    let scanned: Vec<Result<Scanned>> = pool.install(|| {
-        tree.files
-            .into_par_iter()
-            .map(|f| scan(f, &filter, &held))
-            .collect()
-    });
-    let variants_on_disk: Vec<(String, Option<String>)> = pool.install(|| {
-        tree.variants
-            .into_par_iter()
-            .chain(tree.deltas.into_par_iter())
-            .map(|f| (f.rel, hash_file(&f.path).ok()))
-            .collect()
-    });
-    let mut files = Vec::with_capacity(scanned.len());
-    for s in scanned {
-        match s {
-            Ok(s) => files.push(s),
-            Err(e) => errors.push(e),
-        }
-    }
+    let (mut files, variants_on_disk) =
+        pool.install(|| scan_tree(tree.files, tree.variants, tree.deltas, &filter, &mut errors));
     // Sources deleted since the previous run: their variants now look like
     // assets of their own. Ours (same hash as recorded) go; others stay.
     files.retain(|f| match ours.get(&f.found.rel) {
@@ -303,52 +262,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .iter()
         .map(|(rel, h)| (rel.as_str(), h.as_deref()))
         .collect();
-    // Per asset that may get deltas: the earlier file of each release it is
-    // paired with, and that file's SHA-256 (read here, once, in parallel).
-    let chosen: Vec<Chosen> = if releases.is_empty() {
-        vec![Vec::new(); files.len()]
-    } else {
-        let per_file: Vec<(Chosen, Vec<String>)> = pool.install(|| {
-            files
-                .par_iter()
-                .map(|f| choose_dictionaries(f, &filter, &releases))
-                .collect()
-        });
-        per_file
-            .into_iter()
-            .map(|(c, w)| {
-                counts.warnings.extend(w);
-                c
-            })
-            .collect()
-    };
-    let mut dicts: Vec<Dict> = Vec::new();
-    let mut sources = Vec::with_capacity(files.len());
-    for (f, chosen) in files.iter().zip(chosen) {
-        let mut dictionaries = Vec::with_capacity(chosen.len());
-        for (old, sha256) in chosen {
-            dictionaries.push((dicts.len(), old.size, sha256));
-            dicts.push(Dict { old, sha256 });
-        }
-        // A large brotli job runs as parts on several workers, unless the
-        // cache may already hold it (the whole job reads it from there, and
-        // on a miss produces the same bytes by compressing the parts itself).
-        let parts = parts_for(f.size as usize, content_kind(&f.found.rel));
-        let in_cache = parts > 1
-            && cache.as_ref().is_some_and(|c| {
-                settings
-                    .get(Codec::Brotli.token())
-                    .is_some_and(|s| c.contains(&f.blake3, Codec::Brotli, s))
-            });
-        sources.push(Source {
-            rel: &f.found.rel,
-            size: f.size,
-            blake3: &f.blake3,
-            decision: filter.decide(&f.found.rel, f.size),
-            brotli_parts: if in_cache { 1 } else { parts },
-            dictionaries,
-        });
-    }
+    let chosen =
+        pool.install(|| chosen_dictionaries(&files, &filter, &releases, &mut counts.warnings));
+    let (sources, dicts) = plan_sources(&files, chosen, &filter, cache.as_ref(), &settings);
     // Links passed over by the walk: where a variant would go, they are not ours.
     let symlinks: HashSet<&str> = tree
         .passed
@@ -389,28 +305,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         remove(&root.join(rel), rel, &mut counts, &mut errors);
     }
 
-    jobs.sort_by(|a, b| {
-        let cost = |j: &Job| match j.kind {
-            JobKind::Compress => files[j.file].size * j.codec.cost_weight(),
-            // Later parts also index the parts before them as their dictionary.
-            JobKind::Part { index, of } => {
-                files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64
-            }
-            JobKind::CheckForeign => files[j.file].size,
-            // The dictionary is indexed as well as the file compressed.
-            JobKind::Delta { dict, coding } => {
-                (files[j.file].size + dicts[dict].old.size) * coding.cost_weight()
-            }
-        };
-        cost(b)
-            .cmp(&cost(a))
-            .then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel))
-            .then(a.token().cmp(b.token()))
-            .then_with(|| match (a.kind, b.kind) {
-                (JobKind::Delta { dict: x, .. }, JobKind::Delta { dict: y, .. }) => x.cmp(&y),
-                _ => std::cmp::Ordering::Equal,
-            })
-    });
+    sort_jobs(&mut jobs, &files, &dicts);
     progress.start(jobs.len() as u64);
 
     let mut left: Vec<AtomicUsize> = files.iter().map(|_| AtomicUsize::new(0)).collect();
@@ -436,68 +331,15 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 
     // Commit: each job's outcome into its source's, then each source's into
     // the manifest, in path order.
-    let mut timings = Vec::with_capacity(jobs.len());
-    for (job, (outcome, t)) in jobs.iter().zip(results) {
-        let f = &files[job.file];
-        let o = &mut outcomes[job.file];
-        let output = match &outcome {
-            JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
-            JobOutcome::DeltaWritten { delta, .. } => delta.size,
-            _ => f.size,
-        };
-        timings.push(JobTiming {
-            path: f.found.rel.clone(),
-            coding: job.token(),
-            input: f.size,
-            output,
-            micros: t.micros,
-            cpu_micros: t.cpu_micros,
-            encode_micros: t.encode_micros,
-            verify_micros: t.verify_micros,
-        });
-        match outcome {
-            JobOutcome::Written { variant, cached } => {
-                counts.compressed += u64::from(!cached);
-                counts.from_cache += u64::from(cached);
-                o.written.push(variant.path.clone());
-                o.variants.push(variant);
-            }
-            JobOutcome::Adopted(v) => {
-                counts.foreign.push(v.path.clone());
-                o.variants.push(v);
-            }
-            JobOutcome::Skipped(reason) => {
-                // A job all the same: with the written ones it adds up to what
-                // a rerun finds unchanged.
-                counts.not_kept += 1;
-                o.skipped.insert(job.codec.token().to_string(), reason);
-            }
-            JobOutcome::DeltaWritten { delta, cached } => {
-                counts.compressed += u64::from(!cached);
-                counts.from_cache += u64::from(cached);
-                o.written.push(delta.path.clone());
-                o.deltas.push(delta);
-            }
-            JobOutcome::DeltaSkipped(skipped) => {
-                counts.not_kept += 1;
-                o.skipped_deltas.push(skipped);
-            }
-            JobOutcome::NoDelta(why) => counts.warnings.push(why),
-            JobOutcome::Part => {}
-            JobOutcome::Failed(e) => {
-                o.changed |= matches!(e, Error::Changed { .. });
-                errors.push(e);
-            }
-        }
-    }
-    for ((f, o), c) in files.iter().zip(&mut outcomes).zip(&ctx.changed) {
-        if c.load(Ordering::Relaxed) && !o.changed {
-            o.changed = true;
-            errors.push(Error::Changed {
-                path: f.found.path.clone(),
-            });
-        }
-    }
+    let timings = fold_outcomes(
+        &jobs,
+        results,
+        &files,
+        &mut outcomes,
+        &ctx.changed,
+        &mut counts,
+        &mut errors,
+    );
 
     let mut manifest = Manifest::new(settings.clone());
     for (f, o) in files.iter().zip(outcomes) {
@@ -552,6 +394,194 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         threads,
         counts,
     ))
+}
+
+/// Commit, first half: each job's outcome into its source's [`Outcome`] and
+/// the run's counts; a source found changed after its last job is marked.
+/// Returns the jobs' timings, in job order.
+fn fold_outcomes(
+    jobs: &[Job],
+    results: Vec<(JobOutcome, Timing)>,
+    files: &[Scanned],
+    outcomes: &mut [Outcome],
+    changed: &[AtomicBool],
+    counts: &mut RunCounts,
+    errors: &mut Vec<Error>,
+) -> Vec<JobTiming> {
+    let mut timings = Vec::with_capacity(jobs.len());
+    for (job, (outcome, t)) in jobs.iter().zip(results) {
+        let f = &files[job.file];
+        let o = &mut outcomes[job.file];
+        let output = match &outcome {
+            JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
+            JobOutcome::DeltaWritten { delta, .. } => delta.size,
+            _ => f.size,
+        };
+        timings.push(JobTiming {
+            path: f.found.rel.clone(),
+            coding: job.token(),
+            input: f.size,
+            output,
+            micros: t.micros,
+            cpu_micros: t.cpu_micros,
+            encode_micros: t.encode_micros,
+            verify_micros: t.verify_micros,
+        });
+        match outcome {
+            JobOutcome::Written { variant, cached } => {
+                counts.compressed += u64::from(!cached);
+                counts.from_cache += u64::from(cached);
+                o.written.push(variant.path.clone());
+                o.variants.push(variant);
+            }
+            JobOutcome::Adopted(v) => {
+                counts.foreign.push(v.path.clone());
+                o.variants.push(v);
+            }
+            JobOutcome::Skipped(reason) => {
+                // A job all the same: with the written ones it adds up to what
+                // a rerun finds unchanged.
+                counts.not_kept += 1;
+                o.skipped.insert(job.codec.token().to_string(), reason);
+            }
+            JobOutcome::DeltaWritten { delta, cached } => {
+                counts.compressed += u64::from(!cached);
+                counts.from_cache += u64::from(cached);
+                o.written.push(delta.path.clone());
+                o.deltas.push(delta);
+            }
+            JobOutcome::DeltaSkipped(skipped) => {
+                counts.not_kept += 1;
+                o.skipped_deltas.push(skipped);
+            }
+            JobOutcome::NoDelta(why) => counts.warnings.push(why),
+            JobOutcome::Part => {}
+            JobOutcome::Failed(e) => {
+                o.changed |= matches!(e, Error::Changed { .. });
+                errors.push(e);
+            }
+        }
+    }
+    for ((f, o), c) in files.iter().zip(outcomes.iter_mut()).zip(changed) {
+        if c.load(Ordering::Relaxed) && !o.changed {
+            o.changed = true;
+            errors.push(Error::Changed {
+                path: f.found.path.clone(),
+            });
+        }
+    }
+    timings
+}
+
+/// Fails with a write error naming the folder unless DIR, the manifest's
+/// folder and the cache can all be written.
+fn probe_folders(root: &Path, manifest_path: &Path, cache: Option<&Cache>) -> Result<()> {
+    let mut folders = vec![root.to_path_buf()];
+    folders.extend(manifest_path.parent().map(Path::to_path_buf));
+    folders.extend(cache.map(|c| c.dir().to_path_buf()));
+    for dir in folders {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        probe_writable(&dir)?;
+    }
+    Ok(())
+}
+
+/// What the plan needs of each source, and the run's dictionaries (each
+/// source's [`Chosen`] earlier files, numbered across the run).
+fn plan_sources<'a>(
+    files: &'a [Scanned],
+    chosen: Vec<Chosen>,
+    filter: &Filter,
+    cache: Option<&Cache>,
+    settings: &BTreeMap<String, String>,
+) -> (Vec<Source<'a>>, Vec<Dict>) {
+    let mut dicts: Vec<Dict> = Vec::new();
+    let mut sources = Vec::with_capacity(files.len());
+    for (f, chosen) in files.iter().zip(chosen) {
+        let mut dictionaries = Vec::with_capacity(chosen.len());
+        for (old, sha256) in chosen {
+            dictionaries.push((dicts.len(), old.size, sha256));
+            dicts.push(Dict { old, sha256 });
+        }
+        // A large brotli job runs as parts on several workers, unless the
+        // cache may already hold it (the whole job reads it from there, and
+        // on a miss produces the same bytes by compressing the parts itself).
+        let parts = parts_for(f.size as usize, content_kind(&f.found.rel));
+        let in_cache = parts > 1
+            && cache.is_some_and(|c| {
+                settings
+                    .get(Codec::Brotli.token())
+                    .is_some_and(|s| c.contains(&f.blake3, Codec::Brotli, s))
+            });
+        sources.push(Source {
+            rel: &f.found.rel,
+            size: f.size,
+            blake3: &f.blake3,
+            decision: filter.decide(&f.found.rel, f.size),
+            brotli_parts: if in_cache { 1 } else { parts },
+            dictionaries,
+        });
+    }
+    (sources, dicts)
+}
+
+/// The scan stage (on the run's pool): every source read once through both
+/// hashes ([`scan`]), every variant and delta on disk hashed. Sources that
+/// cannot be read go to `errors`.
+fn scan_tree(
+    sources: Vec<Found>,
+    variants: Vec<Found>,
+    deltas: Vec<Found>,
+    filter: &Filter,
+    errors: &mut Vec<Error>,
+) -> (Vec<Scanned>, Vec<(String, Option<String>)>) {
+    let held = AtomicU64::new(0);
+    let scanned: Vec<Result<Scanned>> = sources
+        .into_par_iter()
+        .map(|f| scan(f, filter, &held))
+        .collect();
+    let on_disk = variants
+        .into_par_iter()
+        .chain(deltas.into_par_iter())
+        .map(|f| (f.rel, hash_file(&f.path).ok()))
+        .collect();
+    let mut files = Vec::with_capacity(scanned.len());
+    for s in scanned {
+        match s {
+            Ok(s) => files.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    (files, on_disk)
+}
+
+/// Per source that may get deltas, the earlier file of each release it is
+/// paired with and that file's SHA-256 (read once, in parallel on the run's
+/// pool); earlier files that could not be read are warnings.
+fn chosen_dictionaries(
+    files: &[Scanned],
+    filter: &Filter,
+    releases: &Releases,
+    warnings: &mut Vec<String>,
+) -> Vec<Chosen> {
+    if releases.is_empty() {
+        return vec![Vec::new(); files.len()];
+    }
+    let per_file: Vec<(Chosen, Vec<String>)> = files
+        .par_iter()
+        .map(|f| choose_dictionaries(f, filter, releases))
+        .collect();
+    per_file
+        .into_iter()
+        .map(|(c, w)| {
+            warnings.extend(w);
+            c
+        })
+        .collect()
 }
 
 /// A source's manifest entry from what the run left it with, and the deltas
@@ -1254,6 +1284,60 @@ fn source_changed(path: &PathBuf, f: &Scanned) -> bool {
         Ok(md) => md.len() != f.size || md.modified().ok() != Some(f.meta.modified),
         Err(_) => true,
     }
+}
+
+/// The previous run's manifest, if there is one that can be read (a corrupt
+/// one is a warning: the run rebuilds it, deleting nothing it cannot prove
+/// precompress wrote).
+fn previous_manifest(path: &Path, warnings: &mut Vec<String>) -> Option<Manifest> {
+    match path.exists().then(|| Manifest::read(path)) {
+        Some(Ok(m)) => Some(m),
+        Some(Err(e)) => {
+            warnings.push(format!("{e}; rebuilding it from the files on disk, deleting nothing precompress cannot prove it wrote"));
+            None
+        }
+        None => None,
+    }
+}
+
+/// Variants and deltas the previous run wrote: path -> the blake3 they had.
+fn written_by(prev: Option<&Manifest>) -> HashMap<String, String> {
+    prev.iter()
+        .flat_map(|p| p.files.values())
+        .flat_map(|a| {
+            let variants = a.encodings.iter().map(|v| (&v.path, &v.blake3));
+            let deltas = a.deltas.iter().map(|d| (&d.path, &d.blake3));
+            variants.chain(deltas).map(|(p, b)| (p.clone(), b.clone()))
+        })
+        .collect()
+}
+
+/// Longest first (by size and codec cost), so the pool never waits on one
+/// long job at the end; ties by path, coding and dictionary, so the order
+/// never depends on the machine.
+fn sort_jobs(jobs: &mut [Job], files: &[Scanned], dicts: &[Dict]) {
+    jobs.sort_by(|a, b| {
+        let cost = |j: &Job| match j.kind {
+            JobKind::Compress => files[j.file].size * j.codec.cost_weight(),
+            // Later parts also index the parts before them as their dictionary.
+            JobKind::Part { index, of } => {
+                files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64
+            }
+            JobKind::CheckForeign => files[j.file].size,
+            // The dictionary is indexed as well as the file compressed.
+            JobKind::Delta { dict, coding } => {
+                (files[j.file].size + dicts[dict].old.size) * coding.cost_weight()
+            }
+        };
+        cost(b)
+            .cmp(&cost(a))
+            .then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel))
+            .then(a.token().cmp(b.token()))
+            .then_with(|| match (a.kind, b.kind) {
+                (JobKind::Delta { dict: x, .. }, JobKind::Delta { dict: y, .. }) => x.cmp(&y),
+                _ => std::cmp::Ordering::Equal,
+            })
+    });
 }
 
 #[cfg(test)]
