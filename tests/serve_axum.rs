@@ -53,26 +53,20 @@ fn start_example(site: &std::path::Path) -> Example {
 
 #[test]
 fn the_axum_example_answers_as_precompress_serve_does() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (r1, r2, _, new_js) = two_releases(tmp.path());
-    let live = tmp.path().join("live");
-    copy_dir_for_tests(&r2, &live);
+    let (_tmp, live, r1, _, new_js) = release_two_with_deltas();
     copy_dir_for_tests(&repo().join("fixtures/site/assets"), &live.join("assets"));
-    for args in [
-        vec![r1.as_os_str()],
-        vec![
-            live.as_os_str(),
-            "--dictionary-from".as_ref(),
-            r1.as_os_str(),
-        ],
-    ] {
-        let out = precompress(&[&["--no-config".as_ref(), "-q".as_ref()], &args[..]].concat());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let out = precompress(&[
+        "--no-config".as_ref(),
+        "-q".as_ref(),
+        live.as_os_str(),
+        "--dictionary-from".as_ref(),
+        r1.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let serve = start_precompress(&live, &[]);
     let axum = start_example(&live);
     let dict = manifest(&live)["files"][new_js]["deltas"][0]["dictionary"]

@@ -10,7 +10,7 @@
 
 mod serve_util;
 
-use precompress::dictionary::{available_dictionary, hex, parse_available_dictionary};
+use precompress::dictionary::{hex, parse_available_dictionary};
 use precompress::serve::caddy::SITE_LINES;
 use precompress::serve::{Coding, Index, Selection};
 use serve_util::*;
@@ -38,21 +38,14 @@ fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
     let dict = site.dictionary();
     let (dcb_size, dcz_size) = (site.delta("dcb").1, site.delta("dcz").1);
     let smaller = if dcz_size < dcb_size { "dcz" } else { "dcb" };
-    let flipped: String = dict
-        .chars()
-        .map(|c| {
-            if c.is_ascii_lowercase() {
-                c.to_ascii_uppercase()
-            } else {
-                c.to_ascii_lowercase()
-            }
-        })
-        .collect();
-    assert_ne!(flipped, dict);
-    let unknown = available_dictionary(&[7; 32]);
-    let bare = dict.trim_matches(':').to_string();
-    let listed = format!("{dict}, {dict}");
-    let padded = format!(" {dict} ");
+    let DictionaryForms {
+        padded,
+        flipped,
+        unknown,
+        bare,
+        listed,
+        ..
+    } = DictionaryForms::of(&dict);
     // (Accept-Encoding, Available-Dictionary, Content-Encoding Caddy sends).
     // Between variants Caddy follows `precompressed zstd br gzip`.
     #[rustfmt::skip]

@@ -446,13 +446,16 @@ pub struct Deployed {
     _tmp: tempfile::TempDir,
 }
 
-/// Deploys release 2 behind the server `start` runs: `generator` is the
-/// subcommand that writes its configuration (`nginx-map`, `caddy-map`), whose
-/// output `start` gets as a file, with the folder and a scratch folder.
-pub fn deploy_with_deltas(
-    generator: &str,
-    start: impl FnOnce(&Path, &Path, &Path) -> Server,
-) -> Deployed {
+/// Release 2 of [`two_releases`] in `TMP/live`, precompressed with
+/// `--dictionary-from` release 1 (precompressed too): (guard, live, release 1,
+/// release 1's and release 2's script).
+pub fn release_two_with_deltas() -> (
+    tempfile::TempDir,
+    PathBuf,
+    PathBuf,
+    &'static str,
+    &'static str,
+) {
     let tmp = tempfile::tempdir().unwrap();
     let (r1, r2, old_js, new_js) = two_releases(tmp.path());
     let live = tmp.path().join("live");
@@ -472,6 +475,54 @@ pub fn deploy_with_deltas(
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    (tmp, live, r1, old_js, new_js)
+}
+
+/// Ways to send a dictionary: the right one as a browser sends it, and the
+/// forms that must get no delta.
+pub struct DictionaryForms {
+    pub right: String,
+    /// The right one with spaces around it (a valid field value).
+    pub padded: String,
+    /// Case flipped, another dictionary, no colons, a list of two.
+    pub flipped: String,
+    pub unknown: String,
+    pub bare: String,
+    pub listed: String,
+}
+
+impl DictionaryForms {
+    pub fn of(dict: &str) -> DictionaryForms {
+        let flipped: String = dict
+            .chars()
+            .map(|c| {
+                if c.is_ascii_lowercase() {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect();
+        assert_ne!(flipped, dict);
+        DictionaryForms {
+            right: dict.to_string(),
+            padded: format!(" {dict} "),
+            flipped,
+            unknown: precompress::dictionary::available_dictionary(&[7; 32]),
+            bare: dict.trim_matches(':').to_string(),
+            listed: format!("{dict}, {dict}"),
+        }
+    }
+}
+
+/// Deploys release 2 behind the server `start` runs: `generator` is the
+/// subcommand that writes its configuration (`nginx-map`, `caddy-map`), whose
+/// output `start` gets as a file, with the folder and a scratch folder.
+pub fn deploy_with_deltas(
+    generator: &str,
+    start: impl FnOnce(&Path, &Path, &Path) -> Server,
+) -> Deployed {
+    let (tmp, live, r1, old_js, new_js) = release_two_with_deltas();
     let out = precompress(&[generator.as_ref(), live.as_os_str()]);
     assert!(
         out.status.success() && out.stderr.is_empty(),
