@@ -40,14 +40,7 @@ fn start_example(site: &std::path::Path) -> Example {
         .next()
         .unwrap()
         .unwrap();
-    let addr = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
+    let addr = addr_in(&first);
     Example(child, addr)
 }
 

@@ -163,14 +163,7 @@ fn out_of_file_descriptors_it_backs_off_instead_of_spinning() {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    let addr: std::net::SocketAddr = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
+    let addr = addr_in(&first);
     // Far more connections than descriptors: the kernel queues them, accept fails.
     let held: Vec<TcpStream> = (0..60)
         .filter_map(|_| TcpStream::connect(addr).ok())

@@ -100,16 +100,7 @@ pub fn start_precompress_at(site: &Path, addr: &str, extra: &[&str]) -> Server {
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let first = lines.next().expect("serve printed nothing").unwrap();
-    // "precompress serve: http://127.0.0.1:PORT/ (...)"
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"));
-    let addr: SocketAddr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
+    let addr = addr_in(&first);
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = log.clone();
     // Drain stdout so the server never blocks on a full pipe.
@@ -124,6 +115,18 @@ pub fn start_precompress_at(site: &Path, addr: &str, extra: &[&str]) -> Server {
         child,
         log,
     }
+}
+
+/// The address in a server's first line: "precompress serve: http://127.0.0.1:PORT/ (...)".
+pub fn addr_in(line: &str) -> SocketAddr {
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"));
+    url.trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap()
 }
 
 /// Fails with a pointer to the installer when a server binary is missing.
