@@ -107,16 +107,29 @@ pub fn compress_part(
         );
     }
     out.clear();
+    finish_appending(&mut state, &input[range], out, "brotli part")
+}
+
+/// Compresses all of `input` with a prepared Rust encoder in one FINISH call,
+/// appending the stream to `out` (after a header, say). `what` names the
+/// encoder in the error.
+pub(super) fn finish_appending(
+    state: &mut BrotliEncoderStateStruct<StandardAlloc>,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    what: &str,
+) -> io::Result<()> {
+    let start = out.len();
     out.resize(
-        brotli::enc::encode::BrotliEncoderMaxCompressedSize(range.len()) + 1024,
+        start + brotli::enc::encode::BrotliEncoderMaxCompressedSize(input.len()) + 1024,
         0,
     );
-    let chunk = &input[range];
-    let (mut avail_in, mut in_off, mut avail_out, mut out_off) = (chunk.len(), 0, out.len(), 0);
+    let (mut avail_in, mut in_off) = (input.len(), 0);
+    let (mut avail_out, mut out_off) = (out.len() - start, start);
     let done = state.compress_stream(
         BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
         &mut avail_in,
-        chunk,
+        input,
         &mut in_off,
         &mut avail_out,
         out,
@@ -124,8 +137,8 @@ pub fn compress_part(
         &mut None,
         &mut |_, _, _, _| (),
     );
-    if !done {
-        return Err(io::Error::other("brotli part did not finish"));
+    if !done || avail_in != 0 {
+        return Err(io::Error::other(format!("{what} did not finish")));
     }
     out.truncate(out_off);
     Ok(())

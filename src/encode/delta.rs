@@ -17,7 +17,7 @@
 
 use std::io;
 
-use brotli::enc::encode::{BrotliEncoderOperation, BrotliEncoderStateStruct};
+use brotli::enc::encode::BrotliEncoderStateStruct;
 use brotli::enc::StandardAlloc;
 use zstd::zstd_safe::{CCtx, CParameter, DCtx, DParameter};
 
@@ -119,32 +119,7 @@ impl DeltaEncoder {
         let mut state = BrotliEncoderStateStruct::new(StandardAlloc::default());
         state.params = params;
         state.set_custom_dictionary(dict.len(), dict);
-        let start = out.len();
-        out.resize(
-            start + brotli::enc::encode::BrotliEncoderMaxCompressedSize(input.len()) + 1024,
-            0,
-        );
-        let (mut avail_in, mut in_off) = (input.len(), 0);
-        let mut avail_out = out.len() - start;
-        let mut out_off = start;
-        let done = state.compress_stream(
-            BrotliEncoderOperation::BROTLI_OPERATION_FINISH,
-            &mut avail_in,
-            input,
-            &mut in_off,
-            &mut avail_out,
-            out,
-            &mut out_off,
-            &mut None,
-            &mut |_, _, _, _| (),
-        );
-        if !done || avail_in != 0 {
-            return Err(io::Error::other(
-                "the brotli dictionary encoder did not finish",
-            ));
-        }
-        out.truncate(out_off);
-        Ok(())
+        super::brotli::finish_appending(&mut state, input, out, "the brotli dictionary encoder")
     }
 
     fn encode_dcz(&self, dict: &[u8], input: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
