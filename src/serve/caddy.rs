@@ -50,7 +50,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::dictionary::{available_dictionary, delta_path, hex};
-use crate::serve::{Coding, Index};
+use crate::serve::{config_assets, Coding, Index};
 
 /// The name of the generated snippet.
 pub const SNIPPET: &str = "precompress_deltas";
@@ -125,26 +125,9 @@ pub fn render(index: &Index) -> CaddySnippet {
     let mut deltas: BTreeMap<String, String> = BTreeMap::new();
     let mut paths: BTreeMap<String, PathOutputs> = BTreeMap::new();
 
-    let mut assets: Vec<_> = index.iter().collect();
-    assets.sort_by_key(|(k, _)| *k);
-    for (k, entry) in assets {
-        let uri = format!("/{k}");
-        if let Some(why) = unwritable(&uri) {
-            if !entry.deltas.is_empty() || entry.use_as_dictionary.is_some() {
-                skipped.push(format!("{k}: {why}"));
-            }
-            continue;
-        }
-        let use_as = match &entry.use_as_dictionary {
-            Some(u) if unwritable(u).is_some() => {
-                skipped.push(format!(
-                    "{k}: Use-As-Dictionary {u:?}: {}",
-                    unwritable(u).unwrap_or_default()
-                ));
-                None
-            }
-            u => u.clone(),
-        };
+    for a in config_assets(index, unwritable, &mut skipped) {
+        let (k, entry, uri) = (a.key, a.entry, a.uri);
+        let use_as = a.use_as.map(str::to_string);
         let mut dicts: BTreeSet<[u8; 32]> = BTreeSet::new();
         if !entry.deltas.is_empty() {
             if uri.contains('?') {

@@ -427,6 +427,55 @@ fn blake3_of(path: &Path) -> Option<String> {
     Some(h.finalize().to_hex().to_string())
 }
 
+/// An asset as a server's configuration writes it (`nginx-map`, `caddy-map`).
+pub(crate) struct ConfigAsset<'a> {
+    pub key: &'a str,
+    pub entry: &'a Entry,
+    /// `/` and the key: the URL path.
+    pub uri: String,
+    /// Its `Use-As-Dictionary`, when the configuration can write it.
+    pub use_as: Option<&'a str>,
+}
+
+/// The assets of `index` in path order, as far as `unwritable` (the reason a
+/// string cannot be written into that server's configuration, if any) lets
+/// them be written; what is left out goes to `skipped` with why.
+pub(crate) fn config_assets<'a>(
+    index: &'a Index,
+    unwritable: impl Fn(&str) -> Option<&'static str>,
+    skipped: &mut Vec<String>,
+) -> Vec<ConfigAsset<'a>> {
+    let mut assets: Vec<_> = index.iter().collect();
+    assets.sort_by_key(|(k, _)| *k);
+    let mut out = Vec::with_capacity(assets.len());
+    for (key, entry) in assets {
+        let uri = format!("/{key}");
+        if let Some(why) = unwritable(&uri) {
+            if !entry.deltas.is_empty() || entry.use_as_dictionary.is_some() {
+                skipped.push(format!("{key}: {why}"));
+            }
+            continue;
+        }
+        let use_as = match &entry.use_as_dictionary {
+            Some(u) => match unwritable(u) {
+                Some(why) => {
+                    skipped.push(format!("{key}: Use-As-Dictionary {u:?}: {why}"));
+                    None
+                }
+                None => Some(u.as_str()),
+            },
+            None => None,
+        };
+        out.push(ConfigAsset {
+            key,
+            entry,
+            uri,
+            use_as,
+        });
+    }
+    out
+}
+
 /// Printable ASCII and tabs: safe to put in a header (no CR, LF or NUL).
 fn is_header_value(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b))

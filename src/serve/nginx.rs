@@ -53,7 +53,7 @@ use std::fmt::Write as _;
 
 use crate::coding::DeltaCoding;
 use crate::dictionary::{available_dictionary, delta_path};
-use crate::serve::{Coding, Index, Representation};
+use crate::serve::{config_assets, Coding, Index, Representation};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
 pub const LOCATION_LINES: &str = r#"if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }
@@ -169,23 +169,8 @@ pub fn render(index: &Index) -> NginxMaps {
     let mut content_type = Map::new("A delta has its asset's type.", "$uri", "pc_content_type");
     let mut content_encoding = Map::new("A delta's coding.", "$uri", "pc_content_encoding");
 
-    let mut assets: Vec<_> = index.iter().collect();
-    assets.sort_by_key(|(k, _)| *k);
-    for (k, entry) in assets {
-        let uri = format!("/{k}");
-        if let Some(why) = unwritable(&uri) {
-            if !entry.deltas.is_empty() || entry.use_as_dictionary.is_some() {
-                skipped.push(format!("{k}: {why}"));
-            }
-            continue;
-        }
-        let use_as = match &entry.use_as_dictionary {
-            Some(u) if unwritable(u).is_some() => {
-                skipped.push(format!("{k}: Use-As-Dictionary {u:?}: not written"));
-                None
-            }
-            u => u.as_deref(),
-        };
+    for a in config_assets(index, unwritable, &mut skipped) {
+        let (k, entry, uri, use_as) = (a.key, a.entry, a.uri, a.use_as);
         // By dictionary, smallest first (the index keeps deltas sorted by size).
         let mut by_dict: BTreeMap<[u8; 32], Vec<(DeltaCoding, &Representation)>> = BTreeMap::new();
         for (hash, rep) in &entry.deltas {
