@@ -36,8 +36,7 @@ fn is_delta(coding: Option<&str>) -> bool {
 fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
     let site = deploy();
     let dict = site.dictionary();
-    let (dcb_size, dcz_size) = (site.delta("dcb").1, site.delta("dcz").1);
-    let smaller = if dcz_size < dcb_size { "dcz" } else { "dcb" };
+    let smaller = site.smaller_delta();
     let DictionaryForms {
         padded,
         flipped,
@@ -159,7 +158,7 @@ fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
     );
     // Go's file serving leaves Content-Length off a HEAD response that has a
     // Content-Encoding (Caddy's br and zstd as well); if it is there, it is right.
-    let size = if smaller == "dcb" { dcb_size } else { dcz_size };
+    let size = site.delta(smaller).1;
     assert!(
         r.header("content-length")
             .is_none_or(|l| l == size.to_string()),

@@ -30,8 +30,7 @@ fn deploy() -> Deployed {
 fn nginx_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
     let site = deploy();
     let dict = site.dictionary();
-    let (dcb_size, dcz_size) = (site.delta("dcb").1, site.delta("dcz").1);
-    let smaller = if dcz_size < dcb_size { "dcz" } else { "dcb" };
+    let smaller = site.smaller_delta();
     let DictionaryForms {
         padded,
         flipped,
@@ -128,7 +127,7 @@ fn nginx_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
         &[("Accept-Encoding", CHROME), ("Available-Dictionary", &dict)],
     );
     assert_eq!(r.header("content-encoding"), Some(smaller));
-    let size = if smaller == "dcb" { dcb_size } else { dcz_size };
+    let size = site.delta(smaller).1;
     assert_eq!(r.header("content-length"), Some(size.to_string().as_str()));
 }
 

@@ -570,6 +570,15 @@ impl Deployed {
             .to_string()
     }
 
+    /// The coding of the smaller of the two deltas.
+    pub fn smaller_delta(&self) -> &'static str {
+        if self.delta("dcz").1 < self.delta("dcb").1 {
+            "dcz"
+        } else {
+            "dcb"
+        }
+    }
+
     /// The manifest's delta for `coding`: (path, size).
     pub fn delta(&self, coding: &str) -> (String, u64) {
         let d = self.asset["deltas"]
