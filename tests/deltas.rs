@@ -20,6 +20,13 @@ fn bin() -> Command {
     c
 }
 
+/// `precompress --no-config RELEASE-2 --dictionary-from RELEASE-1`.
+fn with_previous(r: &Releases) -> Command {
+    let mut c = bin();
+    c.arg(&r.v2).arg("--dictionary-from").arg(&r.v1);
+    c
+}
+
 /// `precompress check`.
 fn check() -> Command {
     let mut c = Command::cargo_bin("precompress").unwrap();
@@ -82,10 +89,7 @@ fn deltas_are_written_listed_and_decode_with_independent_decoders() {
     );
     assert_eq!(m1["files"]["index.html"].get("use_as_dictionary"), None);
 
-    bin()
-        .arg(&r.v2)
-        .arg("--dictionary-from")
-        .arg(&r.v1)
+    with_previous(&r)
         .assert()
         .success()
         .stdout(contains("dcb "));
@@ -163,16 +167,9 @@ fn deltas_are_written_listed_and_decode_with_independent_decoders() {
 #[test]
 fn reruns_keep_deltas_and_drop_them_when_no_longer_asked_for() {
     let r = releases();
-    let with = |c: &mut Command| {
-        c.arg(&r.v2).arg("--dictionary-from").arg(&r.v1);
-    };
-    let mut c = bin();
-    with(&mut c);
-    c.assert().success();
+    with_previous(&r).assert().success();
     let first = std::fs::read(r.v2.join("precompress-manifest.json")).unwrap();
-    let mut c = bin();
-    with(&mut c);
-    c.assert().success().stdout(contains(
+    with_previous(&r).assert().success().stdout(contains(
         "0 encoded, 0 from cache, 0 not worth keeping, 5 unchanged",
     ));
     assert_eq!(
@@ -253,10 +250,7 @@ fn a_delta_no_smaller_than_brotli_is_not_kept_nor_made_again() {
         "5 encoded",
         "0 encoded, 0 from cache, 0 not worth keeping, 5 unchanged",
     ] {
-        bin()
-            .arg(&r.v2)
-            .arg("--dictionary-from")
-            .arg(&r.v1)
+        with_previous(&r)
             .assert()
             .success()
             .stdout(contains(expect));
@@ -300,12 +294,7 @@ fn a_delta_no_smaller_than_brotli_is_not_kept_nor_made_again() {
 #[test]
 fn check_finds_changed_and_unlisted_deltas() {
     let r = releases();
-    bin()
-        .arg(&r.v2)
-        .arg("--dictionary-from")
-        .arg(&r.v1)
-        .assert()
-        .success();
+    with_previous(&r).assert().success();
     let d = manifest(&r.v2)["files"][r.new]["deltas"][1]["path"]
         .as_str()
         .unwrap()
@@ -368,10 +357,7 @@ fn bad_earlier_releases_are_usage_errors_or_warnings() {
     );
     // A corrupt old manifest: a warning, and pairing by names still works.
     std::fs::write(r.v1.join("precompress-manifest.json"), "{not json").unwrap();
-    bin()
-        .arg(&r.v2)
-        .arg("--dictionary-from")
-        .arg(&r.v1)
+    with_previous(&r)
         .assert()
         .success()
         .stderr(contains("pairing").and(contains("by file names alone")));
