@@ -4,21 +4,10 @@
 // Usage: node browser.mjs URL   (env: CHROMIUM, default /usr/lib/chromium/chromium;
 //        FORCE_ACCEPT_ENCODING to replace what Chromium advertises)
 // Exit 0 when the page loaded and ran, 1 otherwise; the test reads the JSON.
-import { chromium } from 'playwright-core';
+import { launch, urlArgument } from './launch.mjs';
 
-const url = process.argv[2];
-if (!url) {
-  console.error('usage: node browser.mjs URL');
-  process.exit(2);
-}
-// The real binary, not the /usr/bin/chromium wrapper script (it prints noise).
-const executablePath = process.env.CHROMIUM || '/usr/lib/chromium/chromium';
-const browser = await chromium.launch({
-  executablePath,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  timeout: 60_000,
-});
+const url = urlArgument('browser.mjs');
+const browser = await launch();
 let ok = false;
 try {
   const extraHTTPHeaders = process.env.FORCE_ACCEPT_ENCODING

@@ -5,21 +5,11 @@
 // and per response its request's Accept-Encoding and Available-Dictionary and
 // its Content-Encoding, Use-As-Dictionary and Vary, as the browser saw them.
 // Usage: node releases.mjs URL   (env: CHROMIUM, default /usr/lib/chromium/chromium)
-import { chromium } from 'playwright-core';
+import { launch, urlArgument } from './launch.mjs';
 import { createInterface } from 'node:readline';
 
-const url = process.argv[2];
-if (!url) {
-  console.error('usage: node releases.mjs URL');
-  process.exit(2);
-}
-const executablePath = process.env.CHROMIUM || '/usr/lib/chromium/chromium';
-const browser = await chromium.launch({
-  executablePath,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  timeout: 60_000,
-});
+const url = urlArgument('releases.mjs');
+const browser = await launch();
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 let ok = true;
 try {
