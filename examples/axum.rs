@@ -1,5 +1,5 @@
 //! A folder precompress ran on, served by an axum app through
-//! `precompress::serve::http::ServeManifest`: the same answers as
+//! `precompressor::serve::http::ServeManifest`: the same answers as
 //! `precompress serve` (negotiation, deltas, ETags, 304/412, ranges), next to
 //! the app's own routes.
 //!
@@ -9,7 +9,7 @@
 
 use axum::routing::get;
 use axum::Router;
-use precompress::serve::http::ServeManifest;
+use precompressor::serve::http::ServeManifest;
 
 #[tokio::main]
 async fn main() {

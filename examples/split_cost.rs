@@ -2,8 +2,8 @@
 //! time: `cargo run --release --example split_cost -- FILE [PARTS...]`.
 use std::time::Instant;
 
-use precompress::encode::brotli_split::{compress_part, concat_parts};
-use precompress::encode::{BrotliEncoder, ContentKind};
+use precompressor::encode::brotli_split::{compress_part, concat_parts};
+use precompressor::encode::{BrotliEncoder, ContentKind};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -4,10 +4,10 @@
 //! `Content-Length` and `Vary`.
 //!
 //! ```no_run
-//! let cfg = precompress::Config::new("dist");
-//! let report = precompress::run(&cfg, &precompress::NoProgress)?;
+//! let cfg = precompressor::Config::new("dist");
+//! let report = precompressor::run(&cfg, &precompressor::NoProgress)?;
 //! println!("{}", report.summary());
-//! # Ok::<(), precompress::Error>(())
+//! # Ok::<(), precompressor::Error>(())
 //! ```
 //!
 //! Every variant is decoded and compared with its source before it is written,

@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use precompress::cli::{CheckArgs, Cli, Command, RunArgs};
-use precompress::{Error, Progress};
+use precompressor::cli::{CheckArgs, Cli, Command, RunArgs};
+use precompressor::{Error, Progress};
 
 /// Exit codes, in one place: documented in `--help` and the README.
 mod exit {
@@ -64,13 +64,13 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => serve(args),
         Some(Command::NginxMap(args)) => {
             server_map("nginx-map", &args.dir, args.manifest.as_deref(), |i| {
-                let m = precompress::serve::nginx::render(i);
+                let m = precompressor::serve::nginx::render(i);
                 (m.config, m.skipped)
             })
         }
         Some(Command::CaddyMap(args)) => {
             server_map("caddy-map", &args.dir, args.manifest.as_deref(), |i| {
-                let m = precompress::serve::caddy::render(i);
+                let m = precompressor::serve::caddy::render(i);
                 (m.config, m.skipped)
             })
         }
@@ -131,8 +131,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn serve(args: precompress::cli::ServeArgs) -> u8 {
-    use precompress::serve::http::{run, ServeError, ServeOptions};
+fn serve(args: precompressor::cli::ServeArgs) -> u8 {
+    use precompressor::serve::http::{run, ServeError, ServeOptions};
     let opts = ServeOptions {
         root: args.dir,
         manifest: args.manifest,
@@ -156,14 +156,14 @@ fn server_map(
     name: &str,
     dir: &std::path::Path,
     manifest: Option<&std::path::Path>,
-    render: impl Fn(&precompress::serve::Index) -> (String, Vec<String>),
+    render: impl Fn(&precompressor::serve::Index) -> (String, Vec<String>),
 ) -> u8 {
     if !dir.is_dir() {
         eprintln!("precompress: error: {}: not a folder", dir.display());
         return exit::USAGE;
     }
     // `load`, as `serve` does: a source rebuilt since the run gets no deltas.
-    let index = match precompress::serve::Index::load(dir, manifest) {
+    let index = match precompressor::serve::Index::load(dir, manifest) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("precompress: error: {e}");
@@ -184,7 +184,7 @@ fn check(args: CheckArgs) -> u8 {
         return exit::USAGE;
     }
     // What the run used: the flags, else precompress.toml's, else the defaults.
-    let file = match precompress::configfile::for_check(&args.dir) {
+    let file = match precompressor::configfile::for_check(&args.dir) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("precompress: error: {e}");
@@ -195,8 +195,8 @@ fn check(args: CheckArgs) -> u8 {
         .manifest
         .clone()
         .or(file.manifest)
-        .unwrap_or_else(|| precompress::manifest::default_path(&args.dir));
-    let options = precompress::check::Options {
+        .unwrap_or_else(|| precompressor::manifest::default_path(&args.dir));
+    let options = precompressor::check::Options {
         dictionary_from: if args.dictionary_from.is_empty() {
             file.dictionary_from
         } else {
@@ -206,7 +206,7 @@ fn check(args: CheckArgs) -> u8 {
             .map(std::path::PathBuf::from)
             .or(file.cache_dir),
     };
-    let report = precompress::check::check_with(&args.dir, &manifest, &options);
+    let report = precompressor::check::check_with(&args.dir, &manifest, &options);
     if args.json {
         let _ = std::io::stdout().write_all(
             (serde_json::to_string_pretty(&report).expect("plain data") + "\n").as_bytes(),
@@ -238,7 +238,7 @@ fn check(args: CheckArgs) -> u8 {
         } else {
             eprintln!(
                 "precompress: check: {}",
-                precompress::report::plural(report.problems.len() as u64, "problem", "problems")
+                precompressor::report::plural(report.problems.len() as u64, "problem", "problems")
             );
         }
     }
@@ -250,13 +250,13 @@ fn check(args: CheckArgs) -> u8 {
 }
 
 fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
-    let settings = match precompress::configfile::resolve(&mut args, matches) {
+    let settings = match precompressor::configfile::resolve(&mut args, matches) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("precompress: error: {e}");
             if args.github {
                 let _ = std::io::stdout()
-                    .write_all(precompress::github::fatal(&e.to_string()).as_bytes());
+                    .write_all(precompressor::github::fatal(&e.to_string()).as_bytes());
             }
             return exit::USAGE;
         }
@@ -279,14 +279,14 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
     } else {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let report = match precompress::run(&cfg, &Bar(bar.clone())) {
+    let report = match precompressor::run(&cfg, &Bar(bar.clone())) {
         Ok(r) => r,
         Err(e) => {
             bar.finish_and_clear();
             eprintln!("precompress: error: {e}");
             if args.github {
                 let _ = std::io::stdout()
-                    .write_all(precompress::github::fatal(&e.to_string()).as_bytes());
+                    .write_all(precompressor::github::fatal(&e.to_string()).as_bytes());
             }
             return match e {
                 Error::Config(_) => exit::USAGE,
@@ -322,15 +322,15 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
 /// in a dry run, the sizes it computed). Returns false when a budget is exceeded.
 fn after_run(
     args: &RunArgs,
-    cfg: &precompress::Config,
-    report: &precompress::Report,
-    settings: &precompress::configfile::Resolved,
+    cfg: &precompressor::Config,
+    report: &precompressor::Report,
+    settings: &precompressor::configfile::Resolved,
 ) -> bool {
-    use precompress::{budget, github};
+    use precompressor::{budget, github};
     if !args.verbose && !args.github && settings.budgets.is_empty() {
         return true;
     }
-    let on_disk = precompress::Manifest::read(&report.manifest).ok();
+    let on_disk = precompressor::Manifest::read(&report.manifest).ok();
     let assets = if cfg.dry_run {
         budget::sizes_from_jobs(on_disk.as_ref(), &report.jobs)
     } else {
@@ -347,7 +347,7 @@ fn after_run(
             eprintln!(
                 "  {}  {} -> {}",
                 a.path,
-                precompress::report::human(a.size),
+                precompressor::report::human(a.size),
                 a.label_with_reason()
             );
         }

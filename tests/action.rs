@@ -689,7 +689,7 @@ fn a_run_that_cannot_start_still_annotates_and_warnings_become_warning_annotatio
     let job = r.run(&[("path", "no-such-dir")], CacheSim::Hit);
     assert_eq!(job.failed.as_deref(), Some("run"));
     assert!(
-        job.stdout.contains("::error title=precompress::") && job.stdout.contains("no-such-dir"),
+        job.stdout.contains("::error title=precompressor::") && job.stdout.contains("no-such-dir"),
         "{}",
         job.stdout
     );
@@ -700,7 +700,7 @@ fn a_run_that_cannot_start_still_annotates_and_warnings_become_warning_annotatio
     assert!(job.failed.is_none(), "{}", job.stderr);
     assert!(
         job.stdout
-            .contains("::warning title=precompress::budget \"*.jsx\" matches no asset"),
+            .contains("::warning title=precompressor::budget \"*.jsx\" matches no asset"),
         "{}",
         job.stdout
     );
@@ -715,7 +715,7 @@ fn a_per_file_error_becomes_an_annotation_on_that_file_and_fails_the_step() {
     assert_eq!(job.failed.as_deref(), Some("run"));
     assert!(
         job.stdout.contains(
-            "::error file=dist/assets/app.js.br,title=precompress::dist/assets/app.js.br: "
+            "::error file=dist/assets/app.js.br,title=precompressor::dist/assets/app.js.br: "
         ),
         "{}",
         job.stdout

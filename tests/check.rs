@@ -164,7 +164,7 @@ fn a_zstd_frame_with_a_window_over_8_mib_is_reported() {
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), &src).unwrap();
     drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
-    assert!(precompress::encode::frame_window_size(&out.stdout).unwrap() > 8 << 20);
+    assert!(precompressor::encode::frame_window_size(&out.stdout).unwrap() > 8 << 20);
     fs::write(dir.join("data/products.json.zst"), &out.stdout).unwrap();
     let (code, r) = check_json(&dir);
     assert_eq!(code, 1);

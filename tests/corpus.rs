@@ -45,7 +45,7 @@ fn a_real_11_mib_wasm_gets_a_zst_that_decodes_within_an_8_mib_window() {
         .assert()
         .success();
     let zst = dir.join("esbuild.wasm.zst");
-    let window = precompress::encode::frame_window_size(&fs::read(&zst).unwrap()).unwrap();
+    let window = precompressor::encode::frame_window_size(&fs::read(&zst).unwrap()).unwrap();
     assert!(window <= 8 << 20, "declared window {window}");
     // `system_decode` runs `zstd -d --memory=8MB`.
     assert!(system_decode("zstd", &zst) == fs::read(dir.join("esbuild.wasm")).unwrap());
@@ -58,8 +58,8 @@ fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_de
     // parts on separate workers and the parts are joined into one stream.
     let wasm = corpus().join("large/assets/js/typescript.js");
     let len = fs::metadata(&wasm).unwrap().len() as usize;
-    let kind = precompress::encode::ContentKind::Text;
-    assert!(precompress::encode::brotli_split::parts_for(len, kind) > 1);
+    let kind = precompressor::encode::ContentKind::Text;
+    assert!(precompressor::encode::brotli_split::parts_for(len, kind) > 1);
     let mut outs = Vec::new();
     for threads in ["1", "2"] {
         let tmp = tempfile::tempdir().unwrap();
@@ -84,7 +84,7 @@ fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_de
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(
             report["jobs"].as_array().unwrap().len(),
-            precompress::encode::brotli_split::parts_for(len, kind),
+            precompressor::encode::brotli_split::parts_for(len, kind),
             "one job per part"
         );
         let br = dir.join("typescript.js.br");
@@ -95,9 +95,9 @@ fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_de
         outs.push(fs::read(&br).unwrap());
         // The whole-file encoder (used when the cache is consulted) gives the same bytes.
         if threads == "1" {
-            let mut enc = precompress::encode::BrotliEncoder::new(9);
+            let mut enc = precompressor::encode::BrotliEncoder::new(9);
             let mut whole = Vec::new();
-            precompress::encode::Encoder::encode(
+            precompressor::encode::Encoder::encode(
                 &mut enc,
                 &fs::read(&wasm).unwrap(),
                 kind,
@@ -117,7 +117,7 @@ fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_de
 fn a_source_over_the_mapping_threshold_is_split_and_encoded_from_the_mapping_with_the_same_bytes_on_1_and_2_threads(
 ) {
     // Just over MAP_MIN: jobs read it through a mapping instead of a buffer each.
-    let len = precompress::pipeline::MAP_MIN as usize + 12_345;
+    let len = precompressor::pipeline::MAP_MIN as usize + 12_345;
     let mut text = Vec::with_capacity(len);
     let mut i = 0u64;
     while text.len() < len {
@@ -128,8 +128,8 @@ fn a_source_over_the_mapping_threshold_is_split_and_encoded_from_the_mapping_wit
         text.extend_from_slice(format!("export const v{} = {};\n", i >> 52, i >> 40).as_bytes());
     }
     text.truncate(len);
-    let kind = precompress::encode::ContentKind::Text;
-    assert!(precompress::encode::brotli_split::parts_for(len, kind) > 1);
+    let kind = precompressor::encode::ContentKind::Text;
+    assert!(precompressor::encode::brotli_split::parts_for(len, kind) > 1);
     let mut trees = Vec::new();
     for threads in ["1", "2"] {
         let tmp = tempfile::tempdir().unwrap();

@@ -101,7 +101,7 @@ fn sigkill_at_25_random_moments_never_leaves_a_bad_variant_or_a_torn_manifest() 
         assert_servable_variants_are_right(&dir);
         let m = dir.join("precompress-manifest.json");
         if m.exists() {
-            precompress::Manifest::read(&m)
+            precompressor::Manifest::read(&m)
                 .unwrap_or_else(|e| panic!("after kill {i} at {wait:?}: torn manifest: {e}"));
         }
     }

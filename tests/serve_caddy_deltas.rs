@@ -10,9 +10,9 @@
 
 mod serve_util;
 
-use precompress::dictionary::{hex, parse_available_dictionary};
-use precompress::serve::caddy::SITE_LINES;
-use precompress::serve::{Coding, Index, Selection};
+use precompressor::dictionary::{hex, parse_available_dictionary};
+use precompressor::serve::caddy::SITE_LINES;
+use precompressor::serve::{Coding, Index, Selection};
 use serve_util::*;
 
 const CHROME: &str = "gzip, deflate, br, zstd, dcb, dcz";

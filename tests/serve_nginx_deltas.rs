@@ -9,8 +9,8 @@
 
 mod serve_util;
 
-use precompress::serve::nginx::LOCATION_LINES;
-use precompress::serve::{Index, Selection};
+use precompressor::serve::nginx::LOCATION_LINES;
+use precompressor::serve::{Index, Selection};
 use serve_util::*;
 
 const CHROME: &str = "gzip, deflate, br, zstd, dcb, dcz";

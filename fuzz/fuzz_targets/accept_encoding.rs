@@ -1,8 +1,8 @@
 //! Any header parses, and the choice is always one the client accepts.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use precompress::serve::negotiate::{choose, AcceptEncoding, Choice};
-use precompress::Codec;
+use precompressor::serve::negotiate::{choose, AcceptEncoding, Choice};
+use precompressor::Codec;
 
 fuzz_target!(|data: &[u8]| {
     let header = String::from_utf8_lossy(data);

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use precompress::serve::{path::check_relative, Index, Selection};
+use precompressor::serve::{path::check_relative, Index, Selection};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -1,7 +1,7 @@
 //! No request path that parses can name anything but a plain relative path.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use precompress::serve::path::parse_request_path;
+use precompressor::serve::path::parse_request_path;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(raw) = std::str::from_utf8(data) else {

@@ -6,7 +6,7 @@
 //! ([`http`], feature `serve`) is one such server.
 //!
 //! ```no_run
-//! use precompress::serve::{Index, Selection};
+//! use precompressor::serve::{Index, Selection};
 //!
 //! let index = Index::load("dist".as_ref(), None)?;
 //! match index.select("assets/app.js", Some("gzip, deflate, br, zstd")) {
@@ -19,7 +19,7 @@
 //!     Selection::NotAcceptable { headers } => { /* 406 with `headers` */ }
 //!     Selection::NotInManifest => { /* serve the file as is, or 404 */ }
 //! }
-//! # Ok::<(), precompress::Error>(())
+//! # Ok::<(), precompressor::Error>(())
 //! ```
 //!
 //! Headers, and why:

@@ -511,7 +511,7 @@ impl DictionaryForms {
             right: dict.to_string(),
             padded: format!(" {dict} "),
             flipped,
-            unknown: precompress::dictionary::available_dictionary(&[7; 32]),
+            unknown: precompressor::dictionary::available_dictionary(&[7; 32]),
             bare: dict.trim_matches(':').to_string(),
             listed: format!("{dict}, {dict}"),
         }
@@ -607,12 +607,12 @@ impl Deployed {
 /// The deltas a server sends decode, with independent decoders, to the new script.
 pub fn assert_deltas_decode(site: &Deployed) {
     let dict = site.dictionary();
-    let hash = precompress::dictionary::parse_available_dictionary(&dict).unwrap();
+    let hash = precompressor::dictionary::parse_available_dictionary(&dict).unwrap();
     let new = site.file_for(None);
     let tmp = tempfile::tempdir().unwrap();
     let old_path = tmp.path().join("old.js");
     std::fs::write(&old_path, &site.old).unwrap();
-    for coding in precompress::encode::delta::DeltaCoding::ALL {
+    for coding in precompressor::encode::delta::DeltaCoding::ALL {
         let token = coding.token();
         let r = site.get(&site.url, Some(&format!("gzip, br, {token}")), Some(&dict));
         assert_eq!(r.header("content-encoding"), Some(token));
@@ -620,7 +620,7 @@ pub fn assert_deltas_decode(site: &Deployed) {
         assert_eq!(coding.header_hash(&r.body), Some(hash), "{token}");
         // Decoded as a browser would (Google's C brotli decoder, zstd), under
         // its limits.
-        precompress::encode::delta::DeltaEncoder::new(precompress::encode::delta::DeltaLevels {
+        precompressor::encode::delta::DeltaEncoder::new(precompressor::encode::delta::DeltaLevels {
             brotli_quality: 11,
             zstd_level: 19,
         })
