@@ -67,6 +67,8 @@ pub enum Command {
     NginxMap(NginxMapArgs),
     /// Print a Caddyfile snippet that serves DIR's RFC 9842 deltas (import it, then `import precompress_deltas` in the site block; usage is in the output).
     CaddyMap(CaddyMapArgs),
+    /// Merge the partial manifests that `precompress DIR --shard K/N` runs left in DIR into the one manifest a single run would have written.
+    Merge(MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions {
         /// The shell.
@@ -107,6 +109,17 @@ pub struct CaddyMapArgs {
     pub dir: PathBuf,
 
     /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
+}
+
+/// Options of `precompress merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The folder the shards ran on, with every shard's variants and partial manifest back in it.
+    pub dir: PathBuf,
+
+    /// The manifest to write [default: DIR/precompress-manifest.json]; the partials are beside it.
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
 }
@@ -200,6 +213,10 @@ pub struct RunArgs {
     /// Delta codings to write with --dictionary-from, comma-separated: dcb, dcz.
     #[arg(long, value_delimiter = ',', default_value = "dcb,dcz", value_parser = parse_delta_coding, value_name = "CODINGS")]
     pub delta_formats: Vec<DeltaCoding>,
+
+    /// Run only shard K of N of the jobs (split by cost, the same in every shard) and write a partial manifest for `precompress merge` (e.g. 2/4).
+    #[arg(long, value_name = "K/N", value_parser = crate::shard::Shard::parse)]
+    pub shard: Option<crate::shard::Shard>,
 
     /// Do not mark fingerprinted assets with Use-As-Dictionary in the manifest.
     #[arg(long)]
@@ -301,6 +318,7 @@ impl RunArgs {
                 d
             },
             use_as_dictionary: !self.no_use_as_dictionary,
+            shard: self.shard,
         }
     }
 }

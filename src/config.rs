@@ -83,6 +83,9 @@ pub struct Config {
     /// Record `Use-As-Dictionary` for fingerprinted assets, so browsers keep
     /// them for the next release's deltas (default true).
     pub use_as_dictionary: bool,
+    /// Run only shard K of N of the jobs and write a partial manifest beside
+    /// the manifest, for `precompress merge` (default none: the whole run).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Config {
@@ -106,6 +109,7 @@ impl Config {
             dictionary_from: Vec::new(),
             delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
+            shard: None,
         }
     }
 
@@ -120,6 +124,9 @@ impl Config {
         limits::check(l.gzip_level.into(), &limits::GZIP_LEVEL)
             .map_err(|e| bad("gzip level", e))?;
         limits::ratio(&self.min_ratio.to_string()).map_err(|e| bad("min ratio", e))?;
+        if let Some(s) = self.shard {
+            crate::shard::Shard::parse(&s.to_string()).map_err(|e| bad("shard", e))?;
+        }
         if self.codecs.is_empty() {
             return Err(bad("formats", "no coding asked for".into()));
         }

@@ -49,6 +49,11 @@ pub enum Error {
     #[error("{}: invalid manifest: {detail}", path.display())]
     Manifest { path: PathBuf, detail: String },
 
+    /// `precompress merge` cannot merge the shards' partial manifests: they do
+    /// not add up to one run. Nothing was written.
+    #[error("{}: cannot merge: {detail}", path.display())]
+    Shard { path: PathBuf, detail: String },
+
     /// The settings make no sense (for example DIR is not a folder).
     #[error("{0}")]
     Config(String),
@@ -65,7 +70,8 @@ impl Error {
             | Error::Encode { path, .. }
             | Error::Verify { path, .. }
             | Error::Foreign { path, .. }
-            | Error::Manifest { path, .. } => Some(path),
+            | Error::Manifest { path, .. }
+            | Error::Shard { path, .. } => Some(path),
             Error::Config(_) => None,
         }
     }

@@ -51,6 +51,8 @@ mod releases;
 #[cfg(feature = "compress")]
 pub mod report;
 pub mod serve;
+#[cfg(feature = "compress")]
+pub mod shard;
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod walk;
 

@@ -61,6 +61,7 @@ fn main() -> ExitCode {
             exit::SUCCESS
         }
         Some(Command::Check(args)) => check(args),
+        Some(Command::Merge(args)) => merge(args),
         Some(Command::Serve(args)) => serve(args),
         Some(Command::NginxMap(args)) => {
             server_map("nginx-map", &args.dir, args.manifest.as_deref(), |i| {
@@ -176,6 +177,36 @@ fn server_map(
     }
     let _ = std::io::stdout().write_all(config.as_bytes());
     exit::SUCCESS
+}
+
+/// `precompress merge DIR`: the shards' partial manifests into one.
+fn merge(args: precompressor::cli::MergeArgs) -> u8 {
+    let manifest = args
+        .manifest
+        .unwrap_or_else(|| precompressor::manifest::default_path(&args.dir));
+    match precompressor::shard::merge(&args.dir, &manifest) {
+        Ok(m) => {
+            println!(
+                "merged {} shards: {} assets, {} variants, {} deltas -> {}",
+                m.shards,
+                m.assets,
+                m.variants,
+                m.deltas,
+                m.manifest.display()
+            );
+            for r in &m.removed {
+                eprintln!("precompress: removed {r} (a delta not smaller than another shard's variant)");
+            }
+            exit::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            match e {
+                Error::Config(_) => exit::USAGE,
+                _ => exit::FAILURE,
+            }
+        }
+    }
 }
 
 fn check(args: CheckArgs) -> u8 {

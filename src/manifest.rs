@@ -187,6 +187,48 @@ impl Manifest {
     }
 }
 
+impl Asset {
+    /// Puts what the run left an asset with in the manifest's order and drops
+    /// what is not worth keeping: variants smallest first (ties in
+    /// `Codec::ALL` order); a delta is kept only when smaller than what a
+    /// client without the dictionary gets (the best variant or the file
+    /// itself), the others recorded in `skipped_deltas`; deltas by dictionary
+    /// then coding. Returns the paths of the deltas dropped (to remove). The
+    /// run and `precompress merge` both end with it, so a merge of shards
+    /// writes what one run would have.
+    pub fn settle(&mut self) -> Vec<String> {
+        let rank = |token: &str| {
+            crate::coding::Codec::ALL
+                .iter()
+                .position(|c| c.token() == token)
+                .unwrap_or(usize::MAX)
+        };
+        self.encodings.sort_by(|a, b| {
+            a.size
+                .cmp(&b.size)
+                .then_with(|| rank(&a.coding).cmp(&rank(&b.coding)))
+        });
+        let best = self.encodings.first().map_or(self.size, |v| v.size);
+        let mut remove = Vec::new();
+        let (mut deltas, too_big): (Vec<Delta>, Vec<Delta>) = std::mem::take(&mut self.deltas)
+            .into_iter()
+            .partition(|d| d.size < best);
+        for d in too_big {
+            remove.push(d.path);
+            self.skipped_deltas.push(SkippedDelta {
+                coding: d.coding,
+                dictionary: d.dictionary,
+                reason: SkipReason::NotSmaller,
+            });
+        }
+        deltas.sort_by(|a, b| (&a.dictionary, &a.coding).cmp(&(&b.dictionary, &b.coding)));
+        self.deltas = deltas;
+        self.skipped_deltas.sort();
+        self.skipped_deltas.dedup();
+        remove
+    }
+}
+
 /// Where the manifest goes: `--manifest`, else `DIR/precompress-manifest.json`.
 pub fn default_path(root: &Path) -> PathBuf {
     root.join(DEFAULT_NAME)

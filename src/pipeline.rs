@@ -42,6 +42,7 @@ use crate::manifest::{etag, Asset, Delta, Manifest, SkippedDelta, Variant};
 use crate::plan::{plan, Inputs, Job, JobKind, Outcome, Plan, Source};
 use crate::releases::{self, OldFile, Releases};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
+use crate::shard::{self, Shard};
 use crate::walk::{walk, Found, LOCK_NAME};
 
 /// Sources up to this size are kept in memory by the scan: with many small
@@ -122,6 +123,19 @@ pub trait Progress: Sync {
 pub struct NoProgress;
 impl Progress for NoProgress {}
 
+/// What the walk must never take for an asset, however it is spelled: the
+/// manifest, the lock, precompress.toml in DIR (this run's settings, not a
+/// page) and a cache folder inside DIR. `precompress tune` walks with the same
+/// list, so it samples exactly the assets a run compresses.
+pub(crate) fn not_assets(cfg: &Config) -> Vec<PathBuf> {
+    vec![
+        cfg.manifest_path(),
+        cfg.root.join(LOCK_NAME),
+        cfg.root.join(CONFIG_NAME),
+        cfg.cache_dir.clone().unwrap_or_default(),
+    ]
+}
+
 /// The encoder settings string of each coding, as recorded in the manifest
 /// (`dcb` and `dcz` only when the run makes deltas).
 pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
@@ -197,7 +211,6 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .build()
         .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
 
-    let lock_path = root.join(LOCK_NAME);
     let _lock = lock(root, LOCK_NAME, || progress.waiting_for_lock(root))?;
     if !cfg.dry_run {
         // Found out now, not after compressing everything for nothing.
@@ -212,17 +225,16 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let prev = previous_manifest(&manifest_path, &mut counts.warnings);
     let ours = written_by(prev.as_ref());
 
-    let tree = walk(
-        root,
-        cfg.follow_links,
-        // precompress.toml in DIR is this run's settings, not a page.
-        &[
-            manifest_path.clone(),
-            lock_path.clone(),
-            root.join(CONFIG_NAME),
-            cfg.cache_dir.clone().unwrap_or_default(),
-        ],
-    );
+    let tree = walk(root, cfg.follow_links, &not_assets(cfg));
+    let mut tree = tree;
+    // Shards' partial manifests beside the manifest are precompress's, not the site's.
+    tree.files.retain(|f| {
+        !(f.path.parent() == manifest_path.parent()
+            && f.rel
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| shard::partial_of(&manifest_path, n).is_some()))
+    });
     let mut errors = tree.errors;
     for (rel, why) in &tree.passed {
         if *why == crate::walk::Passed::NameNotServable {
@@ -305,6 +317,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         remove(&root.join(rel), rel, &mut counts, &mut errors);
     }
 
+    let sharded = cfg.shard.map(|s| take_shard(s, &mut jobs, &files, &dicts));
     sort_jobs(&mut jobs, &files, &dicts);
     progress.start(jobs.len() as u64);
 
@@ -354,7 +367,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         let mark = (cfg.use_as_dictionary && filter.decide(&f.found.rel, f.size).is_none())
             .then(|| use_as_dictionary(&f.found.rel, f.size))
             .flatten();
-        let (asset, not_worth_keeping) = asset_entry(f, o, mark);
+        let (asset, not_worth_keeping) = asset_entry(f, o, mark, sharded.is_some());
         // Not stale, only not worth keeping: removed without being listed.
         if !cfg.dry_run {
             for p in not_worth_keeping {
@@ -366,7 +379,27 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         manifest.files.insert(f.found.rel.clone(), asset);
     }
     if !cfg.dry_run {
-        match manifest.write(&manifest_path) {
+        let written = match sharded {
+            // A shard writes its part; `precompress merge` writes the manifest.
+            Some((shard, jobs_digest, owned)) => shard::Partial {
+                shard: shard.index,
+                of: shard.count,
+                jobs: jobs_digest,
+                tree: shard::tree_digest(
+                    manifest
+                        .files
+                        .iter()
+                        .map(|(r, a)| (r.as_str(), a.blake3.as_str())),
+                    &settings,
+                ),
+                owned,
+                errors: errors.len() as u64,
+                manifest: manifest.clone(),
+            }
+            .write(&shard::partial_path(&manifest_path, shard)),
+            None => manifest.write(&manifest_path),
+        };
+        match written {
             Ok(()) => counts.manifest_written = true,
             Err(e) => errors.push(e),
         }
@@ -584,53 +617,25 @@ fn chosen_dictionaries(
         .collect()
 }
 
-/// A source's manifest entry from what the run left it with, and the deltas
-/// not worth keeping (to remove): a delta is kept only when smaller than what
-/// a client without the dictionary gets, the best variant or the file itself.
-/// Variants smallest first (ties in `Codec::ALL` order), deltas by dictionary
-/// then coding. `mark` is its `Use-As-Dictionary`, if any.
-fn asset_entry(f: &Scanned, o: Outcome, mark: Option<String>) -> (Asset, Vec<String>) {
-    let mut encodings = o.variants;
-    encodings.sort_by(|a, b| {
-        a.size
-            .cmp(&b.size)
-            .then_with(|| coding_rank(&a.coding).cmp(&coding_rank(&b.coding)))
-    });
-    let best = encodings.first().map_or(f.size, |v| v.size);
-    let mut skipped_deltas = o.skipped_deltas;
-    let mut remove = Vec::new();
-    let (mut deltas, too_big): (Vec<Delta>, Vec<Delta>) =
-        o.deltas.into_iter().partition(|d| d.size < best);
-    for d in too_big {
-        remove.push(d.path);
-        skipped_deltas.push(SkippedDelta {
-            coding: d.coding,
-            dictionary: d.dictionary,
-            reason: SkipReason::NotSmaller,
-        });
-    }
-    deltas.sort_by(|a, b| (&a.dictionary, &a.coding).cmp(&(&b.dictionary, &b.coding)));
-    skipped_deltas.sort();
-    let asset = Asset {
+/// A source's manifest entry from what the run left it with, settled
+/// ([`Asset::settle`]) unless `raw` (a shard's, whose deltas are weighed
+/// against the other shards' variants by `merge`), and the deltas not worth
+/// keeping (to remove). `mark` is its `Use-As-Dictionary`, if any.
+fn asset_entry(f: &Scanned, o: Outcome, mark: Option<String>, raw: bool) -> (Asset, Vec<String>) {
+    let mut asset = Asset {
         size: f.size,
         blake3: f.blake3.clone(),
         sha256: f.sha256.clone(),
         content_type: content_type(&f.found.rel),
-        deltas,
+        deltas: o.deltas,
         etag: etag(&f.blake3),
-        encodings,
+        encodings: o.variants,
         skipped: o.skipped,
-        skipped_deltas,
+        skipped_deltas: o.skipped_deltas,
         use_as_dictionary: mark,
     };
+    let remove = if raw { Vec::new() } else { asset.settle() };
     (asset, remove)
-}
-
-fn coding_rank(token: &str) -> usize {
-    Codec::ALL
-        .iter()
-        .position(|c| c.token() == token)
-        .unwrap_or(usize::MAX)
 }
 
 fn hash_file(path: &Path) -> std::io::Result<String> {
@@ -1312,23 +1317,66 @@ fn written_by(prev: Option<&Manifest>) -> HashMap<String, String> {
         .collect()
 }
 
+/// `--shard K/N`: keeps the jobs of shard K only, the split computed from all
+/// of them the same way in every shard ([`shard::split`], by the cost
+/// [`sort_jobs`] uses; the parts of a split brotli stream are one unit,
+/// costed as a whole so the split never depends on the cache). Returns the
+/// shard, the digest of the whole run's units and the ones kept.
+fn take_shard(
+    s: Shard,
+    jobs: &mut Vec<Job>,
+    files: &[Scanned],
+    dicts: &[Dict],
+) -> (Shard, String, Vec<String>) {
+    let key = |j: &Job| {
+        let dict = match j.kind {
+            JobKind::Delta { dict, .. } => Some(&dicts[dict].sha256),
+            _ => None,
+        };
+        shard::group_key(&files[j.file].found.rel, j.token(), dict)
+    };
+    let groups: Vec<shard::Group> = jobs
+        .iter()
+        .map(|j| shard::Group {
+            key: key(j),
+            cost: job_cost(j, files, dicts, true),
+        })
+        .collect();
+    let owner = shard::split(&groups, s.count);
+    let digest = shard::digest_keys(owner.keys());
+    let owned: Vec<String> = owner
+        .iter()
+        .filter(|(_, &k)| k == s.index)
+        .map(|(key, _)| key.clone())
+        .collect();
+    jobs.retain(|j| owner.get(&key(j)) == Some(&s.index));
+    (s, digest, owned)
+}
+
+/// A job's cost estimate, for ordering and for the shard split: bytes in
+/// times the coding's relative cost. `whole`: a part costs as its whole stream.
+fn job_cost(j: &Job, files: &[Scanned], dicts: &[Dict], whole: bool) -> u64 {
+    match j.kind {
+        JobKind::Compress => files[j.file].size * j.codec.cost_weight(),
+        JobKind::Part { .. } if whole => files[j.file].size * j.codec.cost_weight(),
+        // Later parts also index the parts before them as their dictionary.
+        JobKind::Part { index, of } => {
+            files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64
+        }
+        JobKind::CheckForeign => files[j.file].size,
+        // The dictionary is indexed as well as the file compressed.
+        JobKind::Delta { dict, coding } => {
+            (files[j.file].size + dicts[dict].old.size) * coding.cost_weight()
+        }
+    }
+}
+
 /// Longest first (by size and codec cost), so the pool never waits on one
 /// long job at the end; ties by path, coding and dictionary, so the order
 /// never depends on the machine.
 fn sort_jobs(jobs: &mut [Job], files: &[Scanned], dicts: &[Dict]) {
     jobs.sort_by(|a, b| {
-        let cost = |j: &Job| match j.kind {
-            JobKind::Compress => files[j.file].size * j.codec.cost_weight(),
-            // Later parts also index the parts before them as their dictionary.
-            JobKind::Part { index, of } => {
-                files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64
-            }
-            JobKind::CheckForeign => files[j.file].size,
-            // The dictionary is indexed as well as the file compressed.
-            JobKind::Delta { dict, coding } => {
-                (files[j.file].size + dicts[dict].old.size) * coding.cost_weight()
-            }
-        };
+        let cost = |j: &Job| job_cost(j, files, dicts, false);
         cost(b)
             .cmp(&cost(a))
             .then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel))
@@ -1396,7 +1444,7 @@ mod tests {
             ],
             ..Outcome::default()
         };
-        let (a, remove) = asset_entry(&f, o, Some("match=\"/app-*.js\"".into()));
+        let (a, remove) = asset_entry(&f, o, Some("match=\"/app-*.js\"".into()), false);
         let codings: Vec<&str> = a.encodings.iter().map(|v| v.coding.as_str()).collect();
         // Equal sizes: br before zstd.
         assert_eq!(codings, ["br", "zstd", "gzip"]);
@@ -1416,7 +1464,7 @@ mod tests {
             deltas: vec![delta("dcz", ":a:", 999), delta("dcb", ":a:", 1000)],
             ..Outcome::default()
         };
-        let (a, remove) = asset_entry(&f, o, None);
+        let (a, remove) = asset_entry(&f, o, None, false);
         assert_eq!(a.deltas.len(), 1);
         assert_eq!(remove, ["app.js.:a:.dcb"]);
     }

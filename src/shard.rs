@@ -1,0 +1,570 @@
+//! Sharding a run across CI jobs (`--shard K/N`) and merging their outputs
+//! (`precompress merge`). Owns the split of a run's jobs between shards, the
+//! partial manifest each shard writes, and the checks and union that turn N
+//! partial manifests into the manifest one run would have written.
+//!
+//! The split is a pure function of the planned jobs and their costs, so every
+//! shard computes the same one without talking to the others. It never
+//! decides what a job writes (the run does) and merge never compresses: it
+//! only checks, unions, settles and writes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::manifest::{Asset, Manifest};
+
+/// The most shards a run can be split into.
+pub const MAX_SHARDS: u32 = 256;
+
+/// Shard `index` (1-based) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `K/N` (1 ≤ K ≤ N ≤ [`MAX_SHARDS`]).
+    pub fn parse(s: &str) -> std::result::Result<Shard, String> {
+        let bad = || {
+            format!("invalid shard {s:?} (expected K/N with 1 <= K <= N <= {MAX_SHARDS}, e.g. 2/4)")
+        };
+        let (k, n) = s.trim().split_once('/').ok_or_else(bad)?;
+        let index: u32 = k.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || index > count || count > MAX_SHARDS {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// One unit the split assigns: all jobs of one (asset, coding[, dictionary]),
+/// so the parts of a split brotli stream stay in one shard. `cost` must not
+/// depend on anything but the tree and the settings (not on a cache), or
+/// shards would compute different splits.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Group {
+    pub key: String,
+    pub cost: u64,
+}
+
+/// The key of a group: the asset's path, the coding and, for a delta, the
+/// dictionary's SHA-256 in hex.
+pub fn group_key(rel: &str, coding: &str, dictionary: Option<&[u8; 32]>) -> String {
+    let mut k = format!("{rel}\t{coding}");
+    if let Some(d) = dictionary {
+        k.push('\t');
+        for b in d {
+            k.push_str(&format!("{b:02x}"));
+        }
+    }
+    k
+}
+
+/// The shard (1-based) of each distinct group key: longest first, each to the
+/// shard with the least cost so far (lowest index on a tie), so the shards
+/// finish close together. Deterministic: depends only on the keys and costs.
+pub fn split(groups: &[Group], count: u32) -> BTreeMap<String, u32> {
+    let mut sorted: Vec<&Group> = groups.iter().collect();
+    sorted.sort_by(|a, b| b.cost.cmp(&a.cost).then_with(|| a.key.cmp(&b.key)));
+    sorted.dedup_by(|a, b| a.key == b.key);
+    let mut load = vec![0u64; count as usize];
+    let mut owner = BTreeMap::new();
+    for g in sorted {
+        let (i, _) = load
+            .iter()
+            .enumerate()
+            .min_by_key(|&(i, l)| (*l, i))
+            .expect("count >= 1");
+        load[i] += g.cost.max(1);
+        owner.insert(g.key.clone(), i as u32 + 1);
+    }
+    owner
+}
+
+/// A digest of a set of group keys (sorted, each once): equal in every shard
+/// of one split, and equal to the digest of the union of what they owned.
+pub fn digest_keys<'a>(keys: impl IntoIterator<Item = &'a String>) -> String {
+    let set: BTreeSet<&String> = keys.into_iter().collect();
+    let mut h = blake3::Hasher::new();
+    for k in set {
+        h.update(k.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// What one shard writes beside where the manifest goes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    /// The shard, 1-based.
+    pub shard: u32,
+    /// How many shards.
+    pub of: u32,
+    /// Digest of every group key of the whole run (see [`digest_keys`]).
+    pub jobs: String,
+    /// Digest of the tree: every asset's path and blake3, and the settings.
+    pub tree: String,
+    /// The groups this shard ran.
+    pub owned: Vec<String>,
+    /// Per-file errors the shard had; a partial with errors cannot be merged.
+    pub errors: u64,
+    /// The shard's manifest: every asset, with what this shard's jobs wrote
+    /// (and what the previous run left), deltas not yet weighed against the
+    /// other shards' variants.
+    pub manifest: Manifest,
+}
+
+/// The tree digest a shard records: assets by path with their blake3, and the settings.
+pub fn tree_digest<'a>(
+    assets: impl IntoIterator<Item = (&'a str, &'a str)>,
+    settings: &BTreeMap<String, String>,
+) -> String {
+    let mut sorted: Vec<(&str, &str)> = assets.into_iter().collect();
+    sorted.sort();
+    let mut h = blake3::Hasher::new();
+    for (rel, b3) in sorted {
+        h.update(rel.as_bytes());
+        h.update(b"\t");
+        h.update(b3.as_bytes());
+        h.update(b"\n");
+    }
+    for (k, v) in settings {
+        h.update(format!("{k}={v}\n").as_bytes());
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// `precompress-manifest.shard-2-of-4.json` beside `precompress-manifest.json`:
+/// N of them can sit side by side when the shards' outputs come back.
+pub fn partial_path(manifest: &Path, shard: Shard) -> PathBuf {
+    let stem = manifest
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    manifest.with_file_name(format!(
+        "{stem}.shard-{}-of-{}.json",
+        shard.index, shard.count
+    ))
+}
+
+/// The shard a file name names, if it is a partial manifest of `manifest`.
+pub fn partial_of(manifest: &Path, name: &str) -> Option<Shard> {
+    let stem = manifest.file_stem()?.to_str()?;
+    let rest = name.strip_prefix(stem)?.strip_prefix(".shard-")?;
+    let rest = rest.strip_suffix(".json")?;
+    let (k, n) = rest.split_once("-of-")?;
+    Shard::parse(&format!("{k}/{n}")).ok()
+}
+
+impl Partial {
+    /// Writes it atomically.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let mut s = serde_json::to_string_pretty(self).expect("plain data");
+        s.push('\n');
+        crate::fsutil::write_atomic(path, s.as_bytes(), None)
+    }
+
+    fn read(path: &Path) -> Result<Partial> {
+        let bytes =
+            crate::fsutil::read_regular(path, crate::manifest::MAX_SIZE).map_err(|source| {
+                Error::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
+        serde_json::from_slice(&bytes).map_err(|e| Error::Manifest {
+            path: path.to_path_buf(),
+            detail: format!("not a shard's partial manifest: {e}"),
+        })
+    }
+}
+
+/// What `merge` did.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Merged {
+    pub shards: u32,
+    pub assets: usize,
+    pub variants: usize,
+    pub deltas: usize,
+    /// Deltas the shards wrote that are not smaller than a variant another
+    /// shard wrote: removed, as one run would have.
+    pub removed: Vec<String>,
+    pub manifest: PathBuf,
+}
+
+/// Merges the partial manifests found beside `manifest` into it: checks that
+/// they are N distinct shards of one split of one tree with the same settings
+/// and no errors, that together they ran every job once, and that every
+/// asset, variant and delta they list is on disk in `root` with its hash; then
+/// writes the manifest one run would have written and removes the partials.
+/// Anything wrong: an error and nothing written.
+pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
+    let bad = |detail: String| Error::Shard {
+        path: manifest.to_path_buf(),
+        detail,
+    };
+    if !root.is_dir() {
+        return Err(Error::Config(format!("{}: not a folder", root.display())));
+    }
+    // Not while a run writes in DIR.
+    let _lock = crate::fsutil::lock(root, crate::walk::LOCK_NAME, || {})?;
+    let folder = manifest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut found: Vec<(Shard, PathBuf)> = Vec::new();
+    let entries = std::fs::read_dir(folder).map_err(|source| Error::Read {
+        path: folder.to_path_buf(),
+        source,
+    })?;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if let Some(s) = name.to_str().and_then(|n| partial_of(manifest, n)) {
+            found.push((s, e.path()));
+        }
+    }
+    found.sort_by_key(|(s, _)| (s.count, s.index));
+    let Some(&(first, _)) = found.first() else {
+        return Err(bad(format!(
+            "no partial manifests ({}) in {}: run `precompress DIR --shard K/N` for each shard and bring their outputs here first",
+            partial_path(manifest, Shard { index: 1, count: 1 })
+                .file_name()
+                .map(|n| n.to_string_lossy().replace("-1-of-1", "-K-of-N"))
+                .unwrap_or_default(),
+            folder.display()
+        )));
+    };
+    let n = first.count;
+    if let Some((s, p)) = found.iter().find(|(s, _)| s.count != n) {
+        return Err(bad(format!(
+            "{} is shard {s} but {} is of {n} shards: partials of two different splits",
+            p.display(),
+            found[0].1.display()
+        )));
+    }
+    let missing: Vec<String> = (1..=n)
+        .filter(|k| !found.iter().any(|(s, _)| s.index == *k))
+        .map(|k| format!("{k}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(bad(format!(
+            "shard {} missing: bring back every shard's output before merging",
+            missing.join(", ")
+        )));
+    }
+
+    let partials: Vec<(PathBuf, Partial)> = found
+        .into_iter()
+        .map(|(s, p)| {
+            let part = Partial::read(&p)?;
+            if part.shard != s.index || part.of != s.count {
+                return Err(bad(format!(
+                    "{} says it is shard {}/{}, its name says {s}",
+                    p.display(),
+                    part.shard,
+                    part.of
+                )));
+            }
+            Ok((p, part))
+        })
+        .collect::<Result<_>>()?;
+    let (p0, first) = &partials[0];
+    for (p, part) in &partials[1..] {
+        let differs = if part.tree != first.tree {
+            Some("tree (the assets or their content) or settings")
+        } else if part.jobs != first.jobs {
+            Some("set of jobs")
+        } else if part.manifest.settings != first.manifest.settings {
+            Some("settings")
+        } else {
+            None
+        };
+        if let Some(what) = differs {
+            return Err(bad(format!(
+                "{} and {} were run on a different {what}: run every shard on the same build",
+                p0.display(),
+                p.display()
+            )));
+        }
+    }
+    for (p, part) in &partials {
+        if part.errors > 0 {
+            return Err(bad(format!(
+                "{}: shard {}/{} had {} error(s); run it again",
+                p.display(),
+                part.shard,
+                part.of,
+                part.errors
+            )));
+        }
+    }
+    let mut owner: BTreeMap<&String, u32> = BTreeMap::new();
+    for (_, part) in &partials {
+        for k in &part.owned {
+            if let Some(other) = owner.insert(k, part.shard) {
+                return Err(bad(format!(
+                    "job {} was run by shard {other} and shard {}",
+                    k.replace('\t', " "),
+                    part.shard
+                )));
+            }
+        }
+    }
+    if digest_keys(owner.keys().copied()) != first.jobs {
+        return Err(bad(
+            "the shards' jobs do not add up to the run's: a partial manifest was edited or comes from another version".into(),
+        ));
+    }
+
+    let mut files: BTreeMap<String, Asset> = BTreeMap::new();
+    for (p, part) in &partials {
+        for (rel, a) in &part.manifest.files {
+            match files.get_mut(rel) {
+                None => {
+                    files.insert(rel.clone(), a.clone());
+                }
+                Some(m) => {
+                    union(m, a).map_err(|why| bad(format!("{}: {rel}: {why}", p.display())))?
+                }
+            }
+        }
+    }
+    for (p, part) in &partials {
+        if part.manifest.files.len() != files.len() {
+            return Err(bad(format!(
+                "{} lists {} assets, the shards together {}: run every shard on the same build",
+                p.display(),
+                part.manifest.files.len(),
+                files.len()
+            )));
+        }
+    }
+
+    // Everything listed must be on disk as the shards left it.
+    let listed: Vec<(&str, &str)> = files
+        .iter()
+        .flat_map(|(rel, a)| {
+            let own = std::iter::once((rel.as_str(), a.blake3.as_str()));
+            let vs = a
+                .encodings
+                .iter()
+                .map(|v| (v.path.as_str(), v.blake3.as_str()));
+            let ds = a
+                .deltas
+                .iter()
+                .map(|d| (d.path.as_str(), d.blake3.as_str()));
+            own.chain(vs).chain(ds)
+        })
+        .collect();
+    let wrong: Vec<String> = listed
+        .par_iter()
+        .filter_map(|(rel, b3)| {
+            let path = root.join(rel);
+            match crate::fsutil::open_to_read(&path).and_then(|f| {
+                let mut h = blake3::Hasher::new();
+                h.update_reader(f)?;
+                Ok(h.finalize().to_hex().to_string())
+            }) {
+                Ok(h) if h == *b3 => None,
+                Ok(_) => Some(format!(
+                    "{}: not the content the shards recorded",
+                    path.display()
+                )),
+                Err(e) => Some(format!("{}: {e}", path.display())),
+            }
+        })
+        .collect();
+    if let Some(w) = wrong.first() {
+        return Err(bad(format!(
+            "{w}{}",
+            if wrong.len() > 1 {
+                format!(" (and {} more)", wrong.len() - 1)
+            } else {
+                String::new()
+            }
+        )));
+    }
+
+    let mut out = Manifest::new(first.manifest.settings.clone());
+    // `Manifest::new` stamps this precompress; the shards' must be the same.
+    if out.generator != first.manifest.generator {
+        return Err(bad(format!(
+            "the shards were run by {}, this is {}: merge with the same version",
+            first.manifest.generator, out.generator
+        )));
+    }
+    let mut removed = Vec::new();
+    for (rel, mut a) in files {
+        removed.extend(a.settle());
+        out.files.insert(rel, a);
+    }
+    out.write(manifest)?;
+    for p in &removed {
+        crate::fsutil::remove_if_exists(&root.join(p))?;
+    }
+    for (p, _) in &partials {
+        crate::fsutil::remove_if_exists(p)?;
+    }
+    removed.sort();
+    Ok(Merged {
+        shards: n,
+        assets: out.files.len(),
+        variants: out.files.values().map(|a| a.encodings.len()).sum(),
+        deltas: out.files.values().map(|a| a.deltas.len()).sum(),
+        removed,
+        manifest: manifest.to_path_buf(),
+    })
+}
+
+/// Adds `b`'s representations to `a`'s (the same asset as another shard saw it).
+fn union(a: &mut Asset, b: &Asset) -> std::result::Result<(), String> {
+    if (
+        &a.blake3,
+        &a.sha256,
+        a.size,
+        &a.content_type,
+        &a.use_as_dictionary,
+    ) != (
+        &b.blake3,
+        &b.sha256,
+        b.size,
+        &b.content_type,
+        &b.use_as_dictionary,
+    ) {
+        return Err("the shards saw different content: run every shard on the same build".into());
+    }
+    for v in &b.encodings {
+        match a.encodings.iter().find(|x| x.coding == v.coding) {
+            Some(x) if x == v => {}
+            Some(_) => return Err(format!("two different {} variants", v.coding)),
+            None => a.encodings.push(v.clone()),
+        }
+    }
+    for d in &b.deltas {
+        match a.deltas.iter().find(|x| x.path == d.path) {
+            Some(x) if x == d => {}
+            Some(_) => return Err(format!("two different deltas {}", d.path)),
+            None => a.deltas.push(d.clone()),
+        }
+    }
+    for (coding, why) in &b.skipped {
+        match a.skipped.get(coding) {
+            Some(x) if x == why => {}
+            Some(_) => return Err(format!("two reasons for no {coding} variant")),
+            None => {
+                a.skipped.insert(coding.clone(), *why);
+            }
+        }
+    }
+    for s in &b.skipped_deltas {
+        if !a.skipped_deltas.contains(s) {
+            a.skipped_deltas.push(s.clone());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn groups(costs: &[u64]) -> Vec<Group> {
+        costs
+            .iter()
+            .enumerate()
+            .map(|(i, &cost)| Group {
+                key: format!("f{i:03}\tbr"),
+                cost,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shards_parse_and_refuse_nonsense() {
+        assert_eq!(Shard::parse("2/4"), Ok(Shard { index: 2, count: 4 }));
+        assert_eq!(
+            Shard::parse(" 1 / 1 ").map(|s| s.to_string()),
+            Ok("1/1".into())
+        );
+        for bad in ["0/4", "5/4", "4", "a/b", "1/0", "1/257", "-1/2", ""] {
+            let e = Shard::parse(bad).unwrap_err();
+            assert!(e.contains("K/N"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_group_goes_to_exactly_one_shard_and_the_split_is_the_same_in_any_order() {
+        let g = groups(&[50, 7, 300, 7, 120, 1, 0, 99, 64, 64]);
+        let a = split(&g, 3);
+        let mut reversed = g.clone();
+        reversed.reverse();
+        assert_eq!(a, split(&reversed, 3));
+        assert_eq!(a.len(), g.len());
+        assert!(a.values().all(|s| (1..=3).contains(s)));
+    }
+
+    #[test]
+    fn the_split_balances_cost_not_count() {
+        // One huge job and many small: the huge one alone in a shard.
+        let mut costs = vec![1000];
+        costs.extend(std::iter::repeat_n(10, 100));
+        let g = groups(&costs);
+        let a = split(&g, 2);
+        let load = |k: u32| -> u64 { g.iter().filter(|x| a[&x.key] == k).map(|x| x.cost).sum() };
+        assert_eq!(load(1), 1000);
+        assert_eq!(load(2), 1000);
+        assert_eq!(a.values().filter(|&&s| s == 1).count(), 1);
+    }
+
+    #[test]
+    fn more_shards_than_jobs_leaves_some_empty() {
+        let g = groups(&[5, 5]);
+        let a = split(&g, 4);
+        assert_eq!(
+            a.values().copied().collect::<BTreeSet<_>>(),
+            BTreeSet::from([1, 2])
+        );
+    }
+
+    #[test]
+    fn the_union_of_what_shards_owned_has_the_digest_of_the_whole() {
+        let all: Vec<String> = (0..10).map(|i| format!("k{i}")).collect();
+        let (a, b): (Vec<&String>, Vec<&String>) =
+            all.iter().partition(|k| k.ends_with(['1', '3', '5']));
+        assert_eq!(digest_keys(a.into_iter().chain(b)), digest_keys(&all));
+        assert_ne!(digest_keys(&all[1..]), digest_keys(&all));
+    }
+
+    #[test]
+    fn partial_names_sit_side_by_side_and_are_recognised() {
+        let m = Path::new("dist/precompress-manifest.json");
+        let p = partial_path(m, Shard { index: 3, count: 4 });
+        assert_eq!(p, Path::new("dist/precompress-manifest.shard-3-of-4.json"));
+        assert_eq!(
+            partial_of(m, "precompress-manifest.shard-3-of-4.json"),
+            Some(Shard { index: 3, count: 4 })
+        );
+        for not in [
+            "precompress-manifest.json",
+            "precompress-manifest.shard-5-of-4.json",
+            "other.shard-1-of-2.json",
+            "precompress-manifest.shard-1-of-2.json.br",
+        ] {
+            assert_eq!(partial_of(m, not), None, "{not}");
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! `--shard K/N` and `precompress merge`, as a CI matrix uses them: each shard
+//! runs in its own copy of the build (in parallel, one thread each), what each
+//! wrote is brought back into one copy, and merge must leave exactly the tree
+//! and manifest one run writes; anything that does not add up is refused with
+//! nothing written.
+
+mod common;
+mod serve_util;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// Fast levels: the split and the merge do not depend on them.
+const LEVELS: [&str; 6] = [
+    "--brotli-quality",
+    "5",
+    "--zstd-level",
+    "3",
+    "--gzip-level",
+    "6",
+];
+
+fn run(dir: &Path, extra: &[&str]) -> Command {
+    let mut c = std_bin();
+    c.arg(dir)
+        .args(["--no-config", "-q"])
+        .args(LEVELS)
+        .args(extra);
+    c
+}
+
+/// Runs shards 1..=n of `build`, each in its own copy under `work`, all at
+/// once; returns each shard's copy.
+fn shards(build: &Path, work: &Path, n: u32, extra: &[&str]) -> Vec<PathBuf> {
+    let dirs: Vec<PathBuf> = (1..=n)
+        .map(|k| {
+            let d = work.join(format!("shard-{k}"));
+            copy_dir(build, &d);
+            d
+        })
+        .collect();
+    let children: Vec<_> = dirs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let shard = format!("{}/{n}", i + 1);
+            run(d, extra)
+                .args(["-j", "1", "--shard", &shard])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a shard failed");
+    }
+    dirs
+}
+
+/// What a shard wrote: the files in its copy that are not in the build.
+fn written(build: &Path, shard: &Path) -> BTreeMap<String, Vec<u8>> {
+    let before = snapshot(build);
+    snapshot(shard)
+        .into_iter()
+        .filter(|(rel, _)| !before.contains_key(rel))
+        .collect()
+}
+
+/// The fan-in: a fresh copy of the build with every shard's output in it.
+fn fan_in(build: &Path, shards: &[PathBuf], into: &Path) {
+    copy_dir(build, into);
+    for s in shards {
+        for (rel, bytes) in written(build, s) {
+            let p = into.join(&rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+    }
+}
+
+fn merge(dir: &Path) -> std::process::Output {
+    std_bin().arg("merge").arg(dir).output().unwrap()
+}
+
+#[test]
+fn four_shards_merged_equal_one_run_byte_for_byte_on_the_corpus() {
+    let build = corpus().join("small");
+    let tmp = tempfile::tempdir().unwrap();
+    let single = tmp.path().join("single");
+    copy_dir(&build, &single);
+    assert!(run(&single, &["-j", "2"]).status().unwrap().success());
+
+    let dirs = shards(&build, tmp.path(), 4, &[]);
+    // Each shard did a share of the work and no job was done twice.
+    let mut seen = BTreeSet::new();
+    for (k, d) in dirs.iter().enumerate() {
+        let w = written(&build, d);
+        let partial = format!("precompress-manifest.shard-{}-of-4.json", k + 1);
+        assert!(
+            w.contains_key(&partial),
+            "shard {} wrote no {partial}",
+            k + 1
+        );
+        assert!(
+            !d.join("precompress-manifest.json").exists(),
+            "a shard wrote the manifest"
+        );
+        let variants: Vec<&String> = w.keys().filter(|r| **r != partial).collect();
+        assert!(
+            variants.len() > 10,
+            "shard {} wrote only {variants:?}",
+            k + 1
+        );
+        for v in variants {
+            assert!(seen.insert(v.clone()), "{v} written by two shards");
+        }
+    }
+
+    let merged = tmp.path().join("merged");
+    fan_in(&build, &dirs, &merged);
+    let out = merge(&merged);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("merged 4 shards"));
+    let (a, b) = (snapshot(&single), snapshot(&merged));
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "different files"
+    );
+    for (rel, bytes) in &a {
+        assert!(b[rel] == *bytes, "{rel} differs from the single run's");
+    }
+    // And the merged tree is a good one.
+    let c = std_bin().arg("check").arg(&merged).output().unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stdout));
+}
+
+#[test]
+fn deltas_are_weighed_against_every_shards_variants() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v1, v2, _, _) = serve_util::two_releases(tmp.path());
+    // A second fingerprinted script, rewritten from scratch: its deltas are
+    // no smaller than its br, so one run drops them; merge must too.
+    let vendor = |seed: u64| {
+        let mut x = seed;
+        (0..3000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                format!("v{:x};", x >> 40)
+            })
+            .collect::<String>()
+    };
+    std::fs::write(v1.join("assets/vendor-0a0b0c0d.js"), vendor(1)).unwrap();
+    std::fs::write(v2.join("assets/vendor-9f8e7d6c.js"), vendor(2)).unwrap();
+    assert!(run(&v1, &[]).status().unwrap().success());
+    let prev = v1.to_str().unwrap();
+
+    let single = tmp.path().join("single");
+    copy_dir(&v2, &single);
+    assert!(run(&single, &["--dictionary-from", prev])
+        .status()
+        .unwrap()
+        .success());
+    let m = manifest(&single);
+    let app = &m["files"]["assets/app-5e6f7a8b.js"];
+    assert_eq!(app["deltas"].as_array().map(Vec::len), Some(2), "{app}");
+    let vendor_skipped = &m["files"]["assets/vendor-9f8e7d6c.js"]["skipped_deltas"];
+    assert!(
+        vendor_skipped
+            .as_array()
+            .is_some_and(|s| s.iter().any(|d| d["reason"] == "not_smaller")),
+        "{vendor_skipped}"
+    );
+
+    let work = tmp.path().join("work");
+    let dirs = shards(&v2, &work, 3, &["--dictionary-from", prev]);
+    let merged = tmp.path().join("merged");
+    fan_in(&v2, &dirs, &merged);
+    let out = merge(&merged);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The shards kept the vendor's deltas (they could not see every variant);
+    // merge removed them, as the single run did.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("removed assets/vendor-9f8e7d6c.js."), "{err}");
+    assert_eq!(snapshot(&single), snapshot(&merged));
+}
+
+/// A small site of a few compressible files.
+fn small_build(root: &Path) -> PathBuf {
+    let build = root.join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    for i in 0..6 {
+        let text = format!("body {{ margin: {i}px }}\n").repeat(200 + i * 50);
+        std::fs::write(build.join(format!("style{i}.css")), text).unwrap();
+    }
+    build
+}
+
+fn refused(dir: &Path, why: &str) {
+    let out = merge(dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot merge") && err.contains(why), "{err}");
+    assert!(
+        !dir.join("precompress-manifest.json").exists(),
+        "a manifest was written"
+    );
+}
+
+#[test]
+fn a_missing_shard_a_different_build_or_a_changed_variant_is_refused_and_nothing_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let build = small_build(tmp.path());
+
+    // No partials at all.
+    refused(&build, "no partial manifests");
+
+    // Shard 2 of 3 never came back.
+    let dirs = shards(&build, &tmp.path().join("a"), 3, &[]);
+    let merged = tmp.path().join("missing");
+    fan_in(&build, &[dirs[0].clone(), dirs[2].clone()], &merged);
+    refused(&merged, "shard 2/3 missing");
+
+    // Shard 3 ran on a different build.
+    let other = tmp.path().join("other");
+    copy_dir(&build, &other);
+    std::fs::write(
+        other.join("style0.css"),
+        "body { margin: 9px }\n".repeat(300),
+    )
+    .unwrap();
+    let odd = shards(&other, &tmp.path().join("b"), 3, &[]);
+    let merged = tmp.path().join("mixed");
+    fan_in(
+        &build,
+        &[dirs[0].clone(), dirs[1].clone(), odd[2].clone()],
+        &merged,
+    );
+    refused(&merged, "different tree");
+
+    // A variant changed on the way back.
+    let merged = tmp.path().join("tampered");
+    fan_in(&build, &dirs, &merged);
+    let br = merged.join("style5.css.br");
+    let mut bytes = std::fs::read(&br).unwrap();
+    bytes[3] ^= 1;
+    std::fs::write(&br, bytes).unwrap();
+    refused(
+        &merged,
+        "style5.css.br: not the content the shards recorded",
+    );
+
+    // A shard of another split beside them.
+    let merged = tmp.path().join("two-splits");
+    fan_in(&build, &dirs, &merged);
+    let two = shards(&build, &tmp.path().join("c"), 2, &[]);
+    std::fs::copy(
+        two[0].join("precompress-manifest.shard-1-of-2.json"),
+        merged.join("precompress-manifest.shard-1-of-2.json"),
+    )
+    .unwrap();
+    refused(&merged, "two different splits");
+
+    // All there: it merges, and the partials are gone.
+    let merged = tmp.path().join("good");
+    fan_in(&build, &dirs, &merged);
+    let out = merge(&merged);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!merged
+        .join("precompress-manifest.shard-1-of-3.json")
+        .exists());
+    let c = std_bin().arg("check").arg(&merged).output().unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stdout));
+}
+
+#[test]
+fn a_run_never_takes_a_partial_manifest_for_an_asset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let build = small_build(tmp.path());
+    let dirs = shards(&build, tmp.path(), 2, &[]);
+    // A plain run in a folder holding a shard's output.
+    assert!(run(&dirs[0], &[]).status().unwrap().success());
+    let m = manifest(&dirs[0]);
+    let names: Vec<&String> = m["files"].as_object().unwrap().keys().collect();
+    assert!(names.iter().all(|n| !n.contains(".shard-")), "{names:?}");
+}
+
+#[test]
+fn a_split_brotli_stream_is_one_shards_and_merges_to_the_same_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let build = small_build(tmp.path());
+    // Text over 8 MiB: its brotli runs as parts on several workers.
+    let mut x: u64 = 7;
+    let big: String = (0..2_800_000)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            format!("w{} ", x >> 58)
+        })
+        .collect();
+    assert!(big.len() > 9 << 20);
+    std::fs::write(build.join("big.txt"), big).unwrap();
+    let single = tmp.path().join("single");
+    copy_dir(&build, &single);
+    assert!(run(&single, &[]).status().unwrap().success());
+
+    let dirs = shards(&build, &tmp.path().join("work"), 3, &[]);
+    let with_br: Vec<usize> = (0..3)
+        .filter(|&k| dirs[k].join("big.txt.br").exists())
+        .collect();
+    assert_eq!(with_br.len(), 1, "big.txt.br in shards {with_br:?}");
+    let merged = tmp.path().join("merged");
+    fan_in(&build, &dirs, &merged);
+    let out = merge(&merged);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(snapshot(&single), snapshot(&merged));
+}
