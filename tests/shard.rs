@@ -4,14 +4,13 @@
 //! and manifest one run writes; anything that does not add up is refused with
 //! nothing written.
 
-mod common;
 mod serve_util;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use serve_util::common::*;
 
 /// Fast levels: the split and the merge do not depend on them.
 const LEVELS: [&str; 6] = [

@@ -14,7 +14,7 @@ use std::time::Duration;
 use assert_cmd::cargo::CommandCargoExt;
 
 #[path = "../common/mod.rs"]
-mod common;
+pub mod common;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -620,10 +620,12 @@ pub fn assert_deltas_decode(site: &Deployed) {
         assert_eq!(coding.header_hash(&r.body), Some(hash), "{token}");
         // Decoded as a browser would (Google's C brotli decoder, zstd), under
         // its limits.
-        precompressor::encode::delta::DeltaEncoder::new(precompressor::encode::delta::DeltaLevels {
-            brotli_quality: 11,
-            zstd_level: 19,
-        })
+        precompressor::encode::delta::DeltaEncoder::new(
+            precompressor::encode::delta::DeltaLevels {
+                brotli_quality: 11,
+                zstd_level: 19,
+            },
+        )
         .verify(coding, &r.body, &site.old, &hash, &new)
         .unwrap_or_else(|e| panic!("{token}: {e}"));
     }
