@@ -59,7 +59,53 @@ pub enum Error {
     Config(String),
 }
 
+/// What kind of failure an [`Error`] is, for callers that act on it (and as
+/// `kind` in the JSON report): a permission problem is `read` or `write` with
+/// the I/O error kind beside it, a corrupt variant is `verify` or `foreign`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    Read,
+    Write,
+    Walk,
+    Changed,
+    Encode,
+    Verify,
+    Foreign,
+    Manifest,
+    Shard,
+    Config,
+}
+
 impl Error {
+    /// Its [`ErrorKind`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Read { .. } => ErrorKind::Read,
+            Error::Write { .. } => ErrorKind::Write,
+            Error::Walk { .. } => ErrorKind::Walk,
+            Error::Changed { .. } => ErrorKind::Changed,
+            Error::Encode { .. } => ErrorKind::Encode,
+            Error::Verify { .. } => ErrorKind::Verify,
+            Error::Foreign { .. } => ErrorKind::Foreign,
+            Error::Manifest { .. } => ErrorKind::Manifest,
+            Error::Shard { .. } => ErrorKind::Shard,
+            Error::Config(_) => ErrorKind::Config,
+        }
+    }
+
+    /// The I/O error underneath, if any (`PermissionDenied`, `NotFound`, ...).
+    pub fn io_kind(&self) -> Option<io::ErrorKind> {
+        match self {
+            Error::Read { source, .. }
+            | Error::Write { source, .. }
+            | Error::Walk { source, .. }
+            | Error::Encode { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+
     /// The path the error is about, if it is about one.
     pub fn path(&self) -> Option<&std::path::Path> {
         match self {

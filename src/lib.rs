@@ -53,6 +53,8 @@ pub mod report;
 pub mod serve;
 #[cfg(feature = "compress")]
 pub mod shard;
+#[cfg(feature = "compress")]
+pub mod tune;
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod walk;
 
@@ -61,7 +63,7 @@ pub use coding::Codec;
 pub use config::Config;
 #[cfg(feature = "compress")]
 pub use encode::Levels;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use manifest::Manifest;
 #[cfg(feature = "compress")]
 pub use pipeline::{run, NoProgress, Progress};

@@ -102,11 +102,19 @@ pub struct Schedule {
     pub ratio_to_floor: f64,
 }
 
-/// A per-file error in the report.
+/// A per-file error in the report: its kind and message for people and JSON,
+/// and the typed [`Error`] itself for a library caller to match on.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ErrorEntry {
     pub path: Option<String>,
+    pub kind: crate::error::ErrorKind,
+    /// The I/O error's kind, in Rust's words (`PermissionDenied`), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<String>,
     pub message: String,
+    #[serde(skip)]
+    pub error: std::sync::Arc<Error>,
 }
 
 /// The outcome of a run.
@@ -212,10 +220,13 @@ impl Report {
             skipped,
             passed: passed_count,
             errors: errors
-                .iter()
+                .into_iter()
                 .map(|e| ErrorEntry {
                     path: e.path().map(|p| p.display().to_string()),
+                    kind: e.kind(),
+                    io: e.io_kind().map(|k| format!("{k:?}")),
                     message: e.to_string(),
+                    error: std::sync::Arc::new(e),
                 })
                 .collect(),
             wall_ms: wall.as_millis() as u64,
