@@ -14,25 +14,36 @@
 //! written under a temporary dot-name and renamed into place, and kept only when
 //! strictly smaller than its source.
 
+// The API: `Config` → `run` → `Report` (+ the `Manifest` written),
+// `check`, `shard::merge`, `tune`, and for servers `serve::Index` and
+// `serve::http::ServeManifest`, with `coding`, `dictionary`, `manifest`
+// and `error` for their types. Modules marked `doc(hidden)` are public only
+// for the `precompress` binary, its tests and benchmarks: no API promise.
+//
 // What writes variants needs the codec libraries (feature `compress`, on by
 // default); reading a manifest and negotiating (`serve`, `manifest`,
 // `dictionary`, `coding`) does not, so a server embedding `Index::select`
 // builds with `default-features = false` and no brotli, zstd or libdeflate.
 #[cfg(feature = "compress")]
+#[doc(hidden)]
 pub mod budget;
 #[cfg(feature = "compress")]
+#[doc(hidden)]
 pub mod cache;
 #[cfg(feature = "compress")]
 pub mod check;
 #[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cli;
 pub mod coding;
 #[cfg(feature = "compress")]
 pub mod config;
 #[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod configfile;
 pub mod dictionary;
 #[cfg(feature = "compress")]
+#[doc(hidden)]
 pub mod encode;
 pub mod error;
 pub mod filter;
@@ -40,9 +51,11 @@ pub mod filter;
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod fsutil;
 #[cfg(feature = "compress")]
+#[doc(hidden)]
 pub mod github;
 pub mod manifest;
 #[cfg(feature = "compress")]
+#[doc(hidden)]
 pub mod pipeline;
 #[cfg(feature = "compress")]
 mod plan;

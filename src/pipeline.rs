@@ -417,7 +417,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     counts.removed.sort();
     counts.foreign.sort();
     Ok(Report::new(
-        &manifest,
+        manifest,
         &cfg.codecs,
         tree.passed,
         errors,

@@ -150,6 +150,10 @@ pub struct Report {
     pub schedule: Schedule,
     /// Every job with its duration, in the order they were started.
     pub jobs: Vec<JobTiming>,
+    /// The manifest this run wrote (a dry run's: what it would have written;
+    /// a shard's: its part), in memory. Not in the JSON report.
+    #[serde(skip)]
+    pub written: Manifest,
 }
 
 impl Schedule {
@@ -174,7 +178,7 @@ impl Schedule {
 impl Report {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
-        manifest: &Manifest,
+        manifest: Manifest,
         codecs: &[Codec],
         passed: Vec<(String, Passed)>,
         errors: Vec<Error>,
@@ -233,6 +237,7 @@ impl Report {
             threads,
             manifest: manifest_path,
             schedule: Schedule::of(&jobs, threads, run.jobs_wall_ms),
+            written: manifest,
             run,
             jobs,
         }

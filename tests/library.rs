@@ -28,8 +28,11 @@ fn a_corrupt_variant_is_a_typed_foreign_error_and_the_other_files_are_done() {
     assert_eq!(e.io, None);
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["errors"][0]["kind"], "foreign");
-    // The other asset got its variants.
+    // The other asset got its variants, and the manifest in memory is the one on disk.
     assert!(tmp.path().join("site.css.br").exists());
+    let on_disk = precompressor::Manifest::read(&report.manifest).unwrap();
+    assert_eq!(report.written, on_disk);
+    assert!(report.written.files["site.css"].encodings.len() == 3);
     assert!(!report.ok());
 }
 
