@@ -213,15 +213,58 @@ pub struct Merged {
 /// writes the manifest one run would have written and removes the partials.
 /// Anything wrong: an error and nothing written.
 pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
-    let bad = |detail: String| Error::Shard {
-        path: manifest.to_path_buf(),
-        detail,
-    };
     if !root.is_dir() {
         return Err(Error::Config(format!("{}: not a folder", root.display())));
     }
     // Not while a run writes in DIR.
     let _lock = crate::fsutil::lock(root, crate::walk::LOCK_NAME, || {})?;
+    let found = find_partials(manifest)?;
+    let n = found[0].0.count;
+    let partials = read_partials(manifest, found)?;
+    let first = &partials[0].1;
+    let files = union_assets(manifest, &partials)?;
+    on_disk(root, manifest, &files)?;
+    let bad = |detail: String| Error::Shard {
+        path: manifest.to_path_buf(),
+        detail,
+    };
+    let mut out = Manifest::new(first.manifest.settings.clone());
+    // `Manifest::new` stamps this precompress; the shards' must be the same.
+    if out.generator != first.manifest.generator {
+        return Err(bad(format!(
+            "the shards were run by {}, this is {}: merge with the same version",
+            first.manifest.generator, out.generator
+        )));
+    }
+    let mut removed = Vec::new();
+    for (rel, mut a) in files {
+        removed.extend(a.settle());
+        out.files.insert(rel, a);
+    }
+    out.write(manifest)?;
+    for p in &removed {
+        crate::fsutil::remove_if_exists(&root.join(p))?;
+    }
+    for (p, _) in &partials {
+        crate::fsutil::remove_if_exists(p)?;
+    }
+    removed.sort();
+    Ok(Merged {
+        shards: n,
+        assets: out.files.len(),
+        variants: out.files.values().map(|a| a.encodings.len()).sum(),
+        deltas: out.files.values().map(|a| a.deltas.len()).sum(),
+        removed,
+        manifest: manifest.to_path_buf(),
+    })
+}
+
+/// The partial manifests beside `manifest`: all N shards of one split, each once.
+fn find_partials(manifest: &Path) -> Result<Vec<(Shard, PathBuf)>> {
+    let bad = |detail: String| Error::Shard {
+        path: manifest.to_path_buf(),
+        detail,
+    };
     let folder = manifest
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -267,6 +310,16 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
         )));
     }
 
+    Ok(found)
+}
+
+/// Reads the partials and checks they are one run's: the same tree, jobs and
+/// settings, no errors, and every job run by exactly one shard.
+fn read_partials(manifest: &Path, found: Vec<(Shard, PathBuf)>) -> Result<Vec<(PathBuf, Partial)>> {
+    let bad = |detail: String| Error::Shard {
+        path: manifest.to_path_buf(),
+        detail,
+    };
     let partials: Vec<(PathBuf, Partial)> = found
         .into_iter()
         .map(|(s, p)| {
@@ -330,8 +383,20 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
         ));
     }
 
+    Ok(partials)
+}
+
+/// Every asset with the representations of all shards.
+fn union_assets(
+    manifest: &Path,
+    partials: &[(PathBuf, Partial)],
+) -> Result<BTreeMap<String, Asset>> {
+    let bad = |detail: String| Error::Shard {
+        path: manifest.to_path_buf(),
+        detail,
+    };
     let mut files: BTreeMap<String, Asset> = BTreeMap::new();
-    for (p, part) in &partials {
+    for (p, part) in partials {
         for (rel, a) in &part.manifest.files {
             match files.get_mut(rel) {
                 None => {
@@ -343,7 +408,7 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
             }
         }
     }
-    for (p, part) in &partials {
+    for (p, part) in partials {
         if part.manifest.files.len() != files.len() {
             return Err(bad(format!(
                 "{} lists {} assets, the shards together {}: run every shard on the same build",
@@ -354,6 +419,15 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
         }
     }
 
+    Ok(files)
+}
+
+/// Every asset, variant and delta listed is on disk in `root` with its hash.
+fn on_disk(root: &Path, manifest: &Path, files: &BTreeMap<String, Asset>) -> Result<()> {
+    let bad = |detail: String| Error::Shard {
+        path: manifest.to_path_buf(),
+        detail,
+    };
     // Everything listed must be on disk as the shards left it.
     let listed: Vec<(&str, &str)> = files
         .iter()
@@ -399,35 +473,7 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
         )));
     }
 
-    let mut out = Manifest::new(first.manifest.settings.clone());
-    // `Manifest::new` stamps this precompress; the shards' must be the same.
-    if out.generator != first.manifest.generator {
-        return Err(bad(format!(
-            "the shards were run by {}, this is {}: merge with the same version",
-            first.manifest.generator, out.generator
-        )));
-    }
-    let mut removed = Vec::new();
-    for (rel, mut a) in files {
-        removed.extend(a.settle());
-        out.files.insert(rel, a);
-    }
-    out.write(manifest)?;
-    for p in &removed {
-        crate::fsutil::remove_if_exists(&root.join(p))?;
-    }
-    for (p, _) in &partials {
-        crate::fsutil::remove_if_exists(p)?;
-    }
-    removed.sort();
-    Ok(Merged {
-        shards: n,
-        assets: out.files.len(),
-        variants: out.files.values().map(|a| a.encodings.len()).sum(),
-        deltas: out.files.values().map(|a| a.deltas.len()).sum(),
-        removed,
-        manifest: manifest.to_path_buf(),
-    })
+    Ok(())
 }
 
 /// Adds `b`'s representations to `a`'s (the same asset as another shard saw it).
