@@ -17,6 +17,7 @@ Examples:
   precompress dist/ --dry-run -v          what would be written, per file; writes nothing
   precompress dist/ --budget 'assets/**/*.js=150KB'   fail when a script's best variant is larger
   precompress dist/ --dictionary-from ../release-41/dist   deltas for returning visitors (RFC 9842)
+  precompress tune dist/                  measure every level on a sample of dist/; prints the precompress.toml lines to pin
   precompress completions bash > /etc/bash_completion.d/precompress
 
 Config file: precompress.toml in DIR or a parent folder up to the project root
@@ -67,6 +68,8 @@ pub enum Command {
     NginxMap(NginxMapArgs),
     /// Print a Caddyfile snippet that serves DIR's RFC 9842 deltas (import it, then `import precompress_deltas` in the site block; usage is in the output).
     CaddyMap(CaddyMapArgs),
+    /// Measure every level of each coding on a sample of DIR's assets and print the precompress.toml lines that pin the best (writes nothing into DIR).
+    Tune(TuneArgs),
     /// Merge the partial manifests that `precompress DIR --shard K/N` runs left in DIR into the one manifest a single run would have written.
     Merge(MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
@@ -122,6 +125,65 @@ pub struct MergeArgs {
     /// The manifest to write [default: DIR/precompress-manifest.json]; the partials are beside it.
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
+}
+
+/// Options of `precompress tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The build output folder whose assets are measured; nothing is written into it.
+    pub dir: PathBuf,
+
+    /// Measure on at most this much of DIR's assets: whole files, spread evenly in path order (bytes, or with a unit: 8MiB, 500KB).
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = crate::budget::parse_size)]
+    pub sample: u64,
+
+    /// Codings to measure, comma-separated: br, zstd, gzip [default: precompress.toml's formats, else all three].
+    #[arg(long, value_delimiter = ',', value_parser = parse_codec)]
+    pub formats: Option<Vec<Codec>>,
+
+    /// Compare with this brotli quality, 0-11 [default: precompress.toml's, else 11].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(crate::config::limits::BROTLI_QUALITY))]
+    pub brotli_quality: Option<u32>,
+
+    /// Compare with this Zstandard level, 1-22 [default: precompress.toml's, else 19].
+    #[arg(long, value_parser = clap::value_parser!(i32).range(crate::config::limits::ZSTD_LEVEL))]
+    pub zstd_level: Option<i32>,
+
+    /// Compare with this gzip (libdeflate) level, 1-12 [default: precompress.toml's, else 12].
+    #[arg(long, value_parser = clap::value_parser!(i32).range(crate::config::limits::GZIP_LEVEL))]
+    pub gzip_level: Option<i32>,
+
+    /// Measure only files matching this glob, as the run's --include (repeatable) [default: precompress.toml's].
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+
+    /// Never measure files matching this glob, as the run's --exclude (repeatable) [default: precompress.toml's].
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Skip files smaller than this, as the run does [default: precompress.toml's, else 1024].
+    #[arg(long, value_name = "SIZE", value_parser = crate::budget::parse_size)]
+    pub min_size: Option<u64>,
+
+    /// Follow symlinks, as the run's --follow-links.
+    #[arg(long)]
+    pub follow_links: bool,
+
+    /// Worker threads [default: as a run].
+    #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+
+    /// Read settings from this file instead of looking for precompress.toml.
+    #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Do not look for precompress.toml.
+    #[arg(long)]
+    pub no_config: bool,
+
+    /// Print the measurements and recommendations as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `precompress check`.

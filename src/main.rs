@@ -62,6 +62,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Check(args)) => check(args),
         Some(Command::Merge(args)) => merge(args),
+        Some(Command::Tune(args)) => tune(args),
         Some(Command::Serve(args)) => serve(args),
         Some(Command::NginxMap(args)) => {
             server_map("nginx-map", &args.dir, args.manifest.as_deref(), |i| {
@@ -95,7 +96,7 @@ fn explain(e: &clap::Error, args: &[String]) -> Option<String> {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let first = *words.first()?;
-    let names = ["check", "serve", "nginx-map", "caddy-map", "completions"];
+    let names = ["check", "serve", "nginx-map", "caddy-map", "completions", "tune"];
     let close = names.iter().find(|n| edit_distance(first, n) <= 2);
     if let (Some(name), false) = (close, std::path::Path::new(first).exists()) {
         return Some(format!(
@@ -130,6 +131,50 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// `precompress tune DIR`: every level measured on a sample of DIR's assets,
+/// the table (or JSON) on stdout; writes nothing into DIR.
+fn tune(args: precompressor::cli::TuneArgs) -> u8 {
+    use precompressor::tune;
+    let measured = tune::config_for(&args).and_then(|(cfg, file)| {
+        let sample = tune::prepare(&cfg, args.sample)?;
+        if !args.json {
+            eprintln!(
+                "precompress: tune: measuring {} on {} ...",
+                cfg.codecs
+                    .iter()
+                    .map(|c| c.token())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                sample.summary.describe()
+            );
+        }
+        let mut t = tune::measure(&cfg, &sample)?;
+        t.config_file = file;
+        Ok(t)
+    });
+    match measured {
+        Ok(t) => {
+            for w in &t.warnings {
+                eprintln!("precompress: warning: {w}");
+            }
+            let out = if args.json {
+                serde_json::to_string_pretty(&t).expect("plain data") + "\n"
+            } else {
+                t.table()
+            };
+            let _ = std::io::stdout().write_all(out.as_bytes());
+            exit::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            match e {
+                Error::Config(_) => exit::USAGE,
+                _ => exit::FAILURE,
+            }
+        }
+    }
 }
 
 fn serve(args: precompressor::cli::ServeArgs) -> u8 {

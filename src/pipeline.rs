@@ -125,8 +125,7 @@ impl Progress for NoProgress {}
 
 /// What the walk must never take for an asset, however it is spelled: the
 /// manifest, the lock, precompress.toml in DIR (this run's settings, not a
-/// page) and a cache folder inside DIR. `precompress tune` walks with the same
-/// list, so it samples exactly the assets a run compresses.
+/// page) and a cache folder inside DIR.
 pub(crate) fn not_assets(cfg: &Config) -> Vec<PathBuf> {
     vec![
         cfg.manifest_path(),
@@ -134,6 +133,22 @@ pub(crate) fn not_assets(cfg: &Config) -> Vec<PathBuf> {
         cfg.root.join(CONFIG_NAME),
         cfg.cache_dir.clone().unwrap_or_default(),
     ]
+}
+
+/// The walk a run makes: DIR without [`not_assets`], and without shards'
+/// partial manifests beside the manifest (precompress's, not the site's).
+/// `precompress tune` samples from the same walk.
+pub(crate) fn walk_assets(cfg: &Config) -> crate::walk::Tree {
+    let manifest_path = cfg.manifest_path();
+    let mut tree = walk(&cfg.root, cfg.follow_links, &not_assets(cfg));
+    tree.files.retain(|f| {
+        !(f.path.parent() == manifest_path.parent()
+            && f.rel
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| shard::partial_of(&manifest_path, n).is_some()))
+    });
+    tree
 }
 
 /// The encoder settings string of each coding, as recorded in the manifest
@@ -225,16 +240,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let prev = previous_manifest(&manifest_path, &mut counts.warnings);
     let ours = written_by(prev.as_ref());
 
-    let tree = walk(root, cfg.follow_links, &not_assets(cfg));
-    let mut tree = tree;
-    // Shards' partial manifests beside the manifest are precompress's, not the site's.
-    tree.files.retain(|f| {
-        !(f.path.parent() == manifest_path.parent()
-            && f.rel
-                .rsplit('/')
-                .next()
-                .is_some_and(|n| shard::partial_of(&manifest_path, n).is_some()))
-    });
+    let tree = walk_assets(cfg);
     let mut errors = tree.errors;
     for (rel, why) in &tree.passed {
         if *why == crate::walk::Passed::NameNotServable {

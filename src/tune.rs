@@ -1,0 +1,1035 @@
+//! `precompress tune DIR`: every level of each coding measured on a sample of
+//! DIR's own assets, and the precompress.toml lines that pin the best.
+//!
+//! Encoder levels are not monotonic on real assets: a higher level can be
+//! larger, and two levels a step apart can cost twice the CPU for the same
+//! bytes. So a team should measure on what it ships and pin the result rather
+//! than trust the defaults. This module owns the sample (the run's own walk and
+//! filter, then whole files spread evenly over the path order up to `--sample`
+//! bytes: [`prepare`], [`pick_sample`]), the measurements (the run's own
+//! encoders through [`new_encoder`], so the same parameters, zstd's 8 MiB window
+//! cap included, timed in per-thread CPU time: [`measure`]), the rule that
+//! turns them into a recommendation ([`recommend`]) and the table
+//! ([`Tuning::table`]).
+//!
+//! It must never write anything into DIR: no variant, no manifest, no lock, no
+//! temporary file. It lists and reads, nothing else.
+
+use std::fmt::Write as _;
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::encode::{new_encoder, Codec, ContentKind, Encoder, Levels};
+use crate::error::{Error, Result};
+use crate::filter::{content_kind, Filter};
+use crate::report::{human, plural, thread_cpu_micros};
+
+/// `--sample`'s default: enough of a site to rank the levels, and about a
+/// minute of CPU on two cores for all 34 levels.
+pub const DEFAULT_SAMPLE: u64 = 8 << 20;
+
+/// The levels measured for `codec`: from the fastest a team would still ship
+/// precompressed up to the highest there is.
+pub fn levels(codec: Codec) -> RangeInclusive<i32> {
+    match codec {
+        Codec::Brotli => 5..=11,
+        Codec::Zstd => 3..=22,
+        Codec::Gzip => 6..=12,
+    }
+}
+
+/// The precompress.toml key (and long option) that sets `codec`'s level.
+pub fn key(codec: Codec) -> &'static str {
+    match codec {
+        Codec::Brotli => "brotli-quality",
+        Codec::Zstd => "zstd-level",
+        Codec::Gzip => "gzip-level",
+    }
+}
+
+/// `codec`'s level in `levels`.
+pub fn level_of(levels: &Levels, codec: Codec) -> i32 {
+    match codec {
+        Codec::Brotli => levels.brotli_quality as i32,
+        Codec::Zstd => levels.zstd_level,
+        Codec::Gzip => levels.gzip_level,
+    }
+}
+
+/// `levels` with `codec`'s level set to `level` (the others are unused by its encoder).
+fn with_level(mut levels: Levels, codec: Codec, level: i32) -> Levels {
+    match codec {
+        Codec::Brotli => levels.brotli_quality = level as u32,
+        Codec::Zstd => levels.zstd_level = level,
+        Codec::Gzip => levels.gzip_level = level,
+    }
+    levels
+}
+
+/// The levels measured for `codec` when the run uses `current`: [`levels`],
+/// plus `current` when it lies outside them (every row is compared with it).
+pub fn levels_to_measure(codec: Codec, current: i32) -> Vec<i32> {
+    let mut l: Vec<i32> = levels(codec).collect();
+    if !l.contains(&current) {
+        l.push(current);
+        l.sort_unstable();
+    }
+    l
+}
+
+/// Indices `0..n` in an order whose every prefix is spread evenly over
+/// `0..n`: bit-reversal (van der Corput) order, 0, n/2, n/4, 3n/4, ...
+fn spread(n: usize) -> impl Iterator<Item = usize> {
+    let m = n.next_power_of_two();
+    let bits = m.trailing_zeros();
+    (0..m)
+        .map(move |i| {
+            if bits == 0 {
+                i
+            } else {
+                i.reverse_bits() >> (usize::BITS - bits)
+            }
+        })
+        .filter(move |&j| j < n)
+}
+
+/// Which assets to measure, given their sizes in path order: whole files, at
+/// most `limit` bytes in all. Files are offered in [`spread`] order and each
+/// is taken if it still fits, so a small limit still reaches from the first
+/// folder to the last, and the same tree always gives the same sample. A file
+/// larger than `limit` is never taken. Returns indices, ascending.
+pub fn pick_sample(sizes: &[u64], limit: u64) -> Vec<usize> {
+    let mut left = limit;
+    let mut picked = Vec::new();
+    for i in spread(sizes.len()) {
+        if sizes[i] <= left {
+            left -= sizes[i];
+            picked.push(i);
+        }
+    }
+    picked.sort_unstable();
+    picked
+}
+
+/// One asset chosen to be measured.
+#[derive(Debug, Clone)]
+pub struct SampledFile {
+    /// Path relative to DIR, `/`-separated.
+    pub rel: String,
+    /// Path to read.
+    pub path: PathBuf,
+    /// Size when the tree was walked.
+    pub size: u64,
+}
+
+/// How much of DIR the sample covers.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleSummary {
+    /// Files measured.
+    pub files: u64,
+    /// Their total size.
+    pub bytes: u64,
+    /// Assets a run would compress (include, exclude, types, min-size).
+    pub assets: u64,
+    /// Their total size.
+    pub asset_bytes: u64,
+    /// `--sample`: the bound on `bytes`.
+    pub limit: u64,
+    /// Assets larger than `limit` on their own, so never measured.
+    pub over_limit: u64,
+}
+
+impl SampleSummary {
+    /// `9 of 120 assets, 7.9 MiB of 31.2 MiB`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} of {} assets, {} of {}",
+            self.files,
+            self.assets,
+            human(self.bytes),
+            human(self.asset_bytes)
+        )
+    }
+}
+
+/// The output of [`prepare`]: what [`measure`] encodes.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// The files, in path order.
+    pub files: Vec<SampledFile>,
+    pub summary: SampleSummary,
+    /// Entries that could not be listed or read (left out of the sample).
+    pub warnings: Vec<String>,
+}
+
+/// Walks DIR as a run does (the same walk, the same files never taken for
+/// assets, the same filter) and picks the sample ([`pick_sample`]).
+pub fn prepare(cfg: &Config, limit: u64) -> Result<Sample> {
+    let root = cfg.root.as_path();
+    if !root.exists() {
+        return Err(Error::Config(format!("{}: no such folder", root.display())));
+    }
+    if !root.is_dir() {
+        return Err(Error::Config(format!("{}: not a folder", root.display())));
+    }
+    cfg.validate()?;
+    let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
+    let tree = crate::pipeline::walk_assets(cfg);
+    let mut warnings: Vec<String> = tree.errors.iter().map(ToString::to_string).collect();
+    let mut assets = Vec::new();
+    for f in tree.files {
+        match std::fs::metadata(&f.path) {
+            Ok(md) if filter.decide(&f.rel, md.len()).is_none() => assets.push(SampledFile {
+                rel: f.rel,
+                path: f.path,
+                size: md.len(),
+            }),
+            Ok(_) => {}
+            Err(source) => warnings.push(
+                Error::Read {
+                    path: f.path,
+                    source,
+                }
+                .to_string(),
+            ),
+        }
+    }
+    // The walk sorts by name within each folder; the sample wants one order of whole paths.
+    assets.sort_by(|a, b| a.rel.cmp(&b.rel));
+    if assets.is_empty() {
+        return Err(Error::Config(format!(
+            "{}: nothing to measure: no file there is an asset a run would compress (types, --include, --exclude, --min-size)",
+            root.display()
+        )));
+    }
+    let sizes: Vec<u64> = assets.iter().map(|a| a.size).collect();
+    let picked = pick_sample(&sizes, limit);
+    if picked.is_empty() {
+        return Err(Error::Config(format!(
+            "every asset in {} is larger than --sample {} (the smallest is {}); raise --sample",
+            root.display(),
+            human(limit),
+            human(sizes.iter().copied().min().unwrap_or(0))
+        )));
+    }
+    let summary = SampleSummary {
+        files: picked.len() as u64,
+        bytes: picked.iter().map(|&i| sizes[i]).sum(),
+        assets: assets.len() as u64,
+        asset_bytes: sizes.iter().sum(),
+        limit,
+        over_limit: sizes.iter().filter(|&&s| s > limit).count() as u64,
+    };
+    let mut keep = vec![false; assets.len()];
+    for i in picked {
+        keep[i] = true;
+    }
+    let files = assets
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(a, k)| k.then_some(a))
+        .collect();
+    Ok(Sample {
+        files,
+        summary,
+        warnings,
+    })
+}
+
+/// The thresholds of [`recommend`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rule {
+    /// Totals within this fraction of the smallest count as the same bytes (0.001: 0.1%).
+    pub same_bytes: f64,
+    /// A level is only changed for CPU alone when that saves at least this
+    /// fraction of the current level's CPU (0.25): CPU times are measured on a
+    /// machine doing other work, and a small saving is not worth a change.
+    pub cpu_saving: f64,
+}
+
+/// The rule `precompress tune` applies.
+pub const RULE: Rule = Rule {
+    same_bytes: 0.001,
+    cpu_saving: 0.25,
+};
+
+impl Rule {
+    /// The rule in one sentence, for the table.
+    pub fn describe(&self) -> String {
+        format!(
+            "the least CPU among the levels within {} of the smallest total; the current level stays when it is one of them and the change would save less than {} of its CPU",
+            percent(self.same_bytes),
+            percent(self.cpu_saving)
+        )
+    }
+}
+
+fn percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p == p.round() {
+        format!("{p:.0}%")
+    } else {
+        format!("{p}%")
+    }
+}
+
+/// One level's totals over the sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measured {
+    pub level: i32,
+    /// Encoder output, summed over the sampled files.
+    pub bytes: u64,
+    /// Encoder CPU time on its thread, summed over the sampled files.
+    pub cpu_micros: u64,
+}
+
+/// What to pin for one coding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommendation {
+    pub level: i32,
+    /// The precompress.toml line that pins it (`zstd-level = 19`).
+    pub toml: String,
+    /// Whether it differs from the current level.
+    pub change: bool,
+    /// Why, in one sentence.
+    pub why: String,
+    /// Other levels worth knowing about (a strictly smaller one, and at what CPU).
+    pub notes: Vec<String>,
+}
+
+/// `a` relative to `b` as a signed percentage (`+0.31%`).
+fn signed_pct(a: u64, b: u64) -> String {
+    if b == 0 {
+        return "n/a".into();
+    }
+    format!("{:+.2}%", (a as f64 / b as f64 - 1.0) * 100.0)
+}
+
+/// How much smaller `a` is than `b`, in percent of `b` (`0.31%`).
+fn smaller_pct(a: u64, b: u64) -> String {
+    format!("{:.2}%", (1.0 - a as f64 / b.max(1) as f64) * 100.0)
+}
+
+/// `a`'s CPU next to `b`'s, in words: "63% less CPU", "2.1x the CPU".
+fn cpu_words(a: u64, b: u64) -> String {
+    if a == 0 || b == 0 {
+        return "CPU time this system does not report".into();
+    }
+    let r = a as f64 / b as f64;
+    if r < 0.95 {
+        format!("{:.0}% less CPU", (1.0 - r) * 100.0)
+    } else if r <= 1.05 {
+        "about the same CPU".into()
+    } else {
+        format!("{r:.1}x the CPU")
+    }
+}
+
+/// The level to pin, from one coding's measurements (`rows`, which hold
+/// `current`): the least CPU among the levels whose total is within
+/// `rule.same_bytes` of the smallest, unless `current` is among them and
+/// that would save less than `rule.cpu_saving` of its CPU. Bytes come
+/// first (a variant is encoded once and downloaded many times); CPU decides
+/// between levels that give the same bytes. `key` is the precompress.toml key.
+pub fn recommend(key: &str, rows: &[Measured], current: i32, rule: Rule) -> Recommendation {
+    let cur = *rows
+        .iter()
+        .find(|r| r.level == current)
+        .expect("the current level is measured");
+    let smallest = *rows
+        .iter()
+        .min_by_key(|r| (r.bytes, r.cpu_micros, r.level))
+        .expect("the current level is measured");
+    let same = |r: &Measured| r.bytes as f64 <= smallest.bytes as f64 * (1.0 + rule.same_bytes);
+    let cheapest = *rows
+        .iter()
+        .filter(|r| same(r))
+        .min_by_key(|r| (r.cpu_micros, r.level))
+        .expect("the smallest is within the tolerance of itself");
+    let saves_enough = cur.cpu_micros > 0
+        && cheapest.cpu_micros as f64 <= cur.cpu_micros as f64 * (1.0 - rule.cpu_saving);
+    let pick = if same(&cur) && !saves_enough {
+        cur
+    } else {
+        cheapest
+    };
+    let (p, c) = (pick.level, cur.level);
+    let why = if pick.level == cur.level {
+        let standing = if cur.level == smallest.level {
+            "it gives the smallest total".to_string()
+        } else {
+            format!(
+                "it is within {} of the smallest total ({}: {})",
+                percent(rule.same_bytes),
+                smallest.level,
+                signed_pct(smallest.bytes, cur.bytes)
+            )
+        };
+        format!(
+            "keep {c}: {standing}, and no level as small takes {} less CPU",
+            percent(rule.cpu_saving)
+        )
+    } else if same(&cur) {
+        format!(
+            "{p} gives the same bytes as {c} ({}) for {}",
+            signed_pct(pick.bytes, cur.bytes),
+            cpu_words(pick.cpu_micros, cur.cpu_micros)
+        )
+    } else {
+        format!(
+            "{p} is {} smaller than {c}, for {}",
+            smaller_pct(pick.bytes, cur.bytes),
+            cpu_words(pick.cpu_micros, cur.cpu_micros)
+        )
+    };
+    let mut notes = Vec::new();
+    if smallest.level != pick.level && smallest.bytes < pick.bytes {
+        notes.push(format!(
+            "{} is the smallest, {} below {p}, for {}",
+            smallest.level,
+            smaller_pct(smallest.bytes, pick.bytes),
+            cpu_words(smallest.cpu_micros, pick.cpu_micros)
+        ));
+    }
+    if cur.bytes > smallest.bytes {
+        // Every level strictly smaller than the current one, lower and
+        // higher, unless the why and the note above named them all.
+        let named = [pick.level, smallest.level];
+        let smaller = |keep: fn(i32, i32) -> bool| -> Vec<i32> {
+            rows.iter()
+                .filter(|r| keep(r.level, c) && r.bytes < cur.bytes)
+                .map(|r| r.level)
+                .collect()
+        };
+        let lower = smaller(|l, c| l < c);
+        let higher = smaller(|l, c| l > c);
+        if lower.iter().chain(&higher).any(|l| !named.contains(l)) {
+            for (which, levels) in [("lower", lower), ("higher", higher)] {
+                if !levels.is_empty() {
+                    notes.push(format!(
+                        "{which} levels strictly smaller than {c}: {}",
+                        levels
+                            .iter()
+                            .map(i32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    Recommendation {
+        level: p,
+        toml: format!("{key} = {p}"),
+        change: p != c,
+        why,
+        notes,
+    }
+}
+
+/// One row of a coding's table.
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelRow {
+    pub level: i32,
+    /// Encoder output summed over the sample.
+    pub bytes: u64,
+    /// `bytes` / the current level's bytes.
+    pub relative: f64,
+    /// Encoder CPU time on its thread, summed over the sample (0 where the OS cannot say).
+    pub cpu_micros: u64,
+    /// `cpu_micros` / the current level's (0 when that is 0).
+    pub cpu_relative: f64,
+}
+
+/// One coding's measurements and recommendation.
+#[derive(Debug, Clone, Serialize)]
+pub struct CodingTable {
+    /// `br`, `zstd` or `gzip`.
+    pub coding: &'static str,
+    /// Its precompress.toml key.
+    pub key: &'static str,
+    /// The level the run uses now (flags, precompress.toml, or the default).
+    pub current: i32,
+    /// The level with the smallest total.
+    pub smallest: i32,
+    /// Every level measured, ascending.
+    pub levels: Vec<LevelRow>,
+    pub recommendation: Recommendation,
+}
+
+/// What `precompress tune` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tuning {
+    /// The folder measured.
+    pub dir: PathBuf,
+    /// The precompress.toml the current levels came from, if any (set by the CLI).
+    pub config_file: Option<PathBuf>,
+    pub sample: SampleSummary,
+    /// The sampled files, relative to `dir`, in path order.
+    pub files: Vec<String>,
+    pub rule: Rule,
+    /// Worker threads.
+    pub threads: usize,
+    /// Wall time of the measurements, ms.
+    pub wall_ms: u64,
+    pub codings: Vec<CodingTable>,
+    /// The recommended precompress.toml lines, one per coding.
+    pub toml: String,
+    /// Files that could not be listed or read (left out of the sample).
+    pub warnings: Vec<String>,
+}
+
+/// One (coding, level, file) encode.
+struct Job {
+    table: usize,
+    codec: Codec,
+    level: i32,
+    file: usize,
+}
+
+/// Encodes every sampled file at every level of every coding in `cfg.codecs`
+/// with the run's encoders, on `cfg`'s worker threads, and applies [`RULE`].
+/// The byte totals are the same on any number of threads; CPU times are
+/// measurements and vary a little from run to run.
+pub fn measure(cfg: &Config, sample: &Sample) -> Result<Tuning> {
+    let started = Instant::now();
+    let inputs: Vec<Vec<u8>> = sample
+        .files
+        .iter()
+        .map(|f| {
+            std::fs::read(&f.path).map_err(|source| Error::Read {
+                path: f.path.clone(),
+                source,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let kinds: Vec<ContentKind> = sample.files.iter().map(|f| content_kind(&f.rel)).collect();
+    let mut codecs = cfg.codecs.clone();
+    codecs.sort();
+    codecs.dedup();
+    let tables: Vec<(Codec, i32, Vec<i32>)> = codecs
+        .iter()
+        .map(|&c| {
+            let current = level_of(&cfg.levels, c);
+            (c, current, levels_to_measure(c, current))
+        })
+        .collect();
+    // The costliest first (brotli, then zstd, then gzip, highest levels
+    // first, largest files first), so the last jobs are short ones and no
+    // core idles at the end; jobs of one level stay together, so a worker
+    // keeps its encoder from one file to the next as a run does.
+    let mut order: Vec<usize> = (0..inputs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(inputs[i].len()));
+    let mut jobs = Vec::new();
+    let mut by_cost: Vec<(usize, Codec, i32)> = tables
+        .iter()
+        .enumerate()
+        .flat_map(|(t, (c, _, levels))| levels.iter().map(move |&l| (t, *c, l)))
+        .collect();
+    by_cost.sort_by_key(|&(_, c, l)| std::cmp::Reverse((c.cost_weight(), l)));
+    for (table, codec, level) in by_cost {
+        for &file in &order {
+            jobs.push(Job {
+                table,
+                codec,
+                level,
+                file,
+            });
+        }
+    }
+
+    let threads = cfg.worker_threads();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
+    let next = AtomicUsize::new(0);
+    // Each worker takes the next job from one queue and keeps its results to
+    // itself; they are merged once all are done.
+    let per_worker: Vec<Result<Vec<(usize, u64, u64)>>> = pool.broadcast(|_| {
+        let mut encoder: Option<((Codec, i32), Box<dyn Encoder>)> = None;
+        let mut out = Vec::new();
+        let mut done = Vec::new();
+        loop {
+            let j = next.fetch_add(1, Ordering::Relaxed);
+            let Some(job) = jobs.get(j) else {
+                return Ok(done);
+            };
+            let path = &sample.files[job.file].path;
+            let fail = |source| Error::Encode {
+                path: path.clone(),
+                coding: job.codec.token(),
+                source,
+            };
+            let want = (job.codec, job.level);
+            let enc = match &mut encoder {
+                Some((have, enc)) if *have == want => enc,
+                slot => {
+                    let levels = with_level(cfg.levels, job.codec, job.level);
+                    let enc = new_encoder(job.codec, levels).map_err(|e| {
+                        next.store(jobs.len(), Ordering::Relaxed);
+                        fail(e)
+                    })?;
+                    &mut slot.insert((want, enc)).1
+                }
+            };
+            let t = thread_cpu_micros();
+            let r = enc.encode(&inputs[job.file], kinds[job.file], &mut out);
+            let cpu = thread_cpu_micros().saturating_sub(t);
+            if let Err(e) = r {
+                next.store(jobs.len(), Ordering::Relaxed);
+                return Err(fail(e));
+            }
+            done.push((j, out.len() as u64, cpu));
+        }
+    });
+    let mut totals: Vec<Vec<Measured>> = tables
+        .iter()
+        .map(|(_, _, levels)| {
+            levels
+                .iter()
+                .map(|&level| Measured {
+                    level,
+                    bytes: 0,
+                    cpu_micros: 0,
+                })
+                .collect()
+        })
+        .collect();
+    for results in per_worker {
+        for (j, bytes, cpu) in results? {
+            let job = &jobs[j];
+            let row = totals[job.table]
+                .iter_mut()
+                .find(|r| r.level == job.level)
+                .expect("every job's level has a row");
+            row.bytes += bytes;
+            row.cpu_micros += cpu;
+        }
+    }
+
+    let mut codings = Vec::new();
+    for ((codec, current, _), rows) in tables.iter().zip(totals) {
+        let cur = *rows
+            .iter()
+            .find(|r| r.level == *current)
+            .expect("the current level is measured");
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let recommendation = recommend(key(*codec), &rows, *current, RULE);
+        codings.push(CodingTable {
+            coding: codec.token(),
+            key: key(*codec),
+            current: *current,
+            smallest: rows
+                .iter()
+                .min_by_key(|r| (r.bytes, r.cpu_micros, r.level))
+                .map_or(*current, |r| r.level),
+            levels: rows
+                .iter()
+                .map(|r| LevelRow {
+                    level: r.level,
+                    bytes: r.bytes,
+                    relative: ratio(r.bytes, cur.bytes),
+                    cpu_micros: r.cpu_micros,
+                    cpu_relative: ratio(r.cpu_micros, cur.cpu_micros),
+                })
+                .collect(),
+            recommendation,
+        });
+    }
+    let toml = codings
+        .iter()
+        .map(|c| format!("{}\n", c.recommendation.toml))
+        .collect();
+    Ok(Tuning {
+        dir: cfg.root.clone(),
+        config_file: None,
+        sample: sample.summary.clone(),
+        files: sample.files.iter().map(|f| f.rel.clone()).collect(),
+        rule: RULE,
+        threads,
+        wall_ms: started.elapsed().as_millis() as u64,
+        codings,
+        toml,
+        warnings: sample.warnings.clone(),
+    })
+}
+
+/// The settings `precompress tune` measures against: what `precompress DIR`
+/// would use (its defaults, then precompress.toml, through the run's own
+/// [`crate::configfile::resolve`]), with tune's flags over them. Also returns
+/// the config file that applied.
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub fn config_for(args: &crate::cli::TuneArgs) -> Result<(Config, Option<PathBuf>)> {
+    use clap::{CommandFactory, FromArgMatches};
+    // The run's arguments as a bare `precompress DIR` has them: its defaults,
+    // its environment variables, and what resolve needs to tell them apart.
+    let bare = |e: clap::Error| Error::Config(e.to_string());
+    let matches = crate::cli::Cli::command()
+        .try_get_matches_from(["precompress", "."])
+        .map_err(bare)?;
+    let mut run = crate::cli::Cli::from_arg_matches(&matches)
+        .map_err(bare)?
+        .run;
+    run.dir = Some(args.dir.clone());
+    run.config = args.config.clone();
+    run.no_config = args.no_config;
+    let resolved = crate::configfile::resolve(&mut run, &matches)?;
+    if let Some(f) = &args.formats {
+        run.formats = f.clone();
+    }
+    if let Some(q) = args.brotli_quality {
+        run.brotli_quality = q;
+    }
+    if let Some(l) = args.zstd_level {
+        run.zstd_level = l;
+    }
+    if let Some(l) = args.gzip_level {
+        run.gzip_level = l;
+    }
+    if !args.include.is_empty() {
+        run.include = args.include.clone();
+    }
+    if !args.exclude.is_empty() {
+        run.exclude = args.exclude.clone();
+    }
+    if let Some(m) = args.min_size {
+        run.min_size = m;
+    }
+    run.follow_links |= args.follow_links;
+    if args.threads.is_some() {
+        run.threads = args.threads;
+    }
+    Ok((run.to_config(), resolved.file))
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+impl Tuning {
+    /// The human report: a header saying what was sampled, one table per
+    /// coding (a screen each), and the precompress.toml lines to pin.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let sm = &self.sample;
+        let _ = writeln!(s, "precompress tune: {}", self.dir.display());
+        let _ = writeln!(
+            s,
+            "sample: {} (--sample {}: whole files, spread evenly in path order; the same tree gives the same sample)",
+            sm.describe(),
+            human(sm.limit)
+        );
+        if sm.over_limit > 0 {
+            let _ = writeln!(
+                s,
+                "        {} larger than --sample on their own, never sampled",
+                plural(sm.over_limit, "asset is", "assets are")
+            );
+        }
+        let levels: Vec<String> = self
+            .codings
+            .iter()
+            .map(|c| format!("{} {}", c.key, c.current))
+            .collect();
+        let _ = writeln!(
+            s,
+            "compared with: {} ({})",
+            levels.join(", "),
+            match &self.config_file {
+                Some(f) => format!("from {}", f.display()),
+                None => "the defaults and flags; no precompress.toml".into(),
+            }
+        );
+        let _ = writeln!(
+            s,
+            "bytes: encoder output summed over the sample; CPU: encoder time on its thread, summed ({}, {:.1} s wall)",
+            plural(self.threads as u64, "thread", "threads"),
+            self.wall_ms as f64 / 1000.0
+        );
+        for c in &self.codings {
+            let now = c.current;
+            let _ = writeln!(s);
+            let _ = writeln!(s, "{} ({}, now {now})", c.coding, c.key);
+            // Seconds, or milliseconds for a sample too small to take one.
+            let (unit, per) = if c.levels.iter().any(|r| r.cpu_micros >= 1_000_000) {
+                ("CPU s", 1e6)
+            } else {
+                ("CPU ms", 1e3)
+            };
+            let _ = writeln!(
+                s,
+                "  {:>5}  {:>13}  {:>8}  {:>9}  {:>10}",
+                "level",
+                "bytes",
+                format!("vs {now}"),
+                unit,
+                format!("CPU vs {now}")
+            );
+            let bytes_of_now = c
+                .levels
+                .iter()
+                .find(|r| r.level == now)
+                .map_or(0, |r| r.bytes);
+            for r in &c.levels {
+                let mut tags = Vec::new();
+                if r.level == now {
+                    tags.push("now");
+                }
+                if r.level == c.recommendation.level {
+                    tags.push("pick");
+                }
+                if r.level == c.smallest {
+                    tags.push("smallest");
+                }
+                let line = format!(
+                    "  {:>5}  {:>13}  {:>8}  {:>9.3}  {:>10}  {}",
+                    r.level,
+                    thousands(r.bytes),
+                    signed_pct(r.bytes, bytes_of_now),
+                    r.cpu_micros as f64 / per,
+                    format!("{:.2}x", r.cpu_relative),
+                    tags.join(", ")
+                );
+                let _ = writeln!(s, "{}", line.trim_end());
+            }
+            let _ = writeln!(
+                s,
+                "  pin: {}    ({})",
+                c.recommendation.toml, c.recommendation.why
+            );
+            for n in &c.recommendation.notes {
+                let _ = writeln!(s, "  note: {n}");
+            }
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "rule: {}.", self.rule.describe());
+        let _ = writeln!(s, "To pin them, in precompress.toml:");
+        for c in &self.codings {
+            if c.recommendation.change {
+                let _ = writeln!(s, "{}  # was {}", c.recommendation.toml, c.current);
+            } else {
+                let _ = writeln!(s, "{}", c.recommendation.toml);
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sum(sizes: &[u64], picked: &[usize]) -> u64 {
+        picked.iter().map(|&i| sizes[i]).sum()
+    }
+
+    #[test]
+    fn spread_visits_every_index_once_and_halves_first() {
+        for n in [0, 1, 2, 3, 7, 8, 100] {
+            let mut v: Vec<usize> = spread(n).collect();
+            if n >= 2 {
+                assert_eq!(v[..2], [0, n.next_power_of_two() / 2], "n={n}");
+            }
+            v.sort_unstable();
+            assert_eq!(v, (0..n).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn the_sample_takes_everything_that_fits() {
+        let sizes = [10, 20, 30];
+        assert_eq!(pick_sample(&sizes, 60), vec![0, 1, 2]);
+        assert_eq!(pick_sample(&sizes, 1000), vec![0, 1, 2]);
+        assert_eq!(pick_sample(&[], 1000), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn the_sample_stays_within_the_limit_and_reaches_across_the_tree() {
+        let sizes = vec![10u64; 100];
+        let picked = pick_sample(&sizes, 100);
+        assert_eq!(picked.len(), 10);
+        assert_eq!(sum(&sizes, &picked), 100);
+        // Evenly spread: no gap wider than twice the even spacing, both ends reached.
+        let gaps: Vec<usize> = picked.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g <= 20), "{picked:?}");
+        assert!(
+            picked[0] < 10 && *picked.last().unwrap() >= 80,
+            "{picked:?}"
+        );
+        // Deterministic.
+        assert_eq!(pick_sample(&sizes, 100), picked);
+    }
+
+    #[test]
+    fn a_file_larger_than_the_limit_is_passed_over_not_the_rest() {
+        let sizes = [500, 10, 10, 10];
+        let picked = pick_sample(&sizes, 100);
+        assert_eq!(picked, vec![1, 2, 3]);
+        assert_eq!(pick_sample(&[500], 100), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn the_sample_is_bounded_for_uneven_sizes() {
+        let sizes: Vec<u64> = (0..1000u64).map(|i| (i * 7919) % 5000 + 1).collect();
+        for limit in [1, 100, 5_000, 100_000, 1_000_000, 10_000_000] {
+            let picked = pick_sample(&sizes, limit);
+            assert!(sum(&sizes, &picked) <= limit, "limit {limit}");
+            assert!(picked.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+
+    #[test]
+    fn the_current_level_is_measured_even_outside_the_range() {
+        assert_eq!(
+            levels_to_measure(Codec::Brotli, 11),
+            (5..=11).collect::<Vec<_>>()
+        );
+        assert_eq!(levels_to_measure(Codec::Brotli, 2)[..2], [2, 5]);
+        assert_eq!(levels_to_measure(Codec::Zstd, 1)[0], 1);
+        assert_eq!(levels_to_measure(Codec::Gzip, 9).len(), 7);
+    }
+
+    fn rows(v: &[(i32, u64, u64)]) -> Vec<Measured> {
+        v.iter()
+            .map(|&(level, bytes, cpu_micros)| Measured {
+                level,
+                bytes,
+                cpu_micros,
+            })
+            .collect()
+    }
+
+    /// (what, rows as (level, bytes, cpu), current, expected level, expected change, words in why)
+    #[allow(clippy::type_complexity)]
+    const CASES: &[(&str, &[(i32, u64, u64)], i32, i32, &str)] = &[
+        (
+            "monotonic: the current level is the smallest, keep it",
+            &[(9, 1100, 10), (10, 1050, 40), (11, 1000, 100)],
+            11,
+            11,
+            "keep 11: it gives the smallest total",
+        ),
+        (
+            "a lower level within 0.1% for much less CPU",
+            &[(9, 1100, 10), (10, 1000, 40), (11, 1000, 100)],
+            11,
+            10,
+            "10 gives the same bytes as 11 (+0.00%) for 60% less CPU",
+        ),
+        (
+            "within 0.1% but only 10% cheaper: keep",
+            &[(18, 100_050, 90), (19, 100_000, 100)],
+            19,
+            19,
+            "keep 19",
+        ),
+        (
+            "not monotonic: a lower level is strictly smaller",
+            &[(9, 1100, 10), (10, 990, 40), (11, 1000, 100)],
+            11,
+            10,
+            "10 is 1.00% smaller than 11, for 60% less CPU",
+        ),
+        (
+            "a higher level 0.05% smaller, dearer: keep, with a note",
+            &[(19, 100_050, 100), (22, 100_000, 300)],
+            19,
+            19,
+            "keep 19: it is within 0.1% of the smallest total (22: -0.05%)",
+        ),
+        (
+            "a higher level 1% smaller: take it",
+            &[(19, 101_000, 100), (22, 100_000, 300)],
+            19,
+            22,
+            "22 is 0.99% smaller than 19, for 3.0x the CPU",
+        ),
+        (
+            "among same-bytes levels the cheapest wins, even above the current",
+            &[(10, 2000, 10), (11, 1000, 100), (12, 1000, 50)],
+            11,
+            12,
+            "12 gives the same bytes as 11 (+0.00%) for 50% less CPU",
+        ),
+        (
+            "no CPU time on this system: bytes alone decide, the current level stays",
+            &[(10, 1000, 0), (11, 1000, 0)],
+            11,
+            11,
+            "keep 11",
+        ),
+    ];
+
+    #[test]
+    fn the_recommendation_rule() {
+        for (what, r, current, want, why) in CASES {
+            let rec = recommend("k", &rows(r), *current, RULE);
+            assert_eq!(rec.level, *want, "{what}: {rec:?}");
+            assert_eq!(rec.change, want != current, "{what}");
+            assert_eq!(rec.toml, format!("k = {want}"), "{what}");
+            assert!(rec.why.starts_with(why), "{what}: {}", rec.why);
+            assert!(r.iter().any(|x| x.0 == rec.level), "{what}");
+        }
+    }
+
+    #[test]
+    fn a_smaller_level_not_picked_is_named_in_a_note() {
+        let rec = recommend(
+            "zstd-level",
+            &rows(&[(19, 100_050, 100), (22, 100_000, 300)]),
+            19,
+            RULE,
+        );
+        assert_eq!(
+            rec.notes,
+            vec!["22 is the smallest, 0.05% below 19, for 3.0x the CPU".to_string()]
+        );
+        let rec = recommend(
+            "k",
+            &rows(&[
+                (9, 1100, 10),
+                (10, 990, 40),
+                (11, 1000, 100),
+                (12, 995, 200),
+            ]),
+            11,
+            RULE,
+        );
+        assert_eq!(rec.level, 10);
+        assert!(
+            rec.notes
+                .contains(&"higher levels strictly smaller than 11: 12".to_string()),
+            "{:?}",
+            rec.notes
+        );
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(cpu_words(37, 100), "63% less CPU");
+        assert_eq!(cpu_words(210, 100), "2.1x the CPU");
+        assert_eq!(cpu_words(101, 100), "about the same CPU");
+        assert_eq!(percent(0.001), "0.1%");
+        assert_eq!(percent(0.25), "25%");
+    }
+}
