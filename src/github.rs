@@ -43,15 +43,15 @@ pub fn annotation(file: Option<&str>, title: &str, message: &str) -> String {
     format!("::error {}::{}", props.join(","), escape_data(message))
 }
 
-/// `::error title=precompressor::<message>` for a run that could not happen at
+/// `::error title=precompress::<message>` for a run that could not happen at
 /// all (DIR missing, a bad config file), so it still shows on the pull request.
 pub fn fatal(message: &str) -> String {
     annotation(None, "precompress", message) + "\n"
 }
 
-/// `::warning title=precompressor::<message>`.
+/// `::warning title=precompress::<message>`.
 pub fn warning(message: &str) -> String {
-    format!("::warning title=precompressor::{}\n", escape_data(message))
+    format!("::warning title=precompress::{}\n", escape_data(message))
 }
 
 /// A path as an annotation wants it: relative to the workspace when under it,
@@ -362,11 +362,11 @@ mod tests {
         assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
         assert_eq!(
             annotation(Some("dist/a,b:c.js"), "precompress", "line1\nline2"),
-            "::error file=dist/a%2Cb%3Ac.js,title=precompressor::line1%0Aline2"
+            "::error file=dist/a%2Cb%3Ac.js,title=precompress::line1%0Aline2"
         );
         assert_eq!(annotation(None, "t", "m"), "::error title=t::m");
-        assert_eq!(fatal("a: b\n"), "::error title=precompressor::a: b%0A\n");
-        assert_eq!(warning("50%"), "::warning title=precompressor::50%25\n");
+        assert_eq!(fatal("a: b\n"), "::error title=precompress::a: b%0A\n");
+        assert_eq!(warning("50%"), "::warning title=precompress::50%25\n");
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! cannot grow something these tests do not run. The `actions/cache` step is
 //! played as a cache hit (the test binary is put where it restores to) or a
 //! miss (a stand-in `cargo` records how it was called and installs the test
-//! binary).
+//! binary). At a release tag, the action downloads the release archive: here
+//! `.ci/package.sh` packs the test binary as the release workflow packs the
+//! real one, and a small HTTP server on 127.0.0.1 stands in for GitHub's
+//! release downloads (`PRECOMPRESS_RELEASE_URL`).
 
 // The simulated runner is bash with POSIX tools (a Linux or macOS runner);
 // on Windows, .github/workflows/action.yml runs the real action instead.
@@ -16,8 +19,11 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use common::{copy_dir, repo};
 use serde_yaml::Value;
@@ -97,6 +103,8 @@ struct Job {
     summary: String,
     /// The arguments the stand-in cargo got, one call per line.
     cargo_calls: String,
+    /// What the steps appended to `$GITHUB_PATH`.
+    path_added: String,
 }
 
 /// A temp runner: a workspace holding `dist/` (the example site) and RUNNER_TEMP.
@@ -104,6 +112,13 @@ struct Runner {
     _tmp: tempfile::TempDir,
     root: PathBuf,
     workspace: PathBuf,
+    /// `github.action_ref`: empty as for `uses: ./`; `v0.1.0` for
+    /// `uses: OWNER/precompressor@v0.1.0`.
+    action_ref: String,
+    /// `github.action_repository`.
+    action_repository: String,
+    /// The calling step's `env:`.
+    env: Vec<(String, String)>,
 }
 
 impl Runner {
@@ -121,7 +136,23 @@ impl Runner {
             _tmp: tmp,
             root,
             workspace,
+            action_ref: String::new(),
+            action_repository: String::new(),
+            env: Vec::new(),
         }
+    }
+
+    /// A runner that uses the action at the release tag of this version, whose
+    /// release downloads are at `release_url`.
+    fn at_release_tag(release_url: &str) -> Runner {
+        let mut r = Runner::new();
+        r.action_ref = format!("v{VERSION}");
+        r.action_repository = "OWNER/precompressor".to_string();
+        r.env.push((
+            "PRECOMPRESS_RELEASE_URL".to_string(),
+            release_url.to_string(),
+        ));
+        r
     }
 
     /// Runs the action's steps with `inputs` (the rest take their defaults).
@@ -156,6 +187,7 @@ impl Runner {
         fs::write(&cargo_path, cargo).unwrap();
         make_executable(&cargo_path);
         let summary = self.root.join("step-summary.md");
+        let github_path = self.root.join("github-path.txt");
         let path_var = format!(
             "{}:{}",
             fakebin.display(),
@@ -170,6 +202,7 @@ impl Runner {
             stderr: String::new(),
             summary: String::new(),
             cargo_calls: String::new(),
+            path_added: String::new(),
         };
         let eval = |text: &str, steps: &BTreeMap<String, BTreeMap<String, String>>| -> String {
             let mut out = String::new();
@@ -190,6 +223,8 @@ impl Runner {
                         .cloned()
                         .unwrap_or_default(),
                     ["github", "action_path"] => repo().display().to_string(),
+                    ["github", "action_ref"] => self.action_ref.clone(),
+                    ["github", "action_repository"] => self.action_repository.clone(),
                     ["runner", "temp"] => temp.display().to_string(),
                     _ => panic!("the simulator does not know ${{{{ {expr} }}}}"),
                 };
@@ -258,9 +293,12 @@ impl Runner {
                 .env("GITHUB_WORKSPACE", &self.workspace)
                 .env("GITHUB_OUTPUT", &output)
                 .env("GITHUB_STEP_SUMMARY", &summary)
+                .env("GITHUB_PATH", &github_path)
                 .env("RUNNER_TEMP", &temp)
                 .env("RUNNER_OS", "Linux")
-                .env("RUNNER_ARCH", "X64");
+                .env("RUNNER_ARCH", "X64")
+                .env_remove("PRECOMPRESS_RELEASE_URL")
+                .envs(self.env.iter().map(|(k, v)| (k, v)));
             if let Some(env) = step["env"].as_mapping() {
                 for (k, v) in env {
                     cmd.env(k.as_str().unwrap(), eval(v.as_str().unwrap(), &steps));
@@ -287,6 +325,7 @@ impl Runner {
         }
         job.summary = fs::read_to_string(&summary).unwrap_or_default();
         job.cargo_calls = fs::read_to_string(&calls).unwrap_or_default();
+        job.path_added = fs::read_to_string(&github_path).unwrap_or_default();
         job
     }
 }
@@ -298,6 +337,119 @@ fn make_executable(p: &Path) {
 
 fn manifest_at(p: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The release target of the simulated runner (RUNNER_OS Linux, RUNNER_ARCH X64).
+const TARGET: &str = "x86_64-unknown-linux-gnu";
+
+/// The release archive the simulated runner downloads.
+fn archive_name() -> String {
+    format!("precompressor-{VERSION}-{TARGET}.tar.gz")
+}
+
+fn sha256_file(p: &Path) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    std::io::copy(&mut fs::File::open(p).unwrap(), &mut h).unwrap();
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `bash .ci/package.sh TARGET dir` with `PRECOMPRESS_BIN=bin` and any `env`;
+/// returns the archive's path.
+fn pack(bin: &Path, target: &str, dir: &Path, env: &[(&str, &str)]) -> PathBuf {
+    let out = Command::new("bash")
+        .arg(repo().join(".ci/package.sh"))
+        .arg(target)
+        .arg(dir)
+        .env("PRECOMPRESS_BIN", bin)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "package.sh: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// A release as the release workflow publishes it, for the simulated runner:
+/// `bin` packed into `dir/vVERSION/`, with SHA256SUMS. Returns the archive.
+fn release(bin: &Path, dir: &Path) -> PathBuf {
+    let tag_dir = dir.join(format!("v{VERSION}"));
+    let archive = pack(bin, TARGET, &tag_dir, &[]);
+    assert_eq!(archive, tag_dir.join(archive_name()));
+    let out = Command::new("bash")
+        .arg(repo().join(".ci/package.sh"))
+        .arg("--sums")
+        .arg(&tag_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(tag_dir.join("SHA256SUMS")).unwrap(),
+        format!("{}  {}\n", sha256_file(&archive), archive_name())
+    );
+    archive
+}
+
+/// GitHub's release downloads, played by an HTTP server on 127.0.0.1: a GET
+/// of `/PATH` answers `root/PATH`, or 404. It records the paths asked for.
+struct ReleaseServer {
+    url: String,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl ReleaseServer {
+    fn start(root: &Path) -> ReleaseServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&requests);
+        let root = root.to_path_buf();
+        // Never joined: it ends with the test process.
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request = String::new();
+                let _ = reader.read_line(&mut request);
+                loop {
+                    let mut header = String::new();
+                    match reader.read_line(&mut header) {
+                        Ok(n) if n > 2 => {}
+                        _ => break,
+                    }
+                }
+                let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+                seen.lock().unwrap().push(path.clone());
+                let body = (!path.contains(".."))
+                    .then(|| fs::read(root.join(path.trim_start_matches('/'))).ok())
+                    .flatten();
+                let (status, body) = match body {
+                    Some(b) => ("200 OK", b),
+                    None => ("404 Not Found", b"Not Found".to_vec()),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+            }
+        });
+        ReleaseServer { url, requests }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
 }
 
 #[test]
@@ -587,6 +739,339 @@ fn cache_miss_builds_the_action_checkout_with_locked_dependencies() {
     assert!(r.workspace.join("dist/precompress-manifest.json").is_file());
     // The default check=false runs no check.
     assert!(!job.stdout.contains("check: ok"));
+    // `uses: ./` has no ref: nothing to download, and the log says so.
+    assert!(
+        job.stdout.contains(&format!(
+            "::notice title=precompress::Building precompress {VERSION} from source: the action's ref '' is not a release tag"
+        )),
+        "{}",
+        job.stdout
+    );
+}
+
+#[test]
+fn at_a_release_tag_the_action_downloads_verifies_and_runs_the_release_binary_without_building() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_precompress"));
+    let archive = release(&bin, dir.path());
+    let server = ReleaseServer::start(dir.path());
+    let r = Runner::at_release_tag(&server.url);
+    let job = r.run(&[("path", "dist"), ("check", "true")], CacheSim::Miss);
+    assert!(
+        job.failed.is_none(),
+        "step {:?} failed\nstdout:\n{}\nstderr:\n{}",
+        job.failed,
+        job.stdout,
+        job.stderr
+    );
+    assert!(
+        job.cargo_calls.is_empty(),
+        "built although the release has an archive: cargo {}",
+        job.cargo_calls
+    );
+    assert_eq!(
+        server.requests(),
+        [
+            format!("/v{VERSION}/{}", archive_name()),
+            format!("/v{VERSION}/SHA256SUMS")
+        ]
+    );
+    assert!(
+        job.stdout.contains(&format!(
+            "{}/v{VERSION}/{}, sha256 {} as in SHA256SUMS",
+            server.url,
+            archive_name(),
+            sha256_file(&archive)
+        )),
+        "{}",
+        job.stdout
+    );
+    assert!(!job.stdout.contains("::notice"), "{}", job.stdout);
+    // The binary is the packed one, in the folder actions/cache saves, and on
+    // PATH for the job's later steps.
+    let bin_dir = PathBuf::from(job.path_added.trim_end());
+    assert!(
+        bin_dir.starts_with(r.root.join("temp")) && bin_dir.ends_with("bin"),
+        "{}",
+        job.path_added
+    );
+    assert_eq!(sha256_file(&bin_dir.join("precompress")), sha256_file(&bin));
+    assert!(job.stdout.contains("check: ok"), "{}", job.stdout);
+    assert_eq!(job.outputs["errors"], "0");
+}
+
+#[test]
+fn a_changed_release_archive_fails_the_job_naming_both_hashes_and_nothing_is_run_or_built() {
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in binary that leaves a mark if anything runs it.
+    let ran = dir.path().join("stand-in-ran");
+    let stand_in = dir.path().join("precompress");
+    fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho 'precompress {VERSION}'\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    make_executable(&stand_in);
+    let archive = release(&stand_in, dir.path());
+    let expected = sha256_file(&archive);
+    let mut bytes = fs::read(&archive).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    fs::write(&archive, &bytes).unwrap();
+    let actual = sha256_file(&archive);
+    let server = ReleaseServer::start(dir.path());
+    let r = Runner::at_release_tag(&server.url);
+
+    let refused = |job: &Job, error: &str| {
+        assert_eq!(
+            job.failed.as_deref(),
+            Some("install"),
+            "stdout:\n{}\nstderr:\n{}",
+            job.stdout,
+            job.stderr
+        );
+        assert!(
+            job.stdout
+                .contains(&format!("::error title=precompress::{error}")),
+            "{}",
+            job.stdout
+        );
+        assert!(
+            job.cargo_calls.is_empty(),
+            "a download that does not verify must not fall back to a build: cargo {}",
+            job.cargo_calls
+        );
+        assert!(!ran.exists(), "the unverified binary ran");
+        assert!(job.path_added.is_empty(), "{}", job.path_added);
+        assert!(!r.workspace.join("dist/precompress-manifest.json").exists());
+        let cached = fs::read_dir(r.root.join("temp"))
+            .unwrap()
+            .flatten()
+            .any(|e| e.path().join("bin").exists());
+        assert!(!cached, "something was installed for actions/cache to save");
+    };
+    let job = r.run(&[("path", "dist")], CacheSim::Miss);
+    refused(
+        &job,
+        &format!(
+            "{} does not match SHA256SUMS: expected sha256 {expected}, got {actual} ({}/v{VERSION}/{})",
+            archive_name(),
+            server.url,
+            archive_name()
+        ),
+    );
+
+    // SHA256SUMS without a line for this archive (but one for another).
+    let sums = dir.path().join(format!("v{VERSION}/SHA256SUMS"));
+    fs::write(
+        &sums,
+        format!("{actual}  precompressor-{VERSION}-aarch64-unknown-linux-gnu.tar.gz\n"),
+    )
+    .unwrap();
+    let job = r.run(&[("path", "dist")], CacheSim::Miss);
+    refused(
+        &job,
+        &format!(
+            "{}/v{VERSION}/SHA256SUMS has no line for {}, so it cannot be verified",
+            server.url,
+            archive_name()
+        ),
+    );
+
+    // No SHA256SUMS at all.
+    fs::remove_file(&sums).unwrap();
+    let job = r.run(&[("path", "dist")], CacheSim::Miss);
+    refused(
+        &job,
+        &format!(
+            "{} was downloaded but {}/v{VERSION}/SHA256SUMS was not (HTTP 404), so it cannot be verified",
+            archive_name(),
+            server.url
+        ),
+    );
+}
+
+#[test]
+fn without_an_archive_for_the_runner_or_at_a_tag_of_another_version_the_action_builds() {
+    // A release without this runner's archive: a 404, then the build.
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join(format!("v{VERSION}"))).unwrap();
+    let server = ReleaseServer::start(dir.path());
+    let r = Runner::at_release_tag(&server.url);
+    let job = r.run(&[("path", "dist")], CacheSim::Miss);
+    assert!(job.failed.is_none(), "{:?}: {}", job.failed, job.stderr);
+    assert!(
+        job.cargo_calls.starts_with("install --locked --path "),
+        "cargo {}",
+        job.cargo_calls
+    );
+    assert!(
+        job.stdout.contains(&format!(
+            "::notice title=precompress::Building precompress {VERSION} from source: {}/v{VERSION}/{} is not there (404)",
+            server.url,
+            archive_name()
+        )),
+        "{}",
+        job.stdout
+    );
+    // SHA256SUMS is not asked for.
+    assert_eq!(
+        server.requests(),
+        [format!("/v{VERSION}/{}", archive_name())]
+    );
+    assert!(r.workspace.join("dist/precompress-manifest.json").is_file());
+
+    // A tag that is not the checkout's version (a moving `v1`, a typo): its
+    // release may hold another version's binary, so nothing is downloaded.
+    let mut r = Runner::at_release_tag(&server.url);
+    r.action_ref = "v9.9.9".to_string();
+    let job = r.run(&[("path", "dist")], CacheSim::Miss);
+    assert!(job.failed.is_none(), "{:?}: {}", job.failed, job.stderr);
+    assert!(!job.cargo_calls.is_empty());
+    assert!(
+        job.stdout.contains(&format!(
+            "from source: the action's ref v9.9.9 is not v{VERSION}, its Cargo.toml's version"
+        )),
+        "{}",
+        job.stdout
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn release_archives_are_the_same_bytes_for_the_same_binary_and_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("precompress");
+    fs::write(&bin, "not really a binary\n").unwrap();
+    make_executable(&bin);
+    for target in [TARGET, "x86_64-pc-windows-msvc"] {
+        let first = pack(&bin, target, &dir.path().join("a"), &[]);
+        // Another mode, time and umask on the binary do not show.
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&bin, fs::Permissions::from_mode(0o700)).unwrap();
+        let touched = Command::new("touch")
+            .args(["-t", "200001010000"])
+            .arg(&bin)
+            .status()
+            .unwrap();
+        assert!(touched.success());
+        let second = pack(&bin, target, &dir.path().join("b"), &[]);
+        assert_eq!(first.file_name(), second.file_name());
+        assert!(
+            fs::read(&first).unwrap() == fs::read(&second).unwrap(),
+            "{} differs between two packs",
+            first.display()
+        );
+        make_executable(&bin);
+        // The entries' time is SOURCE_DATE_EPOCH's (else the commit's).
+        let other_time = pack(
+            &bin,
+            target,
+            &dir.path().join("c"),
+            &[("SOURCE_DATE_EPOCH", "1700000000")],
+        );
+        assert!(fs::read(&first).unwrap() != fs::read(&other_time).unwrap());
+    }
+    let zip = dir.path().join(format!(
+        "a/precompressor-{VERSION}-x86_64-pc-windows-msvc.zip"
+    ));
+    assert!(zip.is_file());
+    // One folder holding the binary and the documents, owner 0, the binary
+    // executable. (GNU tar's listing; bsdtar's has other columns.)
+    let archive = dir.path().join(format!("a/{}", archive_name()));
+    let listing = Command::new("tar")
+        .arg("-tzf")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    let name = format!("precompressor-{VERSION}-{TARGET}");
+    assert_eq!(
+        String::from_utf8(listing.stdout).unwrap(),
+        format!("{name}/\n{name}/LICENSE-APACHE\n{name}/LICENSE-MIT\n{name}/README.md\n{name}/precompress\n")
+    );
+    let verbose = Command::new("tar")
+        .args(["--numeric-owner", "-tvzf"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    let verbose = String::from_utf8_lossy(&verbose.stdout);
+    if verbose.contains(" 0/0 ") {
+        let modes: Vec<&str> = verbose.lines().map(|l| &l[..10]).collect();
+        assert_eq!(
+            modes,
+            [
+                "drwxr-xr-x",
+                "-rw-r--r--",
+                "-rw-r--r--",
+                "-rw-r--r--",
+                "-rwxr-xr-x"
+            ],
+            "{verbose}"
+        );
+    }
+}
+
+#[test]
+fn the_release_workflow_builds_and_publishes_the_archive_of_every_runner_the_action_downloads_for()
+{
+    let text = fs::read_to_string(repo().join(".github/workflows/release.yml")).unwrap();
+    let wf: Value = serde_yaml::from_str(&text).unwrap();
+    assert_eq!(
+        wf["on"]["push"]["tags"].as_sequence().unwrap(),
+        &[Value::from("v*")]
+    );
+    // Read-only, but for the job that creates the release.
+    assert_eq!(wf["permissions"]["contents"], "read");
+    for (job, j) in wf["jobs"].as_mapping().unwrap() {
+        let job = job.as_str().unwrap();
+        if job == "release" {
+            assert_eq!(j["permissions"]["contents"], "write");
+        } else {
+            assert!(j.get("permissions").is_none(), "job {job}");
+        }
+    }
+    let mut built = BTreeSet::new();
+    for m in wf["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_sequence()
+        .unwrap()
+    {
+        let target = m["target"].as_str().unwrap();
+        let build = m["build"].as_str().unwrap();
+        // zigbuild's glibc 2.17 suffix on Linux, else the target itself.
+        let want = if target.contains("linux-gnu") {
+            format!("{target}.2.17")
+        } else {
+            target.to_string()
+        };
+        assert_eq!(build, want);
+        built.insert(target.to_string());
+    }
+    // The targets action.yml maps RUNNER_OS/RUNNER_ARCH to.
+    let action_text = fs::read_to_string(repo().join("action.yml")).unwrap();
+    let downloaded: BTreeSet<String> = action_text
+        .lines()
+        .filter_map(|l| l.split_once(") target=")?.1.strip_suffix(" ;;"))
+        .filter(|t| !t.starts_with('"'))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(downloaded.len(), 5, "{downloaded:?}");
+    assert_eq!(built, downloaded);
+    for needle in [
+        "bash .ci/package.sh \"$BUILD\" dist",
+        "bash .ci/package.sh --sums dist",
+        "sha256sum --check --strict SHA256SUMS",
+        "gh release create \"$TAG\" dist/* --verify-tag",
+        "bash npm/pack.sh npm-out",
+        "npm publish",
+        "cargo publish --locked",
+        "ziglang==",
+        "cargo-zigbuild==",
+    ] {
+        assert!(text.contains(needle), "release.yml lacks {needle}");
+    }
 }
 
 #[test]
@@ -644,7 +1129,7 @@ fn every_bash_script_of_the_action_and_workflows_passes_shellcheck() {
             scripts.push((format!("action.yml step {:?}", step["id"]), run.to_string()));
         }
     }
-    for wf in ["ci.yml", "action.yml"] {
+    for wf in ["ci.yml", "action.yml", "release.yml"] {
         let text = fs::read_to_string(repo().join(".github/workflows").join(wf)).unwrap();
         let v: Value = serde_yaml::from_str(&text).unwrap();
         for (job, j) in v["jobs"].as_mapping().unwrap() {
@@ -689,7 +1174,7 @@ fn a_run_that_cannot_start_still_annotates_and_warnings_become_warning_annotatio
     let job = r.run(&[("path", "no-such-dir")], CacheSim::Hit);
     assert_eq!(job.failed.as_deref(), Some("run"));
     assert!(
-        job.stdout.contains("::error title=precompressor::") && job.stdout.contains("no-such-dir"),
+        job.stdout.contains("::error title=precompress::") && job.stdout.contains("no-such-dir"),
         "{}",
         job.stdout
     );
@@ -700,7 +1185,7 @@ fn a_run_that_cannot_start_still_annotates_and_warnings_become_warning_annotatio
     assert!(job.failed.is_none(), "{}", job.stderr);
     assert!(
         job.stdout
-            .contains("::warning title=precompressor::budget \"*.jsx\" matches no asset"),
+            .contains("::warning title=precompress::budget \"*.jsx\" matches no asset"),
         "{}",
         job.stdout
     );
@@ -715,7 +1200,7 @@ fn a_per_file_error_becomes_an_annotation_on_that_file_and_fails_the_step() {
     assert_eq!(job.failed.as_deref(), Some("run"));
     assert!(
         job.stdout.contains(
-            "::error file=dist/assets/app.js.br,title=precompressor::dist/assets/app.js.br: "
+            "::error file=dist/assets/app.js.br,title=precompress::dist/assets/app.js.br: "
         ),
         "{}",
         job.stdout
