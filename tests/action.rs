@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use common::{copy_dir, repo};
+use common::{copy_dir, repo, snapshot};
 use serde_yaml::Value;
 
 fn action() -> Value {
@@ -1071,6 +1071,75 @@ fn the_release_workflow_builds_and_publishes_the_archive_of_every_runner_the_act
         "cargo-zigbuild==",
     ] {
         assert!(text.contains(needle), "release.yml lacks {needle}");
+    }
+}
+
+#[test]
+fn a_matrix_of_shards_then_merge_gives_the_single_runs_manifest_and_checks() {
+    let single = Runner::new();
+    let job = single.run(&[("path", "dist")], CacheSim::Hit);
+    assert!(job.failed.is_none(), "{}\n{}", job.stdout, job.stderr);
+    let want = fs::read(single.workspace.join("dist/precompress-manifest.json")).unwrap();
+
+    // Two matrix jobs, each on its own runner with its own copy of the build.
+    let build = repo().join("fixtures/site");
+    let shards: Vec<Runner> = (1..=2).map(|_| Runner::new()).collect();
+    for (k, r) in shards.iter().enumerate() {
+        let shard = format!("{}/2", k + 1);
+        let job = r.run(&[("path", "dist"), ("shard", &shard)], CacheSim::Hit);
+        assert!(
+            job.failed.is_none(),
+            "shard {shard}: {}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        assert!(
+            job.stdout.contains(&format!("--shard {shard}")),
+            "{}",
+            job.stdout
+        );
+    }
+    // The fan-in: every file a shard wrote, into the merge job's copy.
+    let merge = Runner::new();
+    let before = snapshot(&build);
+    for r in &shards {
+        for (rel, bytes) in snapshot(&r.workspace.join("dist")) {
+            if !before.contains_key(&rel) {
+                let p = merge.workspace.join("dist").join(&rel);
+                fs::create_dir_all(p.parent().unwrap()).unwrap();
+                fs::write(p, bytes).unwrap();
+            }
+        }
+    }
+    let job = merge.run(
+        &[("path", "dist"), ("merge", "true"), ("check", "true")],
+        CacheSim::Hit,
+    );
+    assert!(job.failed.is_none(), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("merged 2 shards"), "{}", job.stdout);
+    let got = fs::read(merge.workspace.join("dist/precompress-manifest.json")).unwrap();
+    assert!(
+        got == want,
+        "the merged manifest differs from the single run's"
+    );
+
+    // A shard with check, or shard and merge at once: refused before anything runs.
+    for inputs in [
+        [("path", "dist"), ("shard", "1/2"), ("check", "true")],
+        [("path", "dist"), ("shard", "1/2"), ("merge", "true")],
+    ] {
+        let r = Runner::new();
+        let job = r.run(&inputs, CacheSim::Hit);
+        assert_eq!(job.failed.as_deref(), Some("run"), "{inputs:?}");
+        assert!(
+            job.stdout.contains("::error title=precompress::"),
+            "{}",
+            job.stdout
+        );
+        assert!(!r
+            .workspace
+            .join("dist/precompress-manifest.shard-1-of-2.json")
+            .exists());
     }
 }
 
