@@ -1,0 +1,207 @@
+// The Vite plugin's options: validated when the plugin is created (so a typo
+// fails `vite build` before anything is bundled), then turned into the
+// command-line flags of `precompress DIR` and `precompress check DIR`. Each
+// option maps to one flag that `precompress --help` lists; nothing here
+// re-implements what the binary decides.
+
+import path from 'node:path';
+
+/** The prefix of every message, naming where the error comes from. */
+const WHO = 'precompressor/vite';
+
+/** An invalid plugin option; the message names the option and the bad value. */
+export class OptionError extends Error {
+  constructor(message) {
+    super(`${WHO}: ${message}`);
+    this.name = 'OptionError';
+  }
+}
+
+const FORMATS = ['br', 'zstd', 'gzip'];
+
+// Sizes as the binary parses them (src/budget.rs parse_size): a number, then
+// an optional unit, powers of 1000 or 1024.
+const SIZE = /^\s*(\d+\.?\d*|\.\d+)\s*(b|k|kb|m|mb|g|gb|kib|mib|gib)?\s*$/i;
+
+// Options people reach for by another name: the error points to ours.
+const DID_YOU_MEAN = {
+  brotliLevel: 'brotliQuality',
+  brotli: 'brotliQuality',
+  zstdQuality: 'zstdLevel',
+  gzipQuality: 'gzipLevel',
+  budget: 'budgets',
+  dictionary: 'dictionaryFrom',
+  dictionariesFrom: 'dictionaryFrom',
+  format: 'formats',
+  algorithms: 'formats',
+  threshold: 'minSize',
+  cache: 'cacheDir',
+  enabled: 'disable',
+  verify: 'check',
+};
+
+const show = (v) => {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (v === undefined || typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+};
+
+const bad = (name, expected, value) => new OptionError(`option \`${name}\` must be ${expected}, got ${show(value)}`);
+
+function integer(name, v, min, max) {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < min || v > max) throw bad(name, `an integer from ${min} to ${max}`, v);
+  return v;
+}
+
+function boolean(name, v) {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') throw bad(name, 'true or false', v);
+  return v;
+}
+
+function nonEmptyString(name, v) {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.trim() === '') throw bad(name, 'a non-empty string', v);
+  return v;
+}
+
+/** A string or an array of them (an array may be empty): always an array. */
+function strings(name, v) {
+  if (v === undefined) return undefined;
+  const list = typeof v === 'string' ? [v] : v;
+  if (!Array.isArray(list) || list.some((s) => typeof s !== 'string' || s.trim() === '')) {
+    throw bad(name, 'a string or an array of non-empty strings', v);
+  }
+  return list;
+}
+
+function size(name, v) {
+  if (v === undefined) return undefined;
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v) || v < 0) throw bad(name, 'a size: a whole number of bytes, or a string like "1KiB"', v);
+    return String(v);
+  }
+  if (typeof v !== 'string' || !SIZE.test(v)) {
+    throw bad(name, 'a size: a whole number of bytes, or a string like "1KiB", "150KB", "1.5MiB" (units B, KB, MB, GB, KiB, MiB, GiB)', v);
+  }
+  return v.trim();
+}
+
+const VALIDATORS = {
+  formats(v) {
+    if (v === undefined) return undefined;
+    const list = typeof v === 'string' ? [v] : v;
+    if (!Array.isArray(list) || list.length === 0 || list.some((f) => !FORMATS.includes(f))) {
+      throw bad('formats', `a non-empty array of ${FORMATS.map((f) => `'${f}'`).join(', ')}`, v);
+    }
+    return [...new Set(list)];
+  },
+  brotliQuality: (v) => integer('brotliQuality', v, 0, 11),
+  zstdLevel: (v) => integer('zstdLevel', v, 1, 22),
+  gzipLevel: (v) => integer('gzipLevel', v, 1, 12),
+  minRatio(v) {
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !(v > 0 && v <= 1)) throw bad('minRatio', 'a number in (0, 1], e.g. 0.8', v);
+    return v;
+  },
+  include: (v) => strings('include', v),
+  exclude: (v) => strings('exclude', v),
+  minSize: (v) => size('minSize', v),
+  manifest(v) {
+    if (v === undefined || v === true) return undefined;
+    if (v === false) {
+      throw new OptionError(
+        'option `manifest` cannot be false: precompress always writes a manifest (servers and `precompress check` read it); give a file name relative to build.outDir, or leave it out for precompress-manifest.json',
+      );
+    }
+    return nonEmptyString('manifest', v);
+  },
+  cacheDir: (v) => nonEmptyString('cacheDir', v),
+  dictionaryFrom: (v) => strings('dictionaryFrom', v),
+  budgets(v) {
+    if (v === undefined) return undefined;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+      throw bad('budgets', 'an object of glob: size, e.g. { "assets/**/*.js": "150KB" }', v);
+    }
+    const out = [];
+    for (const [glob, limit] of Object.entries(v)) {
+      if (glob.trim() === '') throw new OptionError('option `budgets` has an empty glob');
+      out.push([glob, size(`budgets[${JSON.stringify(glob)}]`, limit)]);
+    }
+    return out;
+  },
+  check: (v) => boolean('check', v),
+  verbose: (v) => boolean('verbose', v),
+  binary: (v) => nonEmptyString('binary', v),
+  disable: (v) => boolean('disable', v),
+};
+
+/** The option names, for the types test and the error on an unknown one. */
+export const OPTION_NAMES = Object.keys(VALIDATORS);
+
+/**
+ * The validated options (defaults left undefined: the binary's defaults and
+ * precompress.toml apply). Throws OptionError naming the option and the value.
+ */
+export function validateOptions(options) {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new OptionError(`the options must be an object, got ${show(options)}`);
+  }
+  const out = {};
+  for (const [name, value] of Object.entries(options)) {
+    const validate = Object.hasOwn(VALIDATORS, name) ? VALIDATORS[name] : undefined;
+    if (!validate) {
+      const hint = DID_YOU_MEAN[name] ? ` (did you mean \`${DID_YOU_MEAN[name]}\`?)` : '';
+      throw new OptionError(`unknown option \`${name}\`${hint}; the options are ${OPTION_NAMES.join(', ')}`);
+    }
+    const v = validate(value);
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
+/**
+ * Arguments for `precompress DIR ...`. `dir` is passed as given; relative
+ * cacheDir, dictionaryFrom and binary paths are resolved against `root`
+ * (Vite's root, like Vite's own paths) and the manifest against `outDir`
+ * (like Vite's build.manifest), so the run does not depend on the cwd.
+ *
+ * @param {ReturnType<typeof validateOptions>} o
+ * @param {{ dir: string, root: string, outDir: string }} where
+ */
+export function runArgs(o, { dir, root, outDir }) {
+  const args = [dir];
+  if (o.formats) args.push('--formats', o.formats.join(','));
+  if (o.brotliQuality !== undefined) args.push('--brotli-quality', String(o.brotliQuality));
+  if (o.zstdLevel !== undefined) args.push('--zstd-level', String(o.zstdLevel));
+  if (o.gzipLevel !== undefined) args.push('--gzip-level', String(o.gzipLevel));
+  if (o.minRatio !== undefined) args.push('--min-ratio', String(o.minRatio));
+  for (const g of o.include ?? []) args.push(`--include=${g}`);
+  for (const g of o.exclude ?? []) args.push(`--exclude=${g}`);
+  if (o.minSize !== undefined) args.push('--min-size', o.minSize);
+  args.push(...manifestArgs(o, outDir));
+  if (o.cacheDir) args.push('--cache-dir', path.resolve(root, o.cacheDir));
+  args.push(...dictionaryArgs(o, root));
+  for (const [glob, limit] of o.budgets ?? []) args.push(`--budget=${glob}=${limit}`);
+  if (o.verbose) args.push('--verbose');
+  return args;
+}
+
+/** Arguments for `precompress check DIR ...`, reading what runArgs wrote. */
+export function checkArgs(o, { dir, root, outDir }) {
+  return ['check', dir, ...manifestArgs(o, outDir), ...dictionaryArgs(o, root)];
+}
+
+function manifestArgs(o, outDir) {
+  return o.manifest ? ['--manifest', path.resolve(outDir, o.manifest)] : [];
+}
+
+function dictionaryArgs(o, root) {
+  return (o.dictionaryFrom ?? []).flatMap((d) => ['--dictionary-from', path.resolve(root, d)]);
+}

@@ -1,0 +1,68 @@
+import type { Plugin } from 'vite';
+
+/** A size: bytes, or a string with a unit (`'1KiB'`, `'150KB'`, `'1.5MiB'`; KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024). */
+export type Size = number | `${number}` | `${number}${'B' | 'KB' | 'MB' | 'GB' | 'KiB' | 'MiB' | 'GiB' | 'b' | 'kb' | 'mb' | 'gb' | 'kib' | 'mib' | 'gib'}`;
+
+/**
+ * Options of the precompress Vite plugin. Each maps to one `precompress` flag; an option left
+ * out keeps the binary's default, or what precompress.toml (in outDir or a parent folder up to
+ * the folder with `.git`) sets. Relative paths are resolved against Vite's `root`, except
+ * `manifest` (against `build.outDir`, like Vite's own `build.manifest`).
+ */
+export interface PrecompressOptions {
+  /** Codings to write (`--formats`). Default: `['br', 'zstd', 'gzip']`. */
+  formats?: Array<'br' | 'zstd' | 'gzip'>;
+  /** Brotli quality, 0-11 (`--brotli-quality`). Default: 11. */
+  brotliQuality?: number;
+  /** Zstandard level, 1-22; the window stays at most 8 MiB (`--zstd-level`). Default: 19. */
+  zstdLevel?: number;
+  /** gzip (libdeflate) level, 1-12 (`--gzip-level`). Default: 12. */
+  gzipLevel?: number;
+  /** Keep a variant only if it is at most this fraction of its source, in (0, 1] (`--min-ratio`). Default: 1. */
+  minRatio?: number;
+  /** Compress only files matching these globs, relative to outDir (`--include`, repeated); replaces the default type list. */
+  include?: string | string[];
+  /** Never compress files matching these globs (`--exclude`, repeated); wins over `include`. E.g. `['*.map']`. */
+  exclude?: string | string[];
+  /** Skip files smaller than this (`--min-size`). Default: `'1KiB'` (1024 bytes). */
+  minSize?: Size;
+  /**
+   * Where to write the manifest, relative to `build.outDir` (`--manifest`); also read by `check`.
+   * `true` or left out: `precompress-manifest.json` in outDir. It cannot be turned off.
+   */
+  manifest?: true | string;
+  /**
+   * Cache encoder outputs here across builds (`--cache-dir`). Vite empties outDir on every
+   * build, so without a cache every build recompresses everything; e.g.
+   * `'node_modules/.cache/precompress'`. Default: `PRECOMPRESS_CACHE_DIR`, else no cache.
+   */
+  cacheDir?: string;
+  /** Earlier releases' build folders: changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */
+  dictionaryFrom?: string | string[];
+  /**
+   * Fail the build when an asset's best variant (what a browser downloads) is larger than the
+   * size: `{ 'assets/**\/*.js': '150KB' }` (`--budget GLOB=SIZE`, repeated). Added to
+   * precompress.toml's `[budget]`; a glob given here replaces the file's for that glob.
+   */
+  budgets?: Record<string, Size>;
+  /** Run `precompress check` on outDir afterwards and fail the build if it finds a problem. Default: false. */
+  check?: boolean;
+  /** Print a line per asset: its best variant, or why it has none (`--verbose`). Default: false. */
+  verbose?: boolean;
+  /** The precompress binary to run, instead of `PRECOMPRESS_BINARY` or this platform's package. */
+  binary?: string;
+  /** Turn the plugin off (it then does nothing). Default: false. */
+  disable?: boolean;
+}
+
+/**
+ * Precompresses the client build's output (`build.outDir`) with precompress once Vite has
+ * written it: `.br`, `.zst`, `.gz` beside each asset and `precompress-manifest.json`. The build
+ * fails when precompress fails (a file it could not compress, a budget exceeded, `check` finding
+ * a problem). Options are validated when the plugin is created.
+ *
+ * @example
+ * import precompress from 'precompressor/vite';
+ * export default { plugins: [precompress({ exclude: ['*.map'], budgets: { '*.js': '150KB' } })] };
+ */
+export default function precompress(options?: PrecompressOptions): Plugin;

@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# Proves the npm packages on a real Vite project, from a checkout:
+#
+#   bash npm/test.sh
+#
+# packs them (npm/pack.sh; PRECOMPRESS_BIN=path reuses a binary already built,
+# else it builds the release binary), installs the two tarballs and Vite from
+# the npm registry into a fresh project in a temp folder, builds it with the
+# plugin and checks what the build wrote; then a bad option, a budget, and an
+# install without the platform package must each fail with their message.
+# Also runs the unit tests (node --test npm/precompressor/test/). Needs node
+# >= 20.19, npm and the npm registry; KEEP=1 keeps the temp folder.
+# PRECOMPRESS_TEST_VITE (default vite@8) and PRECOMPRESS_TEST_TS (default
+# typescript@5) pin what is installed.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+vite_spec=${PRECOMPRESS_TEST_VITE:-vite@8}
+ts_spec=${PRECOMPRESS_TEST_TS:-typescript@5}
+npm_install=(npm install --no-audit --no-fund --prefer-offline --loglevel=error)
+start=$SECONDS
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/precompress-npm-test.XXXXXX")
+if [[ -n ${KEEP:-} ]]; then
+  trap 'echo "kept $work"' EXIT
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+
+checks=0
+step() { printf '\n== %s (%ss)\n' "$*" "$((SECONDS - start))"; }
+ok() { checks=$((checks + 1)); printf '  ok: %s\n' "$*"; }
+fail() {
+  printf '  FAIL: %s\n' "$*" >&2
+  exit 1
+}
+# run LOG CMD...: runs CMD with its output in LOG, sets $rc, never exits.
+run() {
+  local log=$1
+  shift
+  set +e
+  "$@" >"$log" 2>&1
+  rc=$?
+  set -e
+}
+show() { sed 's/^/    | /' "$1"; }
+expect_rc() { # expect_rc WANT LOG WHAT
+  if [[ $rc != "$1" ]]; then
+    show "$2"
+    fail "$3: exit code $rc, expected $1"
+  fi
+  ok "$3: exit code $rc"
+}
+expect_grep() { # expect_grep PATTERN LOG WHAT (fixed string)
+  if ! grep -qF -- "$1" "$2"; then
+    show "$2"
+    fail "$3: output has no \"$1\""
+  fi
+  ok "$3: output has \"$1\""
+}
+
+version=$(sed -n '/^\[package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' "$repo/Cargo.toml")
+version=${version%%$'\n'*}
+[[ -n $version ]] || fail "no version in Cargo.toml"
+platform=${NPM_PLATFORM:-$(node -p 'process.platform + "-" + process.arch')}
+echo "precompressor $version, platform package precompressor-$platform, $vite_spec, node $(node --version), npm $(npm --version)"
+
+step "pack (npm/pack.sh)"
+mapfile -t tarballs < <(bash "$here/pack.sh" "$work/tarballs")
+((${#tarballs[@]} == 2)) || fail "pack.sh printed ${#tarballs[@]} tarball paths, expected 2"
+platform_tgz=${tarballs[0]}
+main_tgz=${tarballs[1]}
+[[ $(basename "$platform_tgz") == "precompressor-$platform-$version.tgz" ]] || fail "platform tarball is $platform_tgz"
+[[ $(basename "$main_tgz") == "precompressor-$version.tgz" ]] || fail "main tarball is $main_tgz"
+ok "tarballs $(basename "$platform_tgz") $(basename "$main_tgz")"
+tar tzvf "$platform_tgz" >"$work/platform.list"
+tar tzvf "$main_tgz" >"$work/main.list"
+grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
+ok "platform tarball holds an executable bin/precompress"
+grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
+for f in lib/binary.js lib/options.js lib/platforms.js lib/vite.js lib/index.js vite.d.ts index.d.ts README.md package.json; do
+  grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
+done
+if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
+ok "main tarball holds bin/precompress.js, lib/, the types and README, and no tests"
+licences=0
+for f in "$repo"/LICENSE* "$repo"/LICENCE* "$repo"/COPYING*; do
+  [[ -f $f ]] || continue
+  licences=$((licences + 1))
+  grep -q " package/$(basename "$f")\$" "$work/main.list" || fail "the main tarball has no $(basename "$f")"
+  grep -q " package/$(basename "$f")\$" "$work/platform.list" || fail "the platform tarball has no $(basename "$f")"
+done
+ok "both tarballs hold the repo's $licences licence file(s)"
+tar xzf "$main_tgz" -C "$work" package/package.json
+# shellcheck disable=SC2016 # JavaScript, not shell, in single quotes
+node -e '
+  const [file, version, platform] = process.argv.slice(1);
+  const pj = JSON.parse(require("fs").readFileSync(file, "utf8"));
+  const want = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64"].map((k) => "precompressor-" + k);
+  const bad = (m) => { console.error("  FAIL: main package.json: " + m); process.exit(1); };
+  if (pj.version !== version) bad(`version ${pj.version}, Cargo.toml ${version}`);
+  const opt = pj.optionalDependencies ?? {};
+  if (JSON.stringify(Object.keys(opt).sort()) !== JSON.stringify(want.sort())) bad(`optionalDependencies ${JSON.stringify(opt)}`);
+  if (Object.values(opt).some((v) => v !== version)) bad(`optionalDependencies not all at ${version}: ${JSON.stringify(opt)}`);
+  if (!opt["precompressor-" + platform]) bad(`no package for ${platform}`);
+  if (pj.scripts?.postinstall || pj.scripts?.install || pj.scripts?.preinstall) bad("has an install script");
+' "$work/package/package.json" "$version" "$platform"
+ok "main package.json: version $version, optionalDependencies on the 5 platform packages at $version, no install script"
+
+step "a Vite project ($vite_spec) with the plugin"
+app=$work/app
+mkdir -p "$app/src" "$app/public"
+cat >"$app/package.json" <<'EOF'
+{ "name": "precompress-vite-test", "private": true, "type": "module" }
+EOF
+cat >"$app/index.html" <<'EOF'
+<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8"><title>precompress + Vite</title></head>
+  <body><div id="app"></div><script type="module" src="/src/main.js"></script></body>
+</html>
+EOF
+# Enough generated JS, CSS and SVG (over 1 KiB each once minified) that their variants are kept.
+{
+  echo "import './style.css';"
+  echo "import logo from './logo.svg';"
+  echo "const items = ["
+  for i in $(seq 1 120); do echo "  'Item $i: precompress writes brotli, zstd and gzip variants beside each asset',"; done
+  echo "];"
+  echo "const app = document.querySelector('#app');"
+  echo "app.innerHTML = '<img src=\"' + logo + '\" alt=\"logo\">' + items.map((t, i) => '<p class=\"c' + (i % 60) + '\">' + t + '</p>').join('');"
+} >"$app/src/main.js"
+for i in $(seq 0 59); do printf '.c%d { color: #%06x; margin: %dpx 0 %dpx; font-family: system-ui, sans-serif; }\n' "$i" $((i * 4000)) "$i" $((i % 7)); done >"$app/src/style.css"
+{
+  echo '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
+  for i in $(seq 1 40); do echo "  <circle cx=\"$((i * 2))\" cy=\"$((100 - i * 2))\" r=\"$((i % 9 + 1))\" fill=\"#3366cc\" opacity=\"0.5\"/>"; done
+  echo '</svg>'
+} >"$app/src/logo.svg"
+for i in $(seq 1 60); do echo "Disallow: /private/area-$i/"; done >"$app/public/robots.txt"
+cat >"$app/vite.config.js" <<'EOF'
+import { defineConfig } from 'vite';
+import precompress from 'precompressor/vite';
+
+export default defineConfig({
+  build: { sourcemap: true, assetsInlineLimit: 0 },
+  plugins: [
+    precompress({
+      gzipLevel: 9,
+      exclude: ['*.map'],
+      budgets: { 'assets/*.js': '100KB' },
+      cacheDir: 'node_modules/.cache/precompress',
+      check: true,
+    }),
+  ],
+});
+EOF
+cat >"$app/bad-option.config.js" <<'EOF'
+import precompress from 'precompressor/vite';
+export default { build: { outDir: 'dist-bad' }, plugins: [precompress({ brotliQuality: 12 })] };
+EOF
+cat >"$app/budget.config.js" <<'EOF'
+import precompress from 'precompressor/vite';
+export default { build: { outDir: 'dist-budget' }, plugins: [precompress({ budgets: { 'assets/*.js': 100 } })] };
+EOF
+cat >"$app/types-check.ts" <<'EOF'
+import { defineConfig, type Plugin } from 'vite';
+import precompress, { type PrecompressOptions } from 'precompressor/vite';
+import { binaryPath, VERSION } from 'precompressor';
+
+const options: PrecompressOptions = {
+  formats: ['br', 'gzip'],
+  brotliQuality: 11,
+  minSize: '1KiB',
+  budgets: { 'assets/**/*.js': '150KB', '*.css': 30000 },
+  dictionaryFrom: ['../prev/dist'],
+  manifest: 'm.json',
+};
+const plugin: Plugin = precompress(options);
+export default defineConfig({ plugins: [plugin, precompress()] });
+export const where: string = binaryPath() + VERSION;
+// @ts-expect-error the option is brotliQuality
+precompress({ brotliLevel: 5 });
+// @ts-expect-error not a format
+precompress({ formats: ['brotli'] });
+// @ts-expect-error the manifest cannot be turned off
+precompress({ manifest: false });
+EOF
+cat >"$app/tsconfig.json" <<'EOF'
+{ "compilerOptions": { "strict": true, "noEmit": true, "module": "nodenext", "moduleResolution": "nodenext",
+  "target": "es2022", "skipLibCheck": true, "types": [] }, "files": ["types-check.ts"] }
+EOF
+cd "$app"
+run "$work/install.log" "${npm_install[@]}" "$main_tgz" "$platform_tgz" "$vite_spec" "$ts_spec"
+expect_rc 0 "$work/install.log" "npm install the two tarballs, $vite_spec, $ts_spec"
+bin=$app/node_modules/precompressor-$platform/bin/precompress
+[[ -x $bin || -x $bin.exe ]] || fail "npm did not install an executable $bin"
+ok "installed node_modules/precompressor-$platform/bin/precompress, executable"
+[[ -e node_modules/.bin/precompress ]] || fail "no node_modules/.bin/precompress"
+ok "node_modules/.bin/precompress links the launcher"
+
+step "unit tests (node --test npm/precompressor/test/, against the installed binary)"
+run "$work/unit.log" env PRECOMPRESS_BINARY="$bin" node --test "$here"/precompressor/test/*.test.js
+expect_rc 0 "$work/unit.log" "node --test"
+grep -E '^# (tests|pass|fail|skipped)' "$work/unit.log" | sed 's/^/    /'
+if ! grep -q '^# fail 0$' "$work/unit.log" || ! grep -q '^# skipped 0$' "$work/unit.log"; then show "$work/unit.log"; fail "unit tests failed or skipped"; fi
+ok "unit tests: none failed, none skipped"
+
+step "npx precompress --version"
+# Elsewhere `npx --no --`: never fall back to the registry (whose `precompress` is
+# another package), and npx's own flags (--version, --config) stay the command's.
+run "$work/version.log" npx precompress --version
+expect_rc 0 "$work/version.log" "npx precompress --version"
+[[ $(cat "$work/version.log") == "precompress $version" ]] || { show "$work/version.log"; fail "--version is not \"precompress $version\""; }
+ok "prints \"precompress $version\" (Cargo.toml's version)"
+
+step "types (tsc from $ts_spec on types-check.ts)"
+run "$work/tsc.log" npx --no -- tsc -p .
+expect_rc 0 "$work/tsc.log" "tsc: vite.d.ts and index.d.ts type a Vite config, and reject brotliLevel, 'brotli', manifest: false"
+
+step "vite build"
+run "$work/build.log" npx --no -- vite build
+expect_rc 0 "$work/build.log" "vite build"
+show "$work/build.log"
+expect_grep "precompress: " "$work/build.log" "the plugin printed precompress's summary"
+expect_grep "precompress: check: ok" "$work/build.log" "check: true ran precompress check"
+mapfile -t built < <(cd dist && find assets -type f \( -name '*.js' -o -name '*.css' -o -name '*.svg' \) | sort)
+((${#built[@]} >= 3)) || fail "vite built ${#built[@]} JS/CSS/SVG assets: ${built[*]}"
+for kind in js css svg; do grep -q "\.$kind\$" <<<"$(printf "%s\n" "${built[@]}")" || fail "no .$kind in dist/assets"; done
+ok "vite built ${built[*]}"
+for f in "${built[@]}"; do
+  for ext in br zst gz; do
+    [[ -s dist/$f.$ext ]] || fail "no dist/$f.$ext"
+  done
+done
+ok "each of them has .br, .zst and .gz beside it"
+[[ -s dist/robots.txt.br ]] || fail "no dist/robots.txt.br: public/ was copied after the plugin ran"
+ok "public/robots.txt, copied by Vite, has its variants too (dist/robots.txt.br)"
+node -e '
+  const fs = require("fs"), zlib = require("zlib");
+  for (const f of process.argv.slice(1)) {
+    const src = fs.readFileSync("dist/" + f);
+    if (!zlib.brotliDecompressSync(fs.readFileSync("dist/" + f + ".br")).equals(src)) throw new Error(f + ".br does not decode to " + f);
+    if (!zlib.gunzipSync(fs.readFileSync("dist/" + f + ".gz")).equals(src)) throw new Error(f + ".gz does not decode to " + f);
+  }
+' "${built[@]}"
+ok ".br and .gz decode to their sources (node's zlib; .zst is decoded by precompress check)"
+mapfile -t maps < <(cd dist && find assets -name '*.map' | sort)
+((${#maps[@]} >= 1)) || fail "no source maps built (build.sourcemap)"
+for m in "${maps[@]}"; do
+  if compgen -G "dist/$m.*" >/dev/null; then fail "dist/$m has variants though exclude: ['*.map']"; fi
+done
+ok "exclude: ['*.map'] applied: ${maps[*]} have no variants"
+[[ -d node_modules/.cache/precompress ]] || fail "cacheDir node_modules/.cache/precompress was not created"
+ok "cacheDir created node_modules/.cache/precompress"
+[[ -f dist/precompress-manifest.json ]] || fail "no dist/precompress-manifest.json"
+node -e '
+  const m = JSON.parse(require("fs").readFileSync("dist/precompress-manifest.json", "utf8"));
+  for (const f of process.argv.slice(1)) {
+    const entry = m.files?.[f];
+    if (!entry) throw new Error("the manifest does not name " + f);
+    const codings = (entry.encodings ?? []).map((e) => e.coding + "=" + e.path).sort().join(" ");
+    const want = ["br=" + f + ".br", "gzip=" + f + ".gz", "zstd=" + f + ".zst"].join(" ");
+    if (codings !== want) throw new Error(f + ": manifest encodings " + codings + ", expected " + want);
+  }
+  if (!m.files["index.html"]) throw new Error("the manifest does not name index.html");
+' "${built[@]}"
+ok "dist/precompress-manifest.json names each asset with its br, zstd and gzip variants, and index.html"
+
+run "$work/check.log" npx --no -- precompress check dist
+expect_rc 0 "$work/check.log" "npx precompress check dist"
+cp -r dist "$work/dist-corrupt"
+printf 'x' >>"$work/dist-corrupt/${built[0]}.br"
+run "$work/check-corrupt.log" npx --no -- precompress check "$work/dist-corrupt"
+[[ $rc != 0 ]] || { show "$work/check-corrupt.log"; fail "precompress check passed a corrupted ${built[0]}.br"; }
+ok "and it fails (exit $rc) on a copy with ${built[0]}.br corrupted"
+
+run "$work/build2.log" npx --no -- vite build
+expect_rc 0 "$work/build2.log" "vite build again (Vite empties dist/)"
+grep -Eq 'variants: 0 encoded, [1-9][0-9]* from cache' "$work/build2.log" || { show "$work/build2.log"; fail "the second build did not take every variant from cacheDir"; }
+ok "the second build took every variant from cacheDir: $(grep -Eo 'variants: [0-9]+ encoded, [0-9]+ from cache' "$work/build2.log")"
+
+step "an SSR build is left alone (its output is not served to browsers)"
+echo "export const render = () => '<p>server</p>'.repeat(200);" >src/entry-server.js
+run "$work/ssr.log" npx --no -- vite build --ssr src/entry-server.js --outDir dist-ssr
+expect_rc 0 "$work/ssr.log" "vite build --ssr"
+[[ -f dist-ssr/entry-server.js ]] || { show "$work/ssr.log"; fail "vite build --ssr wrote no dist-ssr/entry-server.js"; }
+if compgen -G "dist-ssr/*.br" >/dev/null || [[ -e dist-ssr/precompress-manifest.json ]] || grep -q '^precompress: ' "$work/ssr.log"; then
+  show "$work/ssr.log"
+  fail "the plugin ran on the SSR build"
+fi
+ok "dist-ssr/ has no variants and no manifest, and precompress printed nothing"
+
+step "a bad plugin option fails the build before bundling"
+run "$work/bad.log" npx --no -- vite build --config bad-option.config.js
+[[ $rc != 0 ]] || { show "$work/bad.log"; fail "vite build with brotliQuality: 12 succeeded"; }
+ok "vite build with brotliQuality: 12 exits $rc"
+# shellcheck disable=SC2016 # backquotes in the message
+expect_grep 'precompressor/vite: option `brotliQuality` must be an integer from 0 to 11, got 12' "$work/bad.log" "the error"
+[[ ! -e dist-bad ]] || fail "dist-bad exists: Vite bundled before the option was rejected"
+ok "nothing was built (no dist-bad/)"
+
+step "a budget exceeded fails the build"
+run "$work/budget.log" npx --no -- vite build --config budget.config.js
+[[ $rc != 0 ]] || { show "$work/budget.log"; fail "vite build with budgets { 'assets/*.js': 100 } succeeded"; }
+ok "vite build with budgets: { 'assets/*.js': 100 } exits $rc"
+expect_grep "precompress: over budget: assets/" "$work/budget.log" "precompress's message"
+expect_grep "precompressor/vite: \`precompress dist-budget '--budget=assets/*.js=100'\` exited with code 1" "$work/budget.log" "the build error"
+[[ -f dist-budget/${built[0]}.br ]] || fail "no variants in dist-budget (precompress wrote them before checking budgets)"
+ok "the variants were still written (dist-budget/${built[0]}.br)"
+
+step "no platform package (npm install --omit=optional)"
+noopt=$work/noopt
+mkdir -p "$noopt"
+echo '{ "name": "precompress-noopt-test", "private": true }' >"$noopt/package.json"
+cd "$noopt"
+# Only precompressor: --omit=optional would leave Vite without rolldown's native binding too.
+run "$work/noopt-install.log" "${npm_install[@]}" --omit=optional "$main_tgz"
+expect_rc 0 "$work/noopt-install.log" "npm install --omit=optional the main tarball"
+[[ -d node_modules/precompressor && ! -e node_modules/precompressor-$platform ]] || fail "node_modules: $(ls node_modules)"
+ok "node_modules has precompressor, not precompressor-$platform"
+run "$work/noopt-version.log" npx --no -- precompress --version
+expect_rc 1 "$work/noopt-version.log" "npx precompress --version"
+show "$work/noopt-version.log"
+expect_grep "precompress: the package precompressor-$platform, which holds the binary for this platform ($platform" "$work/noopt-version.log" "names the platform and the package"
+expect_grep "without --omit=optional" "$work/noopt-version.log" "says to reinstall with the optional dependencies"
+expect_grep "cargo install precompressor" "$work/noopt-version.log" "says cargo install"
+expect_grep "PRECOMPRESS_BINARY=" "$work/noopt-version.log" "says PRECOMPRESS_BINARY"
+run "$work/noopt-env.log" env PRECOMPRESS_BINARY="$bin" npx --no -- precompress --version
+expect_rc 0 "$work/noopt-env.log" "PRECOMPRESS_BINARY=$bin npx precompress --version"
+[[ $(cat "$work/noopt-env.log") == "precompress $version" ]] || fail "PRECOMPRESS_BINARY run printed $(cat "$work/noopt-env.log")"
+ok "prints \"precompress $version\""
+
+step "the Vite plugin without the platform package (moved out of the Vite project's node_modules)"
+cd "$app"
+mv "node_modules/precompressor-$platform" "$work/aside"
+run "$work/noplat-build.log" npx --no -- vite build --outDir dist-noplat
+mv "$work/aside" "node_modules/precompressor-$platform"
+[[ $rc != 0 ]] || { show "$work/noplat-build.log"; fail "vite build without the platform package succeeded"; }
+ok "vite build exits $rc"
+expect_grep "precompress: the package precompressor-$platform, which holds the binary for this platform ($platform" "$work/noplat-build.log" "the same message"
+[[ ! -e dist-noplat ]] || fail "dist-noplat exists: the missing binary was found out after the build, not before"
+ok "before bundling (no dist-noplat/)"
+
+printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"
