@@ -8,6 +8,16 @@ use clap::{CommandFactory, FromArgMatches};
 use precompressor::cli::{CheckArgs, Cli, Command, RunArgs};
 use precompressor::{Error, Progress};
 
+/// `eprintln!` as one write per line: std's stderr is unbuffered and writes a
+/// formatted line piece by piece, so a reader of both streams on one pipe (the
+/// Vite plugin, CI logs) could see stdout land inside a stderr line.
+macro_rules! eprintln {
+    ($($t:tt)*) => {{
+        let line = format!("{}\n", format_args!($($t)*));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }};
+}
+
 /// Exit codes, in one place: documented in `--help` and the README.
 mod exit {
     pub const SUCCESS: u8 = 0;
