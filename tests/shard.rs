@@ -83,6 +83,14 @@ fn merge(dir: &Path) -> std::process::Output {
     std_bin().arg("merge").arg(dir).output().unwrap()
 }
 
+/// `precompress merge DIR`, which must succeed.
+fn merged_ok(dir: &Path) -> std::process::Output {
+    let out = merge(dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    out
+}
+
 #[test]
 fn four_shards_merged_equal_one_run_byte_for_byte_on_the_corpus() {
     let build = corpus().join("small");
@@ -119,12 +127,7 @@ fn four_shards_merged_equal_one_run_byte_for_byte_on_the_corpus() {
 
     let merged = tmp.path().join("merged");
     fan_in(&build, &dirs, &merged);
-    let out = merge(&merged);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = merged_ok(&merged);
     assert!(String::from_utf8_lossy(&out.stdout).contains("merged 4 shards"));
     let (a, b) = (snapshot(&single), snapshot(&merged));
     assert_eq!(
@@ -183,12 +186,7 @@ fn deltas_are_weighed_against_every_shards_variants() {
     let dirs = shards(&v2, &work, 3, &["--dictionary-from", prev]);
     let merged = tmp.path().join("merged");
     fan_in(&v2, &dirs, &merged);
-    let out = merge(&merged);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = merged_ok(&merged);
     // The shards kept the vendor's deltas (they could not see every variant);
     // merge removed them, as the single run did.
     let err = String::from_utf8_lossy(&out.stderr);
@@ -275,12 +273,7 @@ fn a_missing_shard_a_different_build_or_a_changed_variant_is_refused_and_nothing
     // All there: it merges, and the partials are gone.
     let merged = tmp.path().join("good");
     fan_in(&build, &dirs, &merged);
-    let out = merge(&merged);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    merged_ok(&merged);
     assert!(!merged
         .join("precompress-manifest.shard-1-of-3.json")
         .exists());
@@ -325,11 +318,6 @@ fn a_split_brotli_stream_is_one_shards_and_merges_to_the_same_bytes() {
     assert_eq!(with_br.len(), 1, "big.txt.br in shards {with_br:?}");
     let merged = tmp.path().join("merged");
     fan_in(&build, &dirs, &merged);
-    let out = merge(&merged);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    merged_ok(&merged);
     assert_eq!(snapshot(&single), snapshot(&merged));
 }
