@@ -21,7 +21,7 @@ use crate::encode::{frame_window_size, new_encoder, Codec, Encoder, Levels};
 use crate::fsutil::read_regular;
 use crate::manifest::{Asset, Manifest};
 use crate::serve::path::check_relative;
-use crate::walk::{walk, LOCK_NAME};
+use crate::walk::{walk, Tree, LOCK_NAME};
 
 /// One thing wrong with DIR.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -173,28 +173,9 @@ pub fn check(root: &Path, manifest_path: &Path) -> CheckReport {
 
 /// [`check`] with what the run was given besides DIR.
 pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> CheckReport {
-    let dictionary_from = &options.dictionary_from[..];
     let manifest = match Manifest::read(manifest_path) {
         Ok(m) => m,
-        Err(e) => {
-            let kind = if manifest_path.exists() {
-                ProblemKind::ManifestInvalid
-            } else {
-                ProblemKind::ManifestMissing
-            };
-            return CheckReport {
-                ok: false,
-                files: 0,
-                variants: 0,
-                deltas: 0,
-                deltas_decoded: 0,
-                problems: vec![problem(
-                    manifest_path.display().to_string(),
-                    kind,
-                    e.to_string(),
-                )],
-            };
-        }
+        Err(e) => return no_manifest(manifest_path, &e),
     };
     let tree = walk(
         root,
@@ -206,6 +187,48 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
             options.cache_dir.clone().unwrap_or_default(),
         ],
     );
+    let mut problems = walk_problems(&tree);
+    let safe_files = safe_assets(&manifest, &mut problems);
+    let counts = check_listed(root, &safe_files, &options.dictionary_from, &mut problems);
+    problems.extend(unlisted_deltas(&manifest, &tree));
+    let listed = listed_variants(&manifest);
+    problems.extend(unlisted_files(&manifest, &listed, &tree));
+    problems.extend(unlisted_variants(root, &listed, &tree));
+    problems.sort();
+    CheckReport {
+        ok: problems.is_empty(),
+        files: manifest.files.len() as u64,
+        variants: counts.variants,
+        deltas: counts.deltas,
+        deltas_decoded: counts.deltas_decoded,
+        problems,
+    }
+}
+
+/// The report when there is no manifest to check against.
+fn no_manifest(manifest_path: &Path, e: &crate::Error) -> CheckReport {
+    let kind = if manifest_path.exists() {
+        ProblemKind::ManifestInvalid
+    } else {
+        ProblemKind::ManifestMissing
+    };
+    CheckReport {
+        ok: false,
+        files: 0,
+        variants: 0,
+        deltas: 0,
+        deltas_decoded: 0,
+        problems: vec![problem(
+            manifest_path.display().to_string(),
+            kind,
+            e.to_string(),
+        )],
+    }
+}
+
+/// What the walk itself found wrong: entries it could not read, and the
+/// temporary files of a killed run.
+fn walk_problems(tree: &Tree) -> Vec<Problem> {
     let mut problems: Vec<Problem> = tree
         .errors
         .iter()
@@ -226,10 +249,17 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
             "left by an interrupted run; the next run removes it",
         ));
     }
+    problems
+}
 
-    // The manifest is data anyone who can write DIR may have written: a path
-    // that leaves DIR (`../secret`) is a problem, never opened, by the same
-    // rule `precompress serve` applies.
+/// The manifest's assets whose every listed path is a plain path inside DIR;
+/// each other asset is a problem in `problems`. The manifest is data anyone
+/// who can write DIR may have written: a path that leaves DIR (`../secret`)
+/// is a problem, never opened, by the same rule `precompress serve` applies.
+fn safe_assets<'m>(
+    manifest: &'m Manifest,
+    problems: &mut Vec<Problem>,
+) -> Vec<(&'m String, &'m Asset)> {
     let mut safe_files = Vec::with_capacity(manifest.files.len());
     for (rel, asset) in &manifest.files {
         let listed = std::iter::once(rel.as_str())
@@ -252,6 +282,25 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
             ));
         }
     }
+    safe_files
+}
+
+/// How much of what the manifest lists was checked.
+#[derive(Debug, Default)]
+struct Counts {
+    variants: u64,
+    deltas: u64,
+    deltas_decoded: u64,
+}
+
+/// Checks every listed asset, its variants and its deltas, in parallel, into
+/// `problems`.
+fn check_listed(
+    root: &Path,
+    safe_files: &[(&String, &Asset)],
+    dictionary_from: &[PathBuf],
+    problems: &mut Vec<Problem>,
+) -> Counts {
     let per_asset: Vec<(Vec<Problem>, u64, (u64, u64))> = safe_files
         .par_iter()
         .map_init(Decoders::default, |dec, &(rel, asset)| {
@@ -260,33 +309,46 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
             (p, n, d)
         })
         .collect();
-    let (mut variants, mut deltas, mut deltas_decoded) = (0, 0, 0);
+    let mut counts = Counts::default();
     for (p, n, (d, dd)) in per_asset {
         problems.extend(p);
-        variants += n;
-        deltas += d;
-        deltas_decoded += dd;
+        counts.variants += n;
+        counts.deltas += d;
+        counts.deltas_decoded += dd;
     }
+    counts
+}
 
-    let listed: BTreeSet<&str> = manifest
-        .files
-        .values()
-        .flat_map(|a| a.encodings.iter().map(|v| v.path.as_str()))
-        .collect();
+/// Delta files on disk that the manifest does not list.
+fn unlisted_deltas(manifest: &Manifest, tree: &Tree) -> Vec<Problem> {
     let listed_deltas: BTreeSet<&str> = manifest
         .files
         .values()
         .flat_map(|a| a.deltas.iter().map(|d| d.path.as_str()))
         .collect();
-    for d in &tree.deltas {
-        if !listed_deltas.contains(d.rel.as_str()) {
-            problems.push(problem(
-                &d.rel,
-                ProblemKind::UnlistedDelta,
-                "not in the manifest: stale, or not written by precompress; a server that finds deltas by name would send it",
-            ));
-        }
-    }
+    tree.deltas
+        .iter()
+        .filter(|d| !listed_deltas.contains(d.rel.as_str()))
+        .map(|d| problem(
+            &d.rel,
+            ProblemKind::UnlistedDelta,
+            "not in the manifest: stale, or not written by precompress; a server that finds deltas by name would send it",
+        ))
+        .collect()
+}
+
+/// The variants the manifest lists, by path.
+fn listed_variants(manifest: &Manifest) -> BTreeSet<&str> {
+    manifest
+        .files
+        .values()
+        .flat_map(|a| a.encodings.iter().map(|v| v.path.as_str()))
+        .collect()
+}
+
+/// Files on disk that the manifest lists neither as an asset nor as a variant.
+fn unlisted_files(manifest: &Manifest, listed: &BTreeSet<&str>, tree: &Tree) -> Vec<Problem> {
+    let mut problems = Vec::new();
     for f in &tree.files {
         // A listed variant whose source is a symlink (a --follow-links run)
         // is walked as a plain file: it is not unlisted.
@@ -307,9 +369,13 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
             });
         }
     }
+    problems
+}
 
-    let unlisted: Vec<Problem> = tree
-        .variants
+/// Variants on disk that the manifest does not list, each decoded to tell
+/// one that is merely foreign from one a server would serve stale.
+fn unlisted_variants(root: &Path, listed: &BTreeSet<&str>, tree: &Tree) -> Vec<Problem> {
+    tree.variants
         .par_iter()
         .filter(|v| !listed.contains(v.rel.as_str()))
         .map_init(Decoders::default, |dec, v| {
@@ -319,17 +385,7 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
                 Err(why) => problem(&v.rel, ProblemKind::StaleVariant, format!("not in the manifest and {why}: a server would serve stale content")),
             }
         })
-        .collect();
-    problems.extend(unlisted);
-    problems.sort();
-    CheckReport {
-        ok: problems.is_empty(),
-        files: manifest.files.len() as u64,
-        variants,
-        deltas,
-        deltas_decoded,
-        problems,
-    }
+        .collect()
 }
 
 /// One decoder per codec, per thread.

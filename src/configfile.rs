@@ -114,31 +114,7 @@ impl FileConfig {
         };
         let base = path.parent().unwrap_or(Path::new("."));
         if let (Some(v), false) = (&self.formats, explicit("formats")) {
-            let names: Vec<String> = match v {
-                toml::Value::String(s) => s.split(',').map(|s| s.trim().to_string()).collect(),
-                toml::Value::Array(a) => a
-                    .iter()
-                    .map(|x| x.as_str().map(str::to_string))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| bad("formats", "expected strings".into()))?,
-                _ => {
-                    return Err(bad(
-                        "formats",
-                        "expected [\"br\", \"zstd\", \"gzip\"] or \"br,gzip\"".into(),
-                    ))
-                }
-            };
-            args.formats = names
-                .iter()
-                .map(|n| {
-                    Codec::parse(n).ok_or_else(|| {
-                        bad(
-                            "formats",
-                            format!("unknown format {n:?} (expected br, zstd or gzip)"),
-                        )
-                    })
-                })
-                .collect::<Result<_>>()?;
+            args.formats = formats_value(v).map_err(|e| bad("formats", e))?;
         }
         use crate::config::limits;
         if let (Some(q), false) = (self.brotli_quality, explicit("brotli_quality")) {
@@ -188,17 +164,7 @@ impl FileConfig {
             args.dictionary_from = d.iter().map(|p| base.join(p)).collect();
         }
         if let (Some(d), false) = (&self.delta_formats, explicit("delta_formats")) {
-            args.delta_formats = d
-                .iter()
-                .map(|n| {
-                    DeltaCoding::parse(n).ok_or_else(|| {
-                        bad(
-                            "delta-formats",
-                            format!("unknown delta format {n:?} (expected dcb or dcz)"),
-                        )
-                    })
-                })
-                .collect::<Result<_>>()?;
+            args.delta_formats = delta_formats_value(d).map_err(|e| bad("delta-formats", e))?;
         }
         if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
             args.no_use_as_dictionary = !u;
@@ -213,6 +179,37 @@ impl FileConfig {
         }
         Ok(budgets)
     }
+}
+
+/// `formats`: `["br", "gzip"]` or `"br,gzip"`.
+fn formats_value(v: &toml::Value) -> std::result::Result<Vec<Codec>, String> {
+    let names: Vec<String> = match v {
+        toml::Value::String(s) => s.split(',').map(|s| s.trim().to_string()).collect(),
+        toml::Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| "expected strings".to_string())?,
+        _ => return Err("expected [\"br\", \"zstd\", \"gzip\"] or \"br,gzip\"".into()),
+    };
+    names
+        .iter()
+        .map(|n| {
+            Codec::parse(n)
+                .ok_or_else(|| format!("unknown format {n:?} (expected br, zstd or gzip)"))
+        })
+        .collect()
+}
+
+/// `delta-formats`: `["dcb", "dcz"]`.
+fn delta_formats_value(names: &[String]) -> std::result::Result<Vec<DeltaCoding>, String> {
+    names
+        .iter()
+        .map(|n| {
+            DeltaCoding::parse(n)
+                .ok_or_else(|| format!("unknown delta format {n:?} (expected dcb or dcz)"))
+        })
+        .collect()
 }
 
 fn size_value(v: &toml::Value) -> std::result::Result<u64, String> {
@@ -374,6 +371,23 @@ use-as-dictionary = false
                 .to_string();
             assert!(e.contains(want), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn formats_are_a_list_or_one_string() {
+        let list = toml::Value::Array(vec!["zstd".into(), "gzip".into()]);
+        let one = toml::Value::String("br, gzip".into());
+        assert_eq!(formats_value(&list), Ok(vec![Codec::Zstd, Codec::Gzip]));
+        assert_eq!(formats_value(&one), Ok(vec![Codec::Brotli, Codec::Gzip]));
+        assert_eq!(
+            formats_value(&toml::Value::Integer(1)),
+            Err("expected [\"br\", \"zstd\", \"gzip\"] or \"br,gzip\"".into())
+        );
+        assert_eq!(
+            delta_formats_value(&["dcz".into(), "dcb".into()]),
+            Ok(vec![DeltaCoding::Dcz, DeltaCoding::Dcb])
+        );
+        assert!(delta_formats_value(&["br".into()]).is_err());
     }
 
     #[test]

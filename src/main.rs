@@ -106,7 +106,15 @@ fn explain(e: &clap::Error, args: &[String]) -> Option<String> {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let first = *words.first()?;
-    let names = ["check", "serve", "nginx-map", "caddy-map", "completions", "tune"];
+    let names = [
+        "check",
+        "serve",
+        "nginx-map",
+        "caddy-map",
+        "merge",
+        "tune",
+        "completions",
+    ];
     let close = names.iter().find(|n| edit_distance(first, n) <= 2);
     if let (Some(name), false) = (close, std::path::Path::new(first).exists()) {
         return Some(format!(
@@ -250,7 +258,9 @@ fn merge(args: precompressor::cli::MergeArgs) -> u8 {
                 m.manifest.display()
             );
             for r in &m.removed {
-                eprintln!("precompress: removed {r} (a delta not smaller than another shard's variant)");
+                eprintln!(
+                    "precompress: removed {r} (a delta not smaller than another shard's variant)"
+                );
             }
             exit::SUCCESS
         }

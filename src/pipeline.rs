@@ -1113,7 +1113,6 @@ impl<'a> Worker<'a> {
         input: &[u8],
     ) -> Result<JobOutcome> {
         self.job_start = None; // reading the dictionary is not encoding
-        let path = &f.found.path;
         let bytes = match releases::load(&dict.old, Some(&dict.sha256)) {
             Ok(l) => l.bytes,
             Err(why) => {
@@ -1124,9 +1123,6 @@ impl<'a> Worker<'a> {
                 )))
             }
         };
-        let enc = self.ctx.delta;
-        let settings = &self.ctx.settings[coding.token()];
-        let key = (&f.blake3, coding, settings.as_str(), &dict.sha256);
         let skipped = || {
             JobOutcome::DeltaSkipped(SkippedDelta {
                 coding: coding.token().into(),
@@ -1134,72 +1130,118 @@ impl<'a> Worker<'a> {
                 reason: SkipReason::NotSmaller,
             })
         };
-        let mut cached = false;
-        match self
-            .ctx
-            .cache
-            .and_then(|c| c.get_delta(key.0, key.1, key.2, key.3))
-        {
+        let cached = match self.cached_delta(f, dict, coding, &bytes, input) {
             Some(Hit::NotSmaller) => return Ok(skipped()),
             Some(Hit::Output(out)) => {
-                let t = thread_cpu_micros();
-                let ok = out.len() < input.len()
-                    && enc
-                        .verify(coding, &out, &bytes, &dict.sha256, input)
-                        .is_ok();
-                self.verify_micros += thread_cpu_micros() - t;
-                // A corrupt entry is ignored (and replaced), never copied into DIR.
-                if ok {
-                    self.output = out;
-                    cached = true;
-                }
+                self.output = out;
+                true
             }
-            None => {}
+            None => false,
+        };
+        if !cached && !self.encode_delta(f, dict, coding, &bytes, input)? {
+            return Ok(skipped());
         }
-        if !cached {
-            let t = thread_cpu_micros();
-            let r = enc.encode(
-                coding,
-                &bytes,
-                &dict.sha256,
-                input,
-                content_kind(&f.found.rel),
-                &mut self.output,
-            );
-            let end = thread_cpu_micros();
-            self.encode_micros += end - t;
-            r.map_err(|source| Error::Encode {
+        self.place_delta(f, dict, coding, cached)
+    }
+
+    /// What the cache holds for this delta: that it is not smaller, or its
+    /// bytes once they decode with `dict_bytes` to `input`. A corrupt entry
+    /// is a miss (and is replaced), never copied into DIR.
+    fn cached_delta(
+        &mut self,
+        f: &Scanned,
+        dict: &Dict,
+        coding: DeltaCoding,
+        dict_bytes: &[u8],
+        input: &[u8],
+    ) -> Option<Hit> {
+        let settings = &self.ctx.settings[coding.token()];
+        let hit = self
+            .ctx
+            .cache?
+            .get_delta(&f.blake3, coding, settings, &dict.sha256)?;
+        let Hit::Output(out) = hit else {
+            return Some(hit);
+        };
+        let t = thread_cpu_micros();
+        let ok = out.len() < input.len()
+            && self
+                .ctx
+                .delta
+                .verify(coding, &out, dict_bytes, &dict.sha256, input)
+                .is_ok();
+        self.verify_micros += thread_cpu_micros() - t;
+        ok.then_some(Hit::Output(out))
+    }
+
+    /// Encodes the delta into `self.output` and checks that it decodes back
+    /// to `input`; false when it is not smaller than the source. Either
+    /// outcome goes into the cache.
+    fn encode_delta(
+        &mut self,
+        f: &Scanned,
+        dict: &Dict,
+        coding: DeltaCoding,
+        dict_bytes: &[u8],
+        input: &[u8],
+    ) -> Result<bool> {
+        let path = &f.found.path;
+        let enc = self.ctx.delta;
+        let settings = &self.ctx.settings[coding.token()];
+        let key = (&f.blake3, coding, settings.as_str(), &dict.sha256);
+        let t = thread_cpu_micros();
+        let r = enc.encode(
+            coding,
+            dict_bytes,
+            &dict.sha256,
+            input,
+            content_kind(&f.found.rel),
+            &mut self.output,
+        );
+        let end = thread_cpu_micros();
+        self.encode_micros += end - t;
+        r.map_err(|source| Error::Encode {
+            path: path.clone(),
+            coding: coding.token(),
+            source,
+        })?;
+        if self.output.len() >= input.len() {
+            if let Some(c) = self.ctx.cache {
+                let _ = c.put_delta(key.0, key.1, key.2, key.3, &Hit::NotSmaller);
+            }
+            return Ok(false);
+        }
+        // Never write what a browser could not decode back to the source.
+        let r = enc.verify(coding, &self.output, dict_bytes, &dict.sha256, input);
+        self.verify_micros += thread_cpu_micros() - end;
+        if let Err(detail) = r {
+            return Err(Error::Verify {
                 path: path.clone(),
                 coding: coding.token(),
-                source,
-            })?;
-            if self.output.len() >= input.len() {
-                if let Some(c) = self.ctx.cache {
-                    let _ = c.put_delta(key.0, key.1, key.2, key.3, &Hit::NotSmaller);
-                }
-                return Ok(skipped());
-            }
-            // Never write what a browser could not decode back to the source.
-            let r = enc.verify(coding, &self.output, &bytes, &dict.sha256, input);
-            self.verify_micros += thread_cpu_micros() - end;
-            if let Err(detail) = r {
-                return Err(Error::Verify {
-                    path: path.clone(),
-                    coding: coding.token(),
-                    detail,
-                });
-            }
-            if let Some(c) = self.ctx.cache {
-                // A failed cache write costs only a future miss.
-                let _ = c.put_delta(
-                    key.0,
-                    key.1,
-                    key.2,
-                    key.3,
-                    &Hit::Output(self.output.clone()),
-                );
-            }
+                detail,
+            });
         }
+        if let Some(c) = self.ctx.cache {
+            // A failed cache write costs only a future miss.
+            let _ = c.put_delta(
+                key.0,
+                key.1,
+                key.2,
+                key.3,
+                &Hit::Output(self.output.clone()),
+            );
+        }
+        Ok(true)
+    }
+
+    /// Writes `self.output` as the delta of `f` against `dict` (unless dry run).
+    fn place_delta(
+        &mut self,
+        f: &Scanned,
+        dict: &Dict,
+        coding: DeltaCoding,
+        cached: bool,
+    ) -> Result<JobOutcome> {
         let dest_rel = delta_path(&f.found.rel, &dict.sha256, coding);
         if !self.ctx.cfg.dry_run {
             // Checked against the source once all of its jobs are done.

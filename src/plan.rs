@@ -150,21 +150,14 @@ fn delta_prev<'a>(
 
 /// Plans the run over `sources`.
 pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
-    let n = sources.len();
-    let mut p = Plan {
-        files: vec![Outcome::default(); n],
-        ..Plan::default()
+    let mut planner = Planner {
+        inp,
+        p: Plan {
+            files: vec![Outcome::default(); sources.len()],
+            ..Plan::default()
+        },
+        keep_paths: HashSet::new(),
     };
-    // Ours: recorded by the previous run, and still the bytes it wrote.
-    let is_ours = |rel: &str| match (inp.ours.get(rel), inp.on_disk.get(rel)) {
-        (Some(recorded), Some(Some(actual))) => recorded == actual,
-        _ => false,
-    };
-    let same_settings = |token: &str| {
-        inp.prev
-            .is_some_and(|m| m.settings.get(token) == inp.settings.get(token))
-    };
-    let mut keep_paths: HashSet<String> = HashSet::new();
     for (i, f) in sources.iter().enumerate() {
         // The previous run's entry, if the content is the same.
         let before = inp
@@ -172,68 +165,7 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
             .and_then(|m| m.files.get(f.rel))
             .filter(|a| a.blake3 == f.blake3 && !inp.force);
         for &codec in inp.codecs {
-            let dest = format!("{}.{}", f.rel, codec.suffix());
-            let on_disk = inp.on_disk.contains_key(dest.as_str());
-            let mine = is_ours(&dest);
-            if inp.symlinks.contains(dest.as_str()) && f.decision.is_none() && !inp.force {
-                // A link someone put there (the walk does not follow it):
-                // never replaced by a file of ours without --force.
-                p.refused.push((dest, "a symlink where its variant goes"));
-                continue;
-            }
-            if !mine && on_disk && !inp.force {
-                // Not ours: never overwritten; checked, and listed if it
-                // decodes to the source.
-                keep_paths.insert(dest);
-                p.jobs.push(Job {
-                    file: i,
-                    codec,
-                    kind: JobKind::CheckForeign,
-                });
-                continue;
-            }
-            if let Some(reason) = f.decision {
-                p.files[i].skipped.insert(codec.token().to_string(), reason);
-                continue;
-            }
-            if let Some(a) = before.filter(|_| same_settings(codec.token())) {
-                if let Some(v) = a
-                    .encodings
-                    .iter()
-                    .find(|v| v.coding == codec.token() && mine && v.path == dest)
-                {
-                    p.files[i].variants.push(v.clone());
-                    keep_paths.insert(dest);
-                    p.reused += 1;
-                    continue;
-                }
-                let was = a.skipped.get(codec.token());
-                if let (Some(&r @ (SkipReason::NotSmaller | SkipReason::SavesTooLittle)), false) =
-                    (was, on_disk)
-                {
-                    p.files[i].skipped.insert(codec.token().to_string(), r);
-                    p.reused += 1;
-                    continue;
-                }
-            }
-            let parts = if codec == Codec::Brotli {
-                f.brotli_parts
-            } else {
-                1
-            };
-            if parts > 1 {
-                p.jobs.extend((0..parts).map(|index| Job {
-                    file: i,
-                    codec,
-                    kind: JobKind::Part { index, of: parts },
-                }));
-            } else {
-                p.jobs.push(Job {
-                    file: i,
-                    codec,
-                    kind: JobKind::Compress,
-                });
-            }
+            planner.variant(i, f, before, codec);
         }
         for &(dict, dict_size, sha) in &f.dictionaries {
             let dictionary = available_dictionary(&sha);
@@ -241,58 +173,185 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
                 if coding == DeltaCoding::Dcb && dict_size + f.size > DCB_MAX_SPAN {
                     continue;
                 }
-                let dest = delta_path(f.rel, &sha, coding);
-                let on_disk = inp.on_disk.contains_key(dest.as_str());
-                let mine = is_ours(&dest);
-                if on_disk && !mine && !inp.force {
-                    // Never overwritten; it cannot be checked without knowing
-                    // what it was made from.
-                    keep_paths.insert(dest.clone());
-                    p.refused.push((
-                        dest,
-                        "a delta precompress did not write is where it would write one",
-                    ));
-                    continue;
-                }
-                if let Some(a) = before.filter(|_| same_settings(coding.token())) {
-                    match delta_prev(a, coding, &dictionary) {
-                        (Some(d), _) if mine && d.path == dest => {
-                            p.files[i].deltas.push(d.clone());
-                            keep_paths.insert(dest);
-                            p.reused += 1;
-                            continue;
-                        }
-                        (None, true) if !on_disk => {
-                            p.files[i].skipped_deltas.push(SkippedDelta {
-                                coding: coding.token().into(),
-                                dictionary: dictionary.clone(),
-                                reason: SkipReason::NotSmaller,
-                            });
-                            p.reused += 1;
-                            continue;
-                        }
-                        _ => {}
-                    }
-                }
-                p.jobs.push(Job {
-                    file: i,
-                    codec: Codec::Brotli,
-                    kind: JobKind::Delta { dict, coding },
-                });
+                planner.delta(i, f, before, (dict, &sha, &dictionary), coding);
             }
         }
     }
-    // Ours that this run will not keep as they are: the source changed, the
-    // coding is no longer asked for, the file is now skipped, the dictionary
-    // is no longer given.
-    p.stale = inp
-        .ours
-        .keys()
-        .filter(|path| !keep_paths.contains(*path) && is_ours(path))
-        .cloned()
-        .collect();
-    p.stale.sort();
-    p
+    planner.finish()
+}
+
+/// The plan as it is built, one (source, coding) at a time.
+struct Planner<'a> {
+    inp: &'a Inputs<'a>,
+    p: Plan,
+    /// Paths on disk the plan keeps or leaves as they are: every other
+    /// variant or delta of ours is stale.
+    keep_paths: HashSet<String>,
+}
+
+impl Planner<'_> {
+    /// Ours: recorded by the previous run, and still the bytes it wrote.
+    fn is_ours(&self, rel: &str) -> bool {
+        match (self.inp.ours.get(rel), self.inp.on_disk.get(rel)) {
+            (Some(recorded), Some(Some(actual))) => recorded == actual,
+            _ => false,
+        }
+    }
+
+    /// The previous run encoded `token` with this run's settings.
+    fn same_settings(&self, token: &str) -> bool {
+        self.inp
+            .prev
+            .is_some_and(|m| m.settings.get(token) == self.inp.settings.get(token))
+    }
+
+    /// The variant of source `i` (`f`) in `codec`: refused, checked, skipped,
+    /// kept from `before` (the previous run's entry for the same content), or
+    /// made.
+    fn variant(&mut self, i: usize, f: &Source, before: Option<&Asset>, codec: Codec) {
+        let inp = self.inp;
+        let dest = format!("{}.{}", f.rel, codec.suffix());
+        let on_disk = inp.on_disk.contains_key(dest.as_str());
+        let mine = self.is_ours(&dest);
+        if inp.symlinks.contains(dest.as_str()) && f.decision.is_none() && !inp.force {
+            // A link someone put there (the walk does not follow it):
+            // never replaced by a file of ours without --force.
+            self.p
+                .refused
+                .push((dest, "a symlink where its variant goes"));
+            return;
+        }
+        if !mine && on_disk && !inp.force {
+            // Not ours: never overwritten; checked, and listed if it
+            // decodes to the source.
+            self.keep_paths.insert(dest);
+            self.p.jobs.push(Job {
+                file: i,
+                codec,
+                kind: JobKind::CheckForeign,
+            });
+            return;
+        }
+        if let Some(reason) = f.decision {
+            self.p.files[i]
+                .skipped
+                .insert(codec.token().to_string(), reason);
+            return;
+        }
+        if let Some(a) = before.filter(|_| self.same_settings(codec.token())) {
+            if let Some(v) = a
+                .encodings
+                .iter()
+                .find(|v| v.coding == codec.token() && mine && v.path == dest)
+            {
+                self.p.files[i].variants.push(v.clone());
+                self.keep_paths.insert(dest);
+                self.p.reused += 1;
+                return;
+            }
+            let was = a.skipped.get(codec.token());
+            if let (Some(&r @ (SkipReason::NotSmaller | SkipReason::SavesTooLittle)), false) =
+                (was, on_disk)
+            {
+                self.p.files[i].skipped.insert(codec.token().to_string(), r);
+                self.p.reused += 1;
+                return;
+            }
+        }
+        self.p.jobs.extend(compress_jobs(i, codec, f.brotli_parts));
+    }
+
+    /// The delta of source `i` (`f`) in `coding` against `dict`, the run's
+    /// dictionary of that index with that SHA-256 and `Available-Dictionary`
+    /// value: refused, kept from `before`, known not smaller, or made.
+    fn delta(
+        &mut self,
+        i: usize,
+        f: &Source,
+        before: Option<&Asset>,
+        (dict, sha, dictionary): (usize, &[u8; 32], &str),
+        coding: DeltaCoding,
+    ) {
+        let inp = self.inp;
+        let dest = delta_path(f.rel, sha, coding);
+        let on_disk = inp.on_disk.contains_key(dest.as_str());
+        let mine = self.is_ours(&dest);
+        if on_disk && !mine && !inp.force {
+            // Never overwritten; it cannot be checked without knowing
+            // what it was made from.
+            self.keep_paths.insert(dest.clone());
+            self.p.refused.push((
+                dest,
+                "a delta precompress did not write is where it would write one",
+            ));
+            return;
+        }
+        if let Some(a) = before.filter(|_| self.same_settings(coding.token())) {
+            match delta_prev(a, coding, dictionary) {
+                (Some(d), _) if mine && d.path == dest => {
+                    self.p.files[i].deltas.push(d.clone());
+                    self.keep_paths.insert(dest);
+                    self.p.reused += 1;
+                    return;
+                }
+                (None, true) if !on_disk => {
+                    self.p.files[i].skipped_deltas.push(SkippedDelta {
+                        coding: coding.token().into(),
+                        dictionary: dictionary.to_string(),
+                        reason: SkipReason::NotSmaller,
+                    });
+                    self.p.reused += 1;
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.p.jobs.push(Job {
+            file: i,
+            codec: Codec::Brotli,
+            kind: JobKind::Delta { dict, coding },
+        });
+    }
+
+    /// The plan, with its stale list: ours that this run will not keep as
+    /// they are (the source changed, the coding is no longer asked for, the
+    /// file is now skipped, the dictionary is no longer given).
+    fn finish(mut self) -> Plan {
+        self.p.stale = self
+            .inp
+            .ours
+            .keys()
+            .filter(|path| !self.keep_paths.contains(*path) && self.is_ours(path))
+            .cloned()
+            .collect();
+        self.p.stale.sort();
+        self.p
+    }
+}
+
+/// The jobs that make source `file`'s variant in `codec`: one, or for brotli
+/// one per part when the source is split into `brotli_parts`.
+fn compress_jobs(file: usize, codec: Codec, brotli_parts: usize) -> Vec<Job> {
+    let parts = if codec == Codec::Brotli {
+        brotli_parts
+    } else {
+        1
+    };
+    if parts > 1 {
+        (0..parts)
+            .map(|index| Job {
+                file,
+                codec,
+                kind: JobKind::Part { index, of: parts },
+            })
+            .collect()
+    } else {
+        vec![Job {
+            file,
+            codec,
+            kind: JobKind::Compress,
+        }]
+    }
 }
 
 #[cfg(test)]

@@ -492,6 +492,13 @@ struct Job {
     file: usize,
 }
 
+/// One coding to measure: its codec, the run's current level, and the levels
+/// measured ([`levels_to_measure`]).
+type Table = (Codec, i32, Vec<i32>);
+
+/// What one job measured: (index of the job, output bytes, encoder CPU µs).
+type Done = (usize, u64, u64);
+
 /// Encodes every sampled file at every level of every coding in `cfg.codecs`
 /// with the run's encoders, on `cfg`'s worker threads, and applies [`RULE`].
 /// The byte totals are the same on any number of threads; CPU times are
@@ -508,30 +515,64 @@ pub fn measure(cfg: &Config, sample: &Sample) -> Result<Tuning> {
             })
         })
         .collect::<Result<_>>()?;
-    let kinds: Vec<ContentKind> = sample.files.iter().map(|f| content_kind(&f.rel)).collect();
+    let tables = tables(cfg);
+    let sizes: Vec<usize> = inputs.iter().map(Vec::len).collect();
+    let jobs = jobs(&tables, &sizes);
+    let threads = cfg.worker_threads();
+    let done = encode_all(cfg, sample, &inputs, &jobs, threads)?;
+    let totals = totals(&tables, &jobs, done);
+    let codings: Vec<CodingTable> = tables
+        .iter()
+        .zip(totals)
+        .map(|(&(codec, current, _), rows)| coding_table(codec, current, rows))
+        .collect();
+    let toml = codings
+        .iter()
+        .map(|c| format!("{}\n", c.recommendation.toml))
+        .collect();
+    Ok(Tuning {
+        dir: cfg.root.clone(),
+        config_file: None,
+        sample: sample.summary.clone(),
+        files: sample.files.iter().map(|f| f.rel.clone()).collect(),
+        rule: RULE,
+        threads,
+        wall_ms: started.elapsed().as_millis() as u64,
+        codings,
+        toml,
+        warnings: sample.warnings.clone(),
+    })
+}
+
+/// The codings of `cfg.codecs`, in codec order, each once.
+fn tables(cfg: &Config) -> Vec<Table> {
     let mut codecs = cfg.codecs.clone();
     codecs.sort();
     codecs.dedup();
-    let tables: Vec<(Codec, i32, Vec<i32>)> = codecs
+    codecs
         .iter()
         .map(|&c| {
             let current = level_of(&cfg.levels, c);
             (c, current, levels_to_measure(c, current))
         })
-        .collect();
-    // The costliest first (brotli, then zstd, then gzip, highest levels
-    // first, largest files first), so the last jobs are short ones and no
-    // core idles at the end; jobs of one level stay together, so a worker
-    // keeps its encoder from one file to the next as a run does.
-    let mut order: Vec<usize> = (0..inputs.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(inputs[i].len()));
-    let mut jobs = Vec::new();
+        .collect()
+}
+
+/// Every (coding, level, file) of `tables` over files of `sizes` bytes, the
+/// costliest first (brotli, then zstd, then gzip, highest levels first,
+/// largest files first), so the last jobs are short ones and no core idles
+/// at the end; jobs of one level stay together, so a worker keeps its
+/// encoder from one file to the next as a run does.
+fn jobs(tables: &[Table], sizes: &[usize]) -> Vec<Job> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
     let mut by_cost: Vec<(usize, Codec, i32)> = tables
         .iter()
         .enumerate()
         .flat_map(|(t, (c, _, levels))| levels.iter().map(move |&l| (t, *c, l)))
         .collect();
     by_cost.sort_by_key(|&(_, c, l)| std::cmp::Reverse((c.cost_weight(), l)));
+    let mut jobs = Vec::new();
     for (table, codec, level) in by_cost {
         for &file in &order {
             jobs.push(Job {
@@ -542,16 +583,26 @@ pub fn measure(cfg: &Config, sample: &Sample) -> Result<Tuning> {
             });
         }
     }
+    jobs
+}
 
-    let threads = cfg.worker_threads();
+/// Runs `jobs` on `threads` workers. Each worker takes the next job from one
+/// queue and keeps its results to itself; they are merged once all are done.
+/// The first failure stops every worker.
+fn encode_all(
+    cfg: &Config,
+    sample: &Sample,
+    inputs: &[Vec<u8>],
+    jobs: &[Job],
+    threads: usize,
+) -> Result<Vec<Done>> {
+    let kinds: Vec<ContentKind> = sample.files.iter().map(|f| content_kind(&f.rel)).collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
     let next = AtomicUsize::new(0);
-    // Each worker takes the next job from one queue and keeps its results to
-    // itself; they are merged once all are done.
-    let per_worker: Vec<Result<Vec<(usize, u64, u64)>>> = pool.broadcast(|_| {
+    let per_worker: Vec<Result<Vec<Done>>> = pool.broadcast(|_| {
         let mut encoder: Option<((Codec, i32), Box<dyn Encoder>)> = None;
         let mut out = Vec::new();
         let mut done = Vec::new();
@@ -588,6 +639,15 @@ pub fn measure(cfg: &Config, sample: &Sample) -> Result<Tuning> {
             done.push((j, out.len() as u64, cpu));
         }
     });
+    let mut all = Vec::new();
+    for results in per_worker {
+        all.extend(results?);
+    }
+    Ok(all)
+}
+
+/// Each table's levels, ascending, with the bytes and CPU of their jobs summed.
+fn totals(tables: &[Table], jobs: &[Job], done: Vec<Done>) -> Vec<Vec<Measured>> {
     let mut totals: Vec<Vec<Measured>> = tables
         .iter()
         .map(|(_, _, levels)| {
@@ -601,63 +661,47 @@ pub fn measure(cfg: &Config, sample: &Sample) -> Result<Tuning> {
                 .collect()
         })
         .collect();
-    for results in per_worker {
-        for (j, bytes, cpu) in results? {
-            let job = &jobs[j];
-            let row = totals[job.table]
-                .iter_mut()
-                .find(|r| r.level == job.level)
-                .expect("every job's level has a row");
-            row.bytes += bytes;
-            row.cpu_micros += cpu;
-        }
+    for (j, bytes, cpu) in done {
+        let job = &jobs[j];
+        let row = totals[job.table]
+            .iter_mut()
+            .find(|r| r.level == job.level)
+            .expect("every job's level has a row");
+        row.bytes += bytes;
+        row.cpu_micros += cpu;
     }
+    totals
+}
 
-    let mut codings = Vec::new();
-    for ((codec, current, _), rows) in tables.iter().zip(totals) {
-        let cur = *rows
-            .iter()
-            .find(|r| r.level == *current)
-            .expect("the current level is measured");
-        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let recommendation = recommend(key(*codec), &rows, *current, RULE);
-        codings.push(CodingTable {
-            coding: codec.token(),
-            key: key(*codec),
-            current: *current,
-            smallest: rows
-                .iter()
-                .min_by_key(|r| (r.bytes, r.cpu_micros, r.level))
-                .map_or(*current, |r| r.level),
-            levels: rows
-                .iter()
-                .map(|r| LevelRow {
-                    level: r.level,
-                    bytes: r.bytes,
-                    relative: ratio(r.bytes, cur.bytes),
-                    cpu_micros: r.cpu_micros,
-                    cpu_relative: ratio(r.cpu_micros, cur.cpu_micros),
-                })
-                .collect(),
-            recommendation,
-        });
-    }
-    let toml = codings
+/// One coding's table: its `rows`, each relative to the `current` level's,
+/// and the recommendation.
+fn coding_table(codec: Codec, current: i32, rows: Vec<Measured>) -> CodingTable {
+    let cur = *rows
         .iter()
-        .map(|c| format!("{}\n", c.recommendation.toml))
-        .collect();
-    Ok(Tuning {
-        dir: cfg.root.clone(),
-        config_file: None,
-        sample: sample.summary.clone(),
-        files: sample.files.iter().map(|f| f.rel.clone()).collect(),
-        rule: RULE,
-        threads,
-        wall_ms: started.elapsed().as_millis() as u64,
-        codings,
-        toml,
-        warnings: sample.warnings.clone(),
-    })
+        .find(|r| r.level == current)
+        .expect("the current level is measured");
+    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let recommendation = recommend(key(codec), &rows, current, RULE);
+    CodingTable {
+        coding: codec.token(),
+        key: key(codec),
+        current,
+        smallest: rows
+            .iter()
+            .min_by_key(|r| (r.bytes, r.cpu_micros, r.level))
+            .map_or(current, |r| r.level),
+        levels: rows
+            .iter()
+            .map(|r| LevelRow {
+                level: r.level,
+                bytes: r.bytes,
+                relative: ratio(r.bytes, cur.bytes),
+                cpu_micros: r.cpu_micros,
+                cpu_relative: ratio(r.cpu_micros, cur.cpu_micros),
+            })
+            .collect(),
+        recommendation,
+    }
 }
 
 /// The settings `precompress tune` measures against: what `precompress DIR`
@@ -727,6 +771,25 @@ impl Tuning {
     /// coding (a screen each), and the precompress.toml lines to pin.
     pub fn table(&self) -> String {
         let mut s = String::new();
+        self.write_header(&mut s);
+        for c in &self.codings {
+            write_coding(&mut s, c);
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "rule: {}.", self.rule.describe());
+        let _ = writeln!(s, "To pin them, in precompress.toml:");
+        for c in &self.codings {
+            if c.recommendation.change {
+                let _ = writeln!(s, "{}  # was {}", c.recommendation.toml, c.current);
+            } else {
+                let _ = writeln!(s, "{}", c.recommendation.toml);
+            }
+        }
+        s
+    }
+
+    /// What was sampled, what it is compared with, and what the columns mean.
+    fn write_header(&self, s: &mut String) {
         let sm = &self.sample;
         let _ = writeln!(s, "precompress tune: {}", self.dir.display());
         let _ = writeln!(
@@ -762,72 +825,63 @@ impl Tuning {
             plural(self.threads as u64, "thread", "threads"),
             self.wall_ms as f64 / 1000.0
         );
-        for c in &self.codings {
-            let now = c.current;
-            let _ = writeln!(s);
-            let _ = writeln!(s, "{} ({}, now {now})", c.coding, c.key);
-            // Seconds, or milliseconds for a sample too small to take one.
-            let (unit, per) = if c.levels.iter().any(|r| r.cpu_micros >= 1_000_000) {
-                ("CPU s", 1e6)
-            } else {
-                ("CPU ms", 1e3)
-            };
-            let _ = writeln!(
-                s,
-                "  {:>5}  {:>13}  {:>8}  {:>9}  {:>10}",
-                "level",
-                "bytes",
-                format!("vs {now}"),
-                unit,
-                format!("CPU vs {now}")
-            );
-            let bytes_of_now = c
-                .levels
-                .iter()
-                .find(|r| r.level == now)
-                .map_or(0, |r| r.bytes);
-            for r in &c.levels {
-                let mut tags = Vec::new();
-                if r.level == now {
-                    tags.push("now");
-                }
-                if r.level == c.recommendation.level {
-                    tags.push("pick");
-                }
-                if r.level == c.smallest {
-                    tags.push("smallest");
-                }
-                let line = format!(
-                    "  {:>5}  {:>13}  {:>8}  {:>9.3}  {:>10}  {}",
-                    r.level,
-                    thousands(r.bytes),
-                    signed_pct(r.bytes, bytes_of_now),
-                    r.cpu_micros as f64 / per,
-                    format!("{:.2}x", r.cpu_relative),
-                    tags.join(", ")
-                );
-                let _ = writeln!(s, "{}", line.trim_end());
-            }
-            let _ = writeln!(
-                s,
-                "  pin: {}    ({})",
-                c.recommendation.toml, c.recommendation.why
-            );
-            for n in &c.recommendation.notes {
-                let _ = writeln!(s, "  note: {n}");
-            }
+    }
+}
+
+/// One coding's table: a row per level, then its pick and notes.
+fn write_coding(s: &mut String, c: &CodingTable) {
+    let now = c.current;
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{} ({}, now {now})", c.coding, c.key);
+    // Seconds, or milliseconds for a sample too small to take one.
+    let (unit, per) = if c.levels.iter().any(|r| r.cpu_micros >= 1_000_000) {
+        ("CPU s", 1e6)
+    } else {
+        ("CPU ms", 1e3)
+    };
+    let _ = writeln!(
+        s,
+        "  {:>5}  {:>13}  {:>8}  {:>9}  {:>10}",
+        "level",
+        "bytes",
+        format!("vs {now}"),
+        unit,
+        format!("CPU vs {now}")
+    );
+    let bytes_of_now = c
+        .levels
+        .iter()
+        .find(|r| r.level == now)
+        .map_or(0, |r| r.bytes);
+    for r in &c.levels {
+        let mut tags = Vec::new();
+        if r.level == now {
+            tags.push("now");
         }
-        let _ = writeln!(s);
-        let _ = writeln!(s, "rule: {}.", self.rule.describe());
-        let _ = writeln!(s, "To pin them, in precompress.toml:");
-        for c in &self.codings {
-            if c.recommendation.change {
-                let _ = writeln!(s, "{}  # was {}", c.recommendation.toml, c.current);
-            } else {
-                let _ = writeln!(s, "{}", c.recommendation.toml);
-            }
+        if r.level == c.recommendation.level {
+            tags.push("pick");
         }
-        s
+        if r.level == c.smallest {
+            tags.push("smallest");
+        }
+        let line = format!(
+            "  {:>5}  {:>13}  {:>8}  {:>9.3}  {:>10}  {}",
+            r.level,
+            thousands(r.bytes),
+            signed_pct(r.bytes, bytes_of_now),
+            r.cpu_micros as f64 / per,
+            format!("{:.2}x", r.cpu_relative),
+            tags.join(", ")
+        );
+        let _ = writeln!(s, "{}", line.trim_end());
+    }
+    let _ = writeln!(
+        s,
+        "  pin: {}    ({})",
+        c.recommendation.toml, c.recommendation.why
+    );
+    for n in &c.recommendation.notes {
+        let _ = writeln!(s, "  note: {n}");
     }
 }
 
@@ -903,6 +957,33 @@ mod tests {
         assert_eq!(levels_to_measure(Codec::Brotli, 2)[..2], [2, 5]);
         assert_eq!(levels_to_measure(Codec::Zstd, 1)[0], 1);
         assert_eq!(levels_to_measure(Codec::Gzip, 9).len(), 7);
+    }
+
+    #[test]
+    fn jobs_run_costliest_first_and_keep_one_level_together() {
+        let tables: Vec<Table> = vec![(Codec::Brotli, 11, vec![10, 11]), (Codec::Gzip, 9, vec![9])];
+        let jobs = jobs(&tables, &[1, 3, 2]);
+        let got: Vec<(usize, i32, usize)> =
+            jobs.iter().map(|j| (j.table, j.level, j.file)).collect();
+        assert_eq!(
+            got,
+            [
+                (0, 11, 1),
+                (0, 11, 2),
+                (0, 11, 0),
+                (0, 10, 1),
+                (0, 10, 2),
+                (0, 10, 0),
+                (1, 9, 1),
+                (1, 9, 2),
+                (1, 9, 0)
+            ]
+        );
+        // Every job's result lands in its level's row, whatever the order they finish in.
+        let done = vec![(8, 5, 1), (0, 100, 7), (3, 90, 2), (6, 4, 1), (1, 50, 3)];
+        let t = totals(&tables, &jobs, done);
+        assert_eq!(t[0], rows(&[(10, 90, 2), (11, 150, 10)]));
+        assert_eq!(t[1], rows(&[(9, 9, 2)]));
     }
 
     fn rows(v: &[(i32, u64, u64)]) -> Vec<Measured> {

@@ -109,40 +109,99 @@ fn canonical(path: &Path) -> PathBuf {
 /// path through a symlink).
 pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
     let mut tree = Tree::default();
-    let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let ignore: Vec<PathBuf> = ignore.iter().map(|p| canonical(p)).collect();
+    let walk = Walk {
+        root,
+        follow_links,
+        canon_root: root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
+        ignore: ignore.iter().map(|p| canonical(p)).collect(),
+    };
     let mut all = Vec::new();
     let mut walker = walkdir::WalkDir::new(root)
         .follow_links(follow_links)
         .sort_by_file_name()
         .into_iter();
     while let Some(entry) = walker.next() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                let path = e
-                    .path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| root.to_path_buf());
-                let rel = rel_lossy(root, &path);
-                if e.loop_ancestor().is_some() {
-                    tree.passed.push((rel, Passed::SymlinkLoop));
-                } else if follow_links
-                    && path
-                        .symlink_metadata()
-                        .is_ok_and(|m| m.file_type().is_symlink())
-                    && !path.exists()
-                {
-                    tree.passed.push((rel, Passed::BrokenSymlink));
-                } else {
-                    let source = e
-                        .into_io_error()
-                        .unwrap_or_else(|| std::io::Error::other("walk failed"));
-                    tree.errors.push(Error::Walk { path, source });
+        let seen = match entry {
+            Ok(entry) => {
+                let seen = walk.entry(&entry);
+                if entry.file_type().is_dir() && !matches!(seen, Seen::Folder) {
+                    walker.skip_current_dir();
                 }
-                continue;
+                seen
             }
+            Err(e) => walk.error(e),
         };
+        match seen {
+            Seen::File(f) => all.push(f),
+            Seen::Passed(rel, why) => tree.passed.push((rel, why)),
+            Seen::Error(e) => tree.errors.push(e),
+            Seen::Ignored | Seen::Folder => {}
+        }
+    }
+    sort_found(&all, &mut tree);
+    tree
+}
+
+/// What [`walk`] goes by.
+struct Walk<'a> {
+    root: &'a Path,
+    follow_links: bool,
+    canon_root: PathBuf,
+    /// The paths never taken or walked into, canonical.
+    ignore: Vec<PathBuf>,
+}
+
+/// What the walk makes of one entry.
+enum Seen {
+    /// A regular file with a name a server can be asked for.
+    File(Found),
+    /// Passed over, with why (a folder with all it holds).
+    Passed(String, Passed),
+    /// Could not be read.
+    Error(Error),
+    /// Not the site's, and not reported (a folder with all it holds).
+    Ignored,
+    /// A folder to walk into.
+    Folder,
+}
+
+impl Walk<'_> {
+    /// An entry walkdir could not read: a loop or a broken link is passed
+    /// over, anything else is an error.
+    fn error(&self, e: walkdir::Error) -> Seen {
+        let path = e
+            .path()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.root.to_path_buf());
+        let rel = rel_lossy(self.root, &path);
+        if e.loop_ancestor().is_some() {
+            Seen::Passed(rel, Passed::SymlinkLoop)
+        } else if self.follow_links
+            && path
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+            && !path.exists()
+        {
+            Seen::Passed(rel, Passed::BrokenSymlink)
+        } else {
+            let source = e
+                .into_io_error()
+                .unwrap_or_else(|| std::io::Error::other("walk failed"));
+            Seen::Error(Error::Walk { path, source })
+        }
+    }
+
+    /// Whether `entry` is one of the paths to ignore. Names first:
+    /// canonicalizing every entry would cost a syscall each.
+    fn ignored(&self, entry: &walkdir::DirEntry) -> bool {
+        self.ignore
+            .iter()
+            .any(|i| i.file_name() == Some(entry.file_name()) && *i == canonical(entry.path()))
+    }
+
+    /// What `entry` is to the site, from its name and metadata alone.
+    fn entry(&self, entry: &walkdir::DirEntry) -> Seen {
+        let root = self.root;
         let ft = entry.file_type();
         let hidden = entry.depth() > 0 && {
             let name = entry.file_name().to_string_lossy();
@@ -151,73 +210,60 @@ pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
                 && !(name.starts_with(TMP_PREFIX) && name.ends_with(TMP_SUFFIX))
         };
         if ft.is_dir() {
-            if hidden {
+            return if hidden {
                 // `.git`, `.cache`: not the site, and never served.
-                walker.skip_current_dir();
-                tree.passed
-                    .push((rel_lossy(root, entry.path()), Passed::DotFile));
-            } else if entry.depth() > 0
-                && ignore.iter().any(|i| {
-                    i.file_name() == Some(entry.file_name()) && *i == canonical(entry.path())
-                })
-            {
+                Seen::Passed(rel_lossy(root, entry.path()), Passed::DotFile)
+            } else if entry.depth() > 0 && self.ignored(entry) {
                 // A `--cache-dir` inside DIR: precompress's, not the site's.
-                walker.skip_current_dir();
-            }
-            continue;
+                Seen::Ignored
+            } else {
+                Seen::Folder
+            };
         }
         if hidden {
-            tree.passed
-                .push((rel_lossy(root, entry.path()), Passed::DotFile));
-            continue;
+            return Seen::Passed(rel_lossy(root, entry.path()), Passed::DotFile);
         }
         let Ok(rel_path) = entry.path().strip_prefix(root) else {
-            continue;
+            return Seen::Ignored;
         };
         let Some(rel) = rel_path
             .to_str()
             .map(|s| s.replace(std::path::MAIN_SEPARATOR, "/"))
         else {
-            tree.passed
-                .push((rel_lossy(root, entry.path()), Passed::NameNotUtf8));
-            continue;
+            return Seen::Passed(rel_lossy(root, entry.path()), Passed::NameNotUtf8);
         };
         if ft.is_symlink() {
             // Only reached without --follow-links (walkdir resolves them otherwise).
-            tree.passed.push((rel, Passed::Symlink));
-            continue;
+            return Seen::Passed(rel, Passed::Symlink);
         }
         if !ft.is_file() {
-            tree.passed.push((rel, Passed::NotRegular));
-            continue;
+            return Seen::Passed(rel, Passed::NotRegular);
         }
-        if follow_links {
+        if self.follow_links {
             // The variant goes beside the path we were given: its folder must be inside DIR.
             let parent = entry.path().parent().and_then(|p| p.canonicalize().ok());
-            if !parent.is_some_and(|p| p.starts_with(&canon_root)) {
-                tree.passed.push((rel, Passed::OutsideRoot));
-                continue;
+            if !parent.is_some_and(|p| p.starts_with(&self.canon_root)) {
+                return Seen::Passed(rel, Passed::OutsideRoot);
             }
         }
-        // Names first: canonicalizing every entry would cost a syscall each.
-        if ignore
-            .iter()
-            .any(|i| i.file_name() == Some(entry.file_name()) && *i == canonical(entry.path()))
-        {
-            continue;
+        if self.ignored(entry) {
+            return Seen::Ignored;
         }
         if crate::serve::path::check_relative(&rel).is_err() {
-            tree.passed.push((rel, Passed::NameNotServable));
-            continue;
+            return Seen::Passed(rel, Passed::NameNotServable);
         }
-        all.push(Found {
+        Seen::File(Found {
             rel,
             path: entry.path().to_path_buf(),
-        });
+        })
     }
+}
+
+/// Sorts the files found into `tree`: our temporary files, variants and
+/// deltas (whose source is among `all`), and the rest, the sources.
+fn sort_found(all: &[Found], tree: &mut Tree) {
     let names: BTreeSet<&str> = all.iter().map(|f| f.rel.as_str()).collect();
-    let mut files = Vec::new();
-    for f in &all {
+    for f in all {
         let base = f.rel.rsplit('/').next().unwrap_or(&f.rel);
         if base.starts_with(TMP_PREFIX) && base.ends_with(TMP_SUFFIX) {
             tree.temps.push(f.clone());
@@ -226,11 +272,9 @@ pub fn walk(root: &Path, follow_links: bool, ignore: &[PathBuf]) -> Tree {
         } else if delta_source(&f.rel).is_some_and(|(src, _)| names.contains(src)) {
             tree.deltas.push(f.clone());
         } else {
-            files.push(f.clone());
+            tree.files.push(f.clone());
         }
     }
-    tree.files = files;
-    tree
 }
 
 fn rel_lossy(root: &Path, path: &Path) -> String {

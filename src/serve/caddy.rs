@@ -50,7 +50,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::dictionary::{available_dictionary, delta_path, hex};
-use crate::serve::{config_assets, Coding, Index};
+use crate::serve::{config_assets, Coding, Entry, Index};
 
 /// The name of the generated snippet.
 pub const SNIPPET: &str = "precompress_deltas";
@@ -116,47 +116,48 @@ pub struct CaddySnippet {
 /// `Content-Type`, each only when it is sent.
 type PathOutputs = [Option<String>; 3];
 
+/// What the snippet's three maps hold, gathered from the manifest.
+#[derive(Debug, Default)]
+struct Maps {
+    /// `Available-Dictionary` -> the hex of its hash.
+    hexes: BTreeMap<String, String>,
+    /// `{path}.hex` -> itself, for each (asset, dictionary) with a delta.
+    deltas: BTreeMap<String, String>,
+    /// `{path}` -> its headers.
+    paths: BTreeMap<String, PathOutputs>,
+}
+
 /// The snippet for the deltas and dictionaries of `index`, served at the
 /// origin's root, with how to use it in a comment on top.
 pub fn render(index: &Index) -> CaddySnippet {
     let mut skipped = Vec::new();
-    // Available-Dictionary -> hex, `{path}.hex` -> itself, `{path}` -> headers.
-    let mut hexes: BTreeMap<String, String> = BTreeMap::new();
-    let mut deltas: BTreeMap<String, String> = BTreeMap::new();
-    let mut paths: BTreeMap<String, PathOutputs> = BTreeMap::new();
+    let maps = gather(index, &mut skipped);
+    let mut out = String::new();
+    write_usage(&mut out, &skipped);
+    write_snippet(&mut out, &maps);
+    CaddySnippet {
+        config: out,
+        skipped,
+    }
+}
 
-    for a in config_assets(index, unwritable, &mut skipped) {
+/// The maps' entries for every asset that can be written, and in `skipped`
+/// what is left out and why.
+fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
+    let mut maps = Maps::default();
+    for a in config_assets(index, unwritable, skipped) {
         let (k, entry, uri) = (a.key, a.entry, a.uri);
         let use_as = a.use_as.map(str::to_string);
-        let mut dicts: BTreeSet<[u8; 32]> = BTreeSet::new();
-        if !entry.deltas.is_empty() {
-            if uri.contains('?') {
-                // `rewrite` takes a `?` in the file's name for the start of a query.
-                skipped.push(format!(
-                    "{k}: deltas: Caddy's rewrite reads \"?\" as the start of a query"
-                ));
-            } else if let Some(why) = unwritable(&entry.content_type) {
-                skipped.push(format!("{k}: content type {:?}: {why}", entry.content_type));
-            } else {
-                for (hash, rep) in &entry.deltas {
-                    let Some(Coding::Delta(coding)) = rep.coding else {
-                        continue;
-                    };
-                    // `try_files` looks for this form of name only.
-                    let want = delta_path(k, hash, coding);
-                    if rep.path != want {
-                        skipped.push(format!("{}: not named {want}", rep.path));
-                        continue;
-                    }
-                    dicts.insert(*hash);
-                }
-            }
-        }
+        let dicts = if entry.deltas.is_empty() {
+            BTreeSet::new()
+        } else {
+            delta_dictionaries(k, entry, &uri, skipped)
+        };
         for hash in &dicts {
             let h = hex(hash);
-            hexes.insert(available_dictionary(hash), h.clone());
+            maps.hexes.insert(available_dictionary(hash), h.clone());
             let prefix = format!("{uri}.{h}");
-            deltas.insert(prefix.clone(), prefix);
+            maps.deltas.insert(prefix.clone(), prefix);
         }
         let has_deltas = !dicts.is_empty();
         let outputs = [
@@ -165,11 +166,47 @@ pub fn render(index: &Index) -> CaddySnippet {
             has_deltas.then(|| entry.content_type.clone()),
         ];
         if outputs.iter().any(Option::is_some) {
-            paths.insert(uri, outputs);
+            maps.paths.insert(uri, outputs);
         }
     }
+    maps
+}
 
-    let mut out = String::new();
+/// The dictionaries of the deltas of asset `k` (served at `uri`) that the
+/// snippet can send; in `skipped`, the deltas it cannot and why.
+fn delta_dictionaries(
+    k: &str,
+    entry: &Entry,
+    uri: &str,
+    skipped: &mut Vec<String>,
+) -> BTreeSet<[u8; 32]> {
+    let mut dicts = BTreeSet::new();
+    if uri.contains('?') {
+        // `rewrite` takes a `?` in the file's name for the start of a query.
+        skipped.push(format!(
+            "{k}: deltas: Caddy's rewrite reads \"?\" as the start of a query"
+        ));
+    } else if let Some(why) = unwritable(&entry.content_type) {
+        skipped.push(format!("{k}: content type {:?}: {why}", entry.content_type));
+    } else {
+        for (hash, rep) in &entry.deltas {
+            let Some(Coding::Delta(coding)) = rep.coding else {
+                continue;
+            };
+            // `try_files` looks for this form of name only.
+            let want = delta_path(k, hash, coding);
+            if rep.path != want {
+                skipped.push(format!("{}: not named {want}", rep.path));
+                continue;
+            }
+            dicts.insert(*hash);
+        }
+    }
+    dicts
+}
+
+/// The comment on top: how to import the snippet, and what was left out.
+fn write_usage(out: &mut String, skipped: &[String]) {
     let _ = writeln!(
         out,
         "# RFC 9842 deltas for Caddy 2.6, by precompress {} (`precompress caddy-map`).",
@@ -198,16 +235,20 @@ pub fn render(index: &Index) -> CaddySnippet {
          #\n\
          # Regenerate and reload on every deploy.\n",
     );
-    for s in &skipped {
+    for s in skipped {
         let _ = writeln!(out, "# skipped: {s}");
     }
+}
+
+/// The snippet itself: the three maps, then [`ROUTES`].
+fn write_snippet(out: &mut String, maps: &Maps) {
     let _ = writeln!(out, "\n({SNIPPET}) {{");
     out.push_str(
         "\t# The hex of the SHA-256 the client holds, for every dictionary with a\n\
          \t# delta (byte for byte: base64 is case-sensitive).\n\
          \tmap {header.Available-Dictionary} {pc_hex} {\n",
     );
-    for (dict, h) in &hexes {
+    for (dict, h) in &maps.hexes {
         let _ = writeln!(out, "\t\t{} {h}", quote(dict).expect("base64 is plain"));
     }
     out.push_str("\t\tdefault none\n\t}\n\n");
@@ -215,7 +256,7 @@ pub fn render(index: &Index) -> CaddySnippet {
         "\t# The asset's delta against that dictionary, without its coding.\n\
          \tmap {path}.{pc_hex} {pc_delta} {\n",
     );
-    for (key, prefix) in &deltas {
+    for (key, prefix) in &maps.deltas {
         let (k, p) = (quote(key), quote(prefix));
         let _ = writeln!(out, "\t\t{} {}", k.expect("checked"), p.expect("checked"));
     }
@@ -225,7 +266,7 @@ pub fn render(index: &Index) -> CaddySnippet {
          \t# every response of a dictionary, and the Content-Type of a delta.\n\
          \tmap {path} {pc_vary} {pc_use_as_dictionary} {pc_type} {\n",
     );
-    for (uri, outputs) in &paths {
+    for (uri, outputs) in &maps.paths {
         let _ = write!(out, "\t\t{}", quote(uri).expect("checked"));
         for o in outputs {
             let _ = match o {
@@ -238,10 +279,6 @@ pub fn render(index: &Index) -> CaddySnippet {
     out.push_str("\t\tdefault - - -\n\t}\n\n");
     out.push_str(ROUTES);
     out.push_str("}\n");
-    CaddySnippet {
-        config: out,
-        skipped,
-    }
 }
 
 /// Why `s` cannot be written as a map key or output, if it cannot: Caddy

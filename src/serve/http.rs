@@ -28,6 +28,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
+use std::ops::ControlFlow::{self, Break, Continue};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, RwLock};
@@ -74,6 +75,10 @@ pub enum ServeError {
 }
 
 type ResBody = BoxBody<Bytes, io::Error>;
+
+/// What a stage of answering a request gives: a value to go on with, or the
+/// response to send at once.
+type Step<T> = ControlFlow<Response<ResBody>, T>;
 
 struct Site {
     /// Canonical, so `resolve` can compare prefixes.
@@ -405,18 +410,49 @@ async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
             return r;
         }
     };
+    let Target { key, resolved } = match target(site, req) {
+        Continue(t) => t,
+        Break(r) => return r,
+    };
+    let planned = match negotiated(site, req.headers(), &key, resolved) {
+        Continue(p) => p,
+        Break(r) => return r,
+    };
+    let (file, headers, identity) = match planned {
+        Some(p) => p,
+        None => match plain(site, &key).await {
+            Ok(p) => p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return text(StatusCode::NOT_FOUND),
+            Err(e) => {
+                eprintln!("precompress serve: error: {key}: {e}");
+                return text(StatusCode::INTERNAL_SERVER_ERROR);
+            }
+        },
+    };
+    send(req, head, file, headers, identity).await
+}
+
+/// The file a request names.
+struct Target {
+    /// Its key in the manifest (a folder's is its `index.html`).
+    key: String,
+    /// Its canonical path, when the request named the file itself.
+    resolved: Option<PathBuf>,
+}
+
+/// Which file the request's path names, or the response when it names none
+/// that is served: 400, 404, or the redirect that adds a folder's slash.
+fn target<B>(site: &Site, req: &Request<B>) -> Step<Target> {
     let raw_path = req.uri().path();
     let rp = match parse_request_path(raw_path) {
         Ok(p) => p,
-        Err(PathError::Hidden) => return text(StatusCode::NOT_FOUND),
-        Err(_) => return text(StatusCode::BAD_REQUEST),
+        Err(PathError::Hidden) => return Break(text(StatusCode::NOT_FOUND)),
+        Err(_) => return Break(text(StatusCode::BAD_REQUEST)),
     };
     let Some(found) = resolve(&site.root, &rp.key) else {
-        return text(StatusCode::NOT_FOUND);
+        return Break(text(StatusCode::NOT_FOUND));
     };
-    let mut key = rp.key;
-    // The canonical path of `key`'s file, once it is known to be one.
-    let mut resolved = None;
+    let key = rp.key;
     // One stat for both questions.
     let kind = std::fs::metadata(&found).map(|m| m.file_type()).ok();
     if kind.is_some_and(|k| k.is_dir()) {
@@ -431,41 +467,60 @@ async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
             if let Ok(v) = HeaderValue::from_str(&location) {
                 r.headers_mut().insert(header::LOCATION, v);
             }
-            return r;
+            return Break(r);
         }
-        key = if key.is_empty() {
+        let key = if key.is_empty() {
             "index.html".into()
         } else {
             format!("{key}/index.html")
         };
         // No listings: a folder without index.html is a 404.
         if resolve(&site.root, &key).is_none_or(|p| !p.is_file()) {
-            return text(StatusCode::NOT_FOUND);
+            return Break(text(StatusCode::NOT_FOUND));
         }
+        Continue(Target {
+            key,
+            resolved: None,
+        })
     } else if rp.trailing_slash
         || !kind.is_some_and(|k| k.is_file())
         || internal(site, &key, &found)
     {
-        return text(StatusCode::NOT_FOUND);
+        Break(text(StatusCode::NOT_FOUND))
     } else {
-        resolved = Some(found);
+        Continue(Target {
+            key,
+            resolved: Some(found),
+        })
     }
+}
 
+/// The representation the manifest picks for `key` (whose file is `resolved`
+/// when the request named it), opened and checked, with its headers and
+/// whether it is identity; `None` when the manifest does not list it or what
+/// it picks is stale (sent uncompressed instead); the 406 when the client
+/// accepts nothing it has.
+fn negotiated(
+    site: &Site,
+    h: &HeaderMap,
+    key: &str,
+    resolved: Option<PathBuf>,
+) -> Step<Option<(std::fs::File, Headers, bool)>> {
     let loaded = site.current();
-    let accept = accept_encoding(req.headers());
-    let dictionary = single_value(req.headers(), "available-dictionary");
-    let planned = match loaded
+    let accept = accept_encoding(h);
+    let dictionary = single_value(h, "available-dictionary");
+    match loaded
         .index
-        .select_with_dictionary(&key, accept.as_deref(), dictionary)
+        .select_with_dictionary(key, accept.as_deref(), dictionary)
     {
         Selection::Found(sel) => {
             let r = sel.representation;
             // Identity is the source itself: open_checked makes the same check.
             let source_ok = match r.coding {
                 None => Ok(()),
-                Some(_) => unchanged(site, &loaded, &key),
+                Some(_) => unchanged(site, &loaded, key),
             };
-            // Identity is the file resolved above: not resolved again.
+            // Identity is the file `target` resolved: not resolved again.
             let path = match (r.coding, resolved) {
                 (None, Some(p)) => Ok(p),
                 _ => {
@@ -476,35 +531,23 @@ async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
                 .and(path)
                 .and_then(|p| open_checked(&loaded, &p, &r.path, r.size));
             match checked {
-                Ok(file) => Some((file, sel.headers, r.coding.is_none())),
+                Ok(file) => Continue(Some((file, sel.headers, r.coding.is_none()))),
                 Err(why) => {
                     eprintln!(
                         "precompress serve: warning: {}: {why}; sending {key} uncompressed",
                         r.path
                     );
-                    None
+                    Continue(None)
                 }
             }
         }
         Selection::NotAcceptable { headers } => {
             let mut r = text(StatusCode::NOT_ACCEPTABLE);
             set_headers(r.headers_mut(), &headers);
-            return r;
+            Break(r)
         }
-        Selection::NotInManifest => None,
-    };
-    let (file, headers, identity) = match planned {
-        Some(p) => p,
-        None => match plain(site, &key).await {
-            Ok(p) => p,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return text(StatusCode::NOT_FOUND),
-            Err(e) => {
-                eprintln!("precompress serve: error: {key}: {e}");
-                return text(StatusCode::INTERNAL_SERVER_ERROR);
-            }
-        },
-    };
-    send(req, head, file, headers, identity).await
+        Selection::NotInManifest => Continue(None),
+    }
 }
 
 /// `Accept-Encoding`, repeated fields joined; `None` when absent.
@@ -599,7 +642,7 @@ async fn plain(site: &Site, key: &str) -> io::Result<(std::fs::File, Headers, bo
 async fn send<B>(
     req: &Request<B>,
     head: bool,
-    mut file: std::fs::File,
+    file: std::fs::File,
     headers: Headers,
     identity: bool,
 ) -> Response<ResBody> {
@@ -615,12 +658,52 @@ async fn send<B>(
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
 
-    if precondition_failed(req.headers(), &etag, last_modified) {
-        let mut r = text(StatusCode::PRECONDITION_FAILED);
-        set_headers(r.headers_mut(), &[("ETag", etag.clone())].into());
+    if let Some(r) = conditional(req.headers(), &headers, &etag, last_modified) {
         return r;
     }
-    if not_modified(req.headers(), &etag, last_modified) {
+    // Ranges only on identity: a byte range of one compressed variant is useless
+    // to a client that negotiated another, and nginx does the same.
+    let ranged = identity && !head && range_applies(req.headers(), &etag, last_modified);
+    let span = match span(req.headers(), ranged, len) {
+        Continue(s) => s,
+        Break(r) => return r,
+    };
+    let body = match body(file, head, span.start, span.count) {
+        Continue(b) => b,
+        Break(r) => return r,
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = span.status;
+    set_headers(r.headers_mut(), &headers);
+    if identity {
+        r.headers_mut()
+            .insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    }
+    if let Some(cr) = span.content_range {
+        r.headers_mut().insert(
+            header::CONTENT_RANGE,
+            HeaderValue::from_str(&cr).expect("ascii"),
+        );
+        r.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(span.count));
+    }
+    r
+}
+
+/// The answer to a conditional request that does not get the body: 412 when
+/// a precondition fails, else 304 when the client's copy is current.
+fn conditional(
+    h: &HeaderMap,
+    headers: &Headers,
+    etag: &str,
+    last_modified: Option<SystemTime>,
+) -> Option<Response<ResBody>> {
+    if precondition_failed(h, etag, last_modified) {
+        let mut r = text(StatusCode::PRECONDITION_FAILED);
+        set_headers(r.headers_mut(), &[("ETag", etag.to_string())].into());
+        return Some(r);
+    }
+    if not_modified(h, etag, last_modified) {
         let mut r = Response::new(empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
         let keep = ["ETag", "Last-Modified", "Cache-Control", "Vary"];
@@ -630,87 +713,94 @@ async fn send<B>(
             .cloned()
             .collect();
         set_headers(r.headers_mut(), &kept);
-        return r;
+        return Some(r);
     }
+    None
+}
 
-    // Ranges only on identity: a byte range of one compressed variant is useless
-    // to a client that negotiated another, and nginx does the same.
-    let mut status = StatusCode::OK;
-    let mut start = 0;
-    let mut count = len;
-    let mut content_range = None;
-    if identity && !head && range_applies(req.headers(), &etag, last_modified) {
-        match req
-            .headers()
-            .get(header::RANGE)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| parse_range(v, len))
-        {
-            Some(RangeSpec::Satisfiable(a, b)) => {
-                status = StatusCode::PARTIAL_CONTENT;
-                start = a;
-                count = b - a + 1;
-                content_range = Some(format!("bytes {a}-{b}/{len}"));
-            }
-            Some(RangeSpec::Unsatisfiable) => {
-                let mut r = text(StatusCode::RANGE_NOT_SATISFIABLE);
-                r.headers_mut().insert(
-                    header::CONTENT_RANGE,
-                    HeaderValue::from_str(&format!("bytes */{len}")).expect("ascii"),
-                );
-                return r;
-            }
-            Some(RangeSpec::Ignore) | None => {}
+/// What part of a file of `len` bytes a response sends.
+struct Span {
+    status: StatusCode,
+    /// The first byte sent.
+    start: u64,
+    /// How many bytes are sent.
+    count: u64,
+    /// `Content-Range`, for a 206.
+    content_range: Option<String>,
+}
+
+/// The whole file, or with `ranged` (a `Range` may apply) the range the
+/// request asks for; the 416 when it asks for none the file has.
+fn span(h: &HeaderMap, ranged: bool, len: u64) -> Step<Span> {
+    let whole = Span {
+        status: StatusCode::OK,
+        start: 0,
+        count: len,
+        content_range: None,
+    };
+    if !ranged {
+        return Continue(whole);
+    }
+    match h
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| parse_range(v, len))
+    {
+        Some(RangeSpec::Satisfiable(a, b)) => Continue(Span {
+            status: StatusCode::PARTIAL_CONTENT,
+            start: a,
+            count: b - a + 1,
+            content_range: Some(format!("bytes {a}-{b}/{len}")),
+        }),
+        Some(RangeSpec::Unsatisfiable) => {
+            let mut r = text(StatusCode::RANGE_NOT_SATISFIABLE);
+            r.headers_mut().insert(
+                header::CONTENT_RANGE,
+                HeaderValue::from_str(&format!("bytes */{len}")).expect("ascii"),
+            );
+            Break(r)
+        }
+        Some(RangeSpec::Ignore) | None => Continue(whole),
+    }
+}
+
+/// `count` bytes of `file` from `start` (none for HEAD): read at once when
+/// small, else streamed; a 500 when the file cannot be read as far as it was.
+fn body(mut file: std::fs::File, head: bool, start: u64, count: u64) -> Step<ResBody> {
+    if head || count == 0 {
+        return Continue(empty());
+    }
+    use std::io::{Read, Seek};
+    if start > 0 {
+        if let Err(e) = file.seek(io::SeekFrom::Start(start)) {
+            eprintln!("precompress serve: error: seek: {e}");
+            return Break(text(StatusCode::INTERNAL_SERVER_ERROR));
         }
     }
-
-    let body = if head || count == 0 {
-        empty()
-    } else {
-        use std::io::{Read, Seek};
-        if start > 0 {
-            if let Err(e) = file.seek(io::SeekFrom::Start(start)) {
-                eprintln!("precompress serve: error: seek: {e}");
-                return text(StatusCode::INTERNAL_SERVER_ERROR);
-            }
+    if count <= INLINE_MAX {
+        // Read at once and sent with the headers: no trip through tokio's
+        // blocking pool per 64 KiB, and one write for a small response.
+        let mut buf = vec![0; count as usize];
+        if let Err(e) = file.read_exact(&mut buf) {
+            // The file shrank after its length was checked: fail, never short.
+            eprintln!("precompress serve: error: read: {e}");
+            return Break(text(StatusCode::INTERNAL_SERVER_ERROR));
         }
-        if count <= INLINE_MAX {
-            // Read at once and sent with the headers: no trip through tokio's
-            // blocking pool per 64 KiB, and one write for a small response.
-            let mut buf = vec![0; count as usize];
-            if let Err(e) = file.read_exact(&mut buf) {
-                // The file shrank after its length was checked: fail, never short.
-                eprintln!("precompress serve: error: read: {e}");
-                return text(StatusCode::INTERNAL_SERVER_ERROR);
-            }
+        Continue(
             Full::new(Bytes::from(buf))
                 .map_err(|never| match never {})
-                .boxed()
-        } else {
+                .boxed(),
+        )
+    } else {
+        Continue(
             FileBody {
                 file: tokio::fs::File::from_std(file),
                 remaining: count,
                 buf: Vec::new(),
             }
-            .boxed()
-        }
-    };
-    let mut r = Response::new(body);
-    *r.status_mut() = status;
-    set_headers(r.headers_mut(), &headers);
-    if identity {
-        r.headers_mut()
-            .insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+            .boxed(),
+        )
     }
-    if let Some(cr) = content_range {
-        r.headers_mut().insert(
-            header::CONTENT_RANGE,
-            HeaderValue::from_str(&cr).expect("ascii"),
-        );
-        r.headers_mut()
-            .insert(header::CONTENT_LENGTH, HeaderValue::from(count));
-    }
-    r
 }
 
 /// RFC 9110 §13.1.2 and §13.1.3: `If-None-Match` (weak comparison) wins over

@@ -55,7 +55,7 @@ use std::time::SystemTime;
 use crate::coding::{Codec, DeltaCoding};
 use crate::dictionary::parse_available_dictionary;
 use crate::error::{Error, Result};
-use crate::manifest::Manifest;
+use crate::manifest::{Asset, Delta, Manifest, Variant};
 
 pub use negotiate::AcceptEncoding;
 
@@ -207,104 +207,7 @@ impl Index {
         };
         let mut assets = HashMap::with_capacity(m.files.len());
         for (key, asset) in m.files {
-            path::check_relative(&key).map_err(|e| bad(format!("file {key:?}: {e}")))?;
-            if !is_header_value(&asset.content_type) {
-                return Err(bad(format!(
-                    "file {key:?}: content_type is not a header value"
-                )));
-            }
-            if !is_strong_etag(&asset.etag) {
-                return Err(bad(format!(
-                    "file {key:?}: etag is not a strong entity-tag"
-                )));
-            }
-            let mut variants: Vec<Representation> = Vec::with_capacity(asset.encodings.len());
-            for v in asset.encodings {
-                let codec = Codec::parse(&v.coding)
-                    .filter(|c| c.token() == v.coding)
-                    .ok_or_else(|| bad(format!("file {key:?}: unknown coding {:?}", v.coding)))?;
-                if variants
-                    .iter()
-                    .any(|r| r.coding == Some(Coding::Variant(codec)))
-                {
-                    return Err(bad(format!(
-                        "file {key:?}: coding {} listed twice",
-                        v.coding
-                    )));
-                }
-                path::check_relative(&v.path)
-                    .map_err(|e| bad(format!("file {key:?}: variant path {:?}: {e}", v.path)))?;
-                if !is_strong_etag(&v.etag) {
-                    return Err(bad(format!(
-                        "file {key:?}: {} etag is not a strong entity-tag",
-                        v.coding
-                    )));
-                }
-                variants.push(Representation {
-                    coding: Some(Coding::Variant(codec)),
-                    path: v.path,
-                    size: v.size,
-                    etag: v.etag,
-                });
-            }
-            variants.sort_by_key(|r| r.size);
-            let mut deltas: Vec<([u8; 32], Representation)> =
-                Vec::with_capacity(asset.deltas.len());
-            for d in asset.deltas {
-                let what = format!("file {key:?}: {} delta {:?}", d.coding, d.path);
-                let coding = DeltaCoding::parse(&d.coding).ok_or_else(|| {
-                    bad(format!("file {key:?}: unknown delta coding {:?}", d.coding))
-                })?;
-                let dict = parse_available_dictionary(&d.dictionary).ok_or_else(|| {
-                    bad(format!(
-                        "{what}: dictionary is not a base64 SHA-256 between colons"
-                    ))
-                })?;
-                path::check_relative(&d.path).map_err(|e| bad(format!("{what}: {e}")))?;
-                if !is_strong_etag(&d.etag) {
-                    return Err(bad(format!("{what}: etag is not a strong entity-tag")));
-                }
-                let coding = Some(Coding::Delta(coding));
-                if deltas.iter().any(|(h, r)| *h == dict && r.coding == coding) {
-                    return Err(bad(format!("{what}: listed twice")));
-                }
-                deltas.push((
-                    dict,
-                    Representation {
-                        coding,
-                        path: d.path,
-                        size: d.size,
-                        etag: d.etag,
-                    },
-                ));
-            }
-            deltas.sort_by_key(|(_, r)| r.size);
-            if let Some(u) = &asset.use_as_dictionary {
-                if !is_header_value(u) {
-                    return Err(bad(format!(
-                        "file {key:?}: use_as_dictionary is not a header value"
-                    )));
-                }
-            }
-            let cache_control = if is_fingerprinted(&key) {
-                CACHE_IMMUTABLE
-            } else {
-                CACHE_REVALIDATE
-            };
-            let entry = Entry {
-                content_type: asset.content_type,
-                identity: Representation {
-                    coding: None,
-                    path: key.clone(),
-                    size: asset.size,
-                    etag: asset.etag,
-                },
-                variants,
-                deltas,
-                use_as_dictionary: asset.use_as_dictionary,
-                last_modified: None,
-                cache_control,
-            };
+            let entry = entry_of(&key, asset).map_err(bad)?;
             assets.insert(key, entry);
         }
         Ok(Index { assets })
@@ -474,6 +377,115 @@ pub(crate) fn config_assets<'a>(
         });
     }
     out
+}
+
+/// The checked entry of the asset at `key`, or what is wrong with it.
+fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
+    path::check_relative(key).map_err(|e| format!("file {key:?}: {e}"))?;
+    if !is_header_value(&asset.content_type) {
+        return Err(format!("file {key:?}: content_type is not a header value"));
+    }
+    if !is_strong_etag(&asset.etag) {
+        return Err(format!("file {key:?}: etag is not a strong entity-tag"));
+    }
+    let variants = variants_of(key, asset.encodings)?;
+    let deltas = deltas_of(key, asset.deltas)?;
+    if let Some(u) = &asset.use_as_dictionary {
+        if !is_header_value(u) {
+            return Err(format!(
+                "file {key:?}: use_as_dictionary is not a header value"
+            ));
+        }
+    }
+    let cache_control = if is_fingerprinted(key) {
+        CACHE_IMMUTABLE
+    } else {
+        CACHE_REVALIDATE
+    };
+    Ok(Entry {
+        content_type: asset.content_type,
+        identity: Representation {
+            coding: None,
+            path: key.to_string(),
+            size: asset.size,
+            etag: asset.etag,
+        },
+        variants,
+        deltas,
+        use_as_dictionary: asset.use_as_dictionary,
+        last_modified: None,
+        cache_control,
+    })
+}
+
+/// The checked variants of the asset at `key`, smallest first.
+fn variants_of(
+    key: &str,
+    encodings: Vec<Variant>,
+) -> std::result::Result<Vec<Representation>, String> {
+    let mut variants: Vec<Representation> = Vec::with_capacity(encodings.len());
+    for v in encodings {
+        let codec = Codec::parse(&v.coding)
+            .filter(|c| c.token() == v.coding)
+            .ok_or_else(|| format!("file {key:?}: unknown coding {:?}", v.coding))?;
+        if variants
+            .iter()
+            .any(|r| r.coding == Some(Coding::Variant(codec)))
+        {
+            return Err(format!("file {key:?}: coding {} listed twice", v.coding));
+        }
+        path::check_relative(&v.path)
+            .map_err(|e| format!("file {key:?}: variant path {:?}: {e}", v.path))?;
+        if !is_strong_etag(&v.etag) {
+            return Err(format!(
+                "file {key:?}: {} etag is not a strong entity-tag",
+                v.coding
+            ));
+        }
+        variants.push(Representation {
+            coding: Some(Coding::Variant(codec)),
+            path: v.path,
+            size: v.size,
+            etag: v.etag,
+        });
+    }
+    variants.sort_by_key(|r| r.size);
+    Ok(variants)
+}
+
+/// The checked deltas of the asset at `key`, each with the SHA-256 of its
+/// dictionary, smallest first.
+fn deltas_of(
+    key: &str,
+    listed: Vec<Delta>,
+) -> std::result::Result<Vec<([u8; 32], Representation)>, String> {
+    let mut deltas: Vec<([u8; 32], Representation)> = Vec::with_capacity(listed.len());
+    for d in listed {
+        let what = format!("file {key:?}: {} delta {:?}", d.coding, d.path);
+        let coding = DeltaCoding::parse(&d.coding)
+            .ok_or_else(|| format!("file {key:?}: unknown delta coding {:?}", d.coding))?;
+        let dict = parse_available_dictionary(&d.dictionary)
+            .ok_or_else(|| format!("{what}: dictionary is not a base64 SHA-256 between colons"))?;
+        path::check_relative(&d.path).map_err(|e| format!("{what}: {e}"))?;
+        if !is_strong_etag(&d.etag) {
+            return Err(format!("{what}: etag is not a strong entity-tag"));
+        }
+        let coding = Some(Coding::Delta(coding));
+        if deltas.iter().any(|(h, r)| *h == dict && r.coding == coding) {
+            return Err(format!("{what}: listed twice"));
+        }
+        deltas.push((
+            dict,
+            Representation {
+                coding,
+                path: d.path,
+                size: d.size,
+                etag: d.etag,
+            },
+        ));
+    }
+    deltas.sort_by_key(|(_, r)| r.size);
+    Ok(deltas)
 }
 
 /// Printable ASCII and tabs: safe to put in a header (no CR, LF or NUL).

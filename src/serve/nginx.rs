@@ -53,7 +53,7 @@ use std::fmt::Write as _;
 
 use crate::coding::DeltaCoding;
 use crate::dictionary::{available_dictionary, delta_path};
-use crate::serve::{config_assets, Coding, Index, Representation};
+use crate::serve::{config_assets, Coding, ConfigAsset, Index, Representation};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
 pub const LOCATION_LINES: &str = r#"if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }
@@ -151,48 +151,87 @@ fn accepts(token: &str) -> String {
 /// origin's root, and the lines for the location in a comment on top.
 pub fn render(index: &Index) -> NginxMaps {
     let mut skipped = Vec::new();
-    let mut key = Map::new(
-        "The smaller delta this client accepts for its dictionary, and the exact key (nginx ignores case here).",
-        &quote(LOOKUP),
-        "pc_delta_key",
-    );
-    let mut vary = Map::new(
-        "Every response of an asset with deltas varies on both fields.",
-        "$uri",
-        "pc_vary",
-    );
-    let mut dictionary = Map::new(
-        "Every response of a dictionary says so.",
-        "$uri",
-        "pc_use_as_dictionary",
-    );
-    let mut content_type = Map::new("A delta has its asset's type.", "$uri", "pc_content_type");
-    let mut content_encoding = Map::new("A delta's coding.", "$uri", "pc_content_encoding");
-
+    let mut maps = Maps::new();
     for a in config_assets(index, unwritable, &mut skipped) {
-        let (k, entry, uri, use_as) = (a.key, a.entry, a.uri, a.use_as);
-        // By dictionary, smallest first (the index keeps deltas sorted by size).
-        let mut by_dict: BTreeMap<[u8; 32], Vec<(DeltaCoding, &Representation)>> = BTreeMap::new();
-        for (hash, rep) in &entry.deltas {
-            let Some(Coding::Delta(coding)) = rep.coding else {
-                continue;
-            };
-            // The nested location matches only this form of name.
-            if rep.path != delta_path(k, hash, coding) {
-                skipped.push(format!(
-                    "{}: not named {}",
-                    rep.path,
-                    delta_path(k, hash, coding)
-                ));
-                continue;
-            }
-            by_dict.entry(*hash).or_default().push((coding, rep));
+        let by_dict = deltas_by_dictionary(&a, &mut skipped);
+        maps.add(&a, &by_dict);
+    }
+    let mut out = String::new();
+    write_usage(&mut out, &skipped);
+    write_maps(&mut out, maps.all());
+    NginxMaps {
+        config: out,
+        skipped,
+    }
+}
+
+/// An asset's deltas by the SHA-256 of their dictionary.
+type ByDictionary<'a> = BTreeMap<[u8; 32], Vec<(DeltaCoding, &'a Representation)>>;
+
+/// One asset's deltas that the maps can send, by dictionary, smallest first
+/// (the index keeps deltas sorted by size); in `skipped`, those they cannot
+/// and why.
+fn deltas_by_dictionary<'a>(a: &ConfigAsset<'a>, skipped: &mut Vec<String>) -> ByDictionary<'a> {
+    let (k, entry) = (a.key, a.entry);
+    let mut by_dict = ByDictionary::new();
+    for (hash, rep) in &entry.deltas {
+        let Some(Coding::Delta(coding)) = rep.coding else {
+            continue;
+        };
+        // The nested location matches only this form of name.
+        if rep.path != delta_path(k, hash, coding) {
+            skipped.push(format!(
+                "{}: not named {}",
+                rep.path,
+                delta_path(k, hash, coding)
+            ));
+            continue;
         }
-        if !entry.deltas.is_empty() && unwritable(&entry.content_type).is_some() {
-            skipped.push(format!("{k}: content type not written"));
-            by_dict.clear();
+        by_dict.entry(*hash).or_default().push((coding, rep));
+    }
+    if !entry.deltas.is_empty() && unwritable(&entry.content_type).is_some() {
+        skipped.push(format!("{k}: content type not written"));
+        by_dict.clear();
+    }
+    by_dict
+}
+
+/// The `map` blocks that depend on the manifest.
+struct Maps {
+    key: Map,
+    vary: Map,
+    dictionary: Map,
+    content_type: Map,
+    content_encoding: Map,
+}
+
+impl Maps {
+    fn new() -> Maps {
+        Maps {
+            key: Map::new(
+                "The smaller delta this client accepts for its dictionary, and the exact key (nginx ignores case here).",
+                &quote(LOOKUP),
+                "pc_delta_key",
+            ),
+            vary: Map::new(
+                "Every response of an asset with deltas varies on both fields.",
+                "$uri",
+                "pc_vary",
+            ),
+            dictionary: Map::new(
+                "Every response of a dictionary says so.",
+                "$uri",
+                "pc_use_as_dictionary",
+            ),
+            content_type: Map::new("A delta has its asset's type.", "$uri", "pc_content_type"),
+            content_encoding: Map::new("A delta's coding.", "$uri", "pc_content_encoding"),
         }
-        for (hash, deltas) in &by_dict {
+    }
+
+    /// Adds the entries of asset `a`, with `by_dict` the deltas the maps send for it.
+    fn add(&mut self, a: &ConfigAsset, by_dict: &ByDictionary) {
+        let (entry, uri, use_as) = (a.entry, &a.uri, a.use_as);
+        for (hash, deltas) in by_dict {
             let dict = available_dictionary(hash);
             let of = |c: DeltaCoding| deltas.iter().find(|(d, _)| *d == c).map(|(_, r)| *r);
             let accepted = [
@@ -203,43 +242,47 @@ pub fn render(index: &Index) -> NginxMaps {
             for (flags, rep) in accepted {
                 if let Some(rep) = rep {
                     let exact = format!("{uri}\n{flags} {dict}");
-                    key.entries
+                    self.key
+                        .entries
                         .insert(exact.clone(), format!("/{}\t{exact}", rep.path));
                 }
             }
             for (coding, rep) in deltas {
                 let p = format!("/{}", rep.path);
-                vary.entries.insert(p.clone(), VARY.into());
-                content_type
+                self.vary.entries.insert(p.clone(), VARY.into());
+                self.content_type
                     .entries
                     .insert(p.clone(), entry.content_type.clone());
-                content_encoding
+                self.content_encoding
                     .entries
                     .insert(p.clone(), coding.token().into());
                 if let Some(u) = use_as {
-                    dictionary.entries.insert(p, u.into());
+                    self.dictionary.entries.insert(p, u.into());
                 }
             }
         }
         if !by_dict.is_empty() {
-            vary.entries.insert(uri.clone(), VARY.into());
+            self.vary.entries.insert(uri.clone(), VARY.into());
         }
         if let Some(u) = use_as {
-            dictionary.entries.insert(uri, u.into());
+            self.dictionary.entries.insert(uri.clone(), u.into());
         }
     }
 
-    let maps = [key, vary, dictionary, content_type, content_encoding];
-    // A bucket must hold a key and a pointer, or nginx refuses to start; room
-    // for four of the longest lets it find a table size without warnings (with
-    // 9000 keys of 150 bytes, tried: 1024 and 4x the keys do, 512 or 2x not).
-    // The bucket size is only a bound: nginx allocates what the keys take.
-    let longest = maps.iter().map(Map::longest_element).max().unwrap_or(0);
-    let bucket = (4 * longest + 8).next_power_of_two().max(64);
-    let most = maps.iter().map(|m| m.entries.len()).max().unwrap_or(0);
-    let max_size = (4 * most).next_power_of_two().max(2048);
+    /// The maps in the order they are written, `$pc_delta_key` first.
+    fn all(self) -> [Map; 5] {
+        [
+            self.key,
+            self.vary,
+            self.dictionary,
+            self.content_type,
+            self.content_encoding,
+        ]
+    }
+}
 
-    let mut out = String::new();
+/// The comment on top: the lines for the location, and what was left out.
+fn write_usage(out: &mut String, skipped: &[String]) {
     let _ = writeln!(
         out,
         "# RFC 9842 deltas for nginx, by precompress {} (`precompress nginx-map`).",
@@ -257,9 +300,28 @@ pub fn render(index: &Index) -> NginxMaps {
     out.push_str(
         "#\n# add_header in a location drops the server's add_header lines: repeat yours there.\n",
     );
-    for s in &skipped {
+    for s in skipped {
         let _ = writeln!(out, "# skipped: {s}");
     }
+}
+
+/// `map_hash_bucket_size` and `map_hash_max_size` for `maps`. A bucket must
+/// hold a key and a pointer, or nginx refuses to start; room for four of the
+/// longest lets it find a table size without warnings (with 9000 keys of 150
+/// bytes, tried: 1024 and 4x the keys do, 512 or 2x not). The bucket size is
+/// only a bound: nginx allocates what the keys take.
+fn hash_sizes(maps: &[Map]) -> (usize, usize) {
+    let longest = maps.iter().map(Map::longest_element).max().unwrap_or(0);
+    let bucket = (4 * longest + 8).next_power_of_two().max(64);
+    let most = maps.iter().map(|m| m.entries.len()).max().unwrap_or(0);
+    let max_size = (4 * most).next_power_of_two().max(2048);
+    (bucket, max_size)
+}
+
+/// The hash sizes, the `Accept-Encoding` maps, `$pc_delta_key` and the
+/// `$pc_delta` that checks it, then the other maps.
+fn write_maps(out: &mut String, maps: [Map; 5]) {
+    let (bucket, max_size) = hash_sizes(&maps);
     let _ = writeln!(out, "\nmap_hash_bucket_size {bucket};");
     let _ = writeln!(out, "map_hash_max_size {max_size};");
     for token in ["dcb", "dcz"] {
@@ -271,7 +333,7 @@ pub fn render(index: &Index) -> NginxMaps {
             &token[2..]
         );
     }
-    maps[0].write(&mut out);
+    maps[0].write(out);
     // `$pc_delta_key` is "PATH\tKEY": PATH when the request is KEY to the byte.
     let _ = writeln!(
         out,
@@ -281,11 +343,7 @@ pub fn render(index: &Index) -> NginxMaps {
         quote(r"~^([^\t]*)\t([^\t]*)\t\2\z")
     );
     for m in &maps[1..] {
-        m.write(&mut out);
-    }
-    NginxMaps {
-        config: out,
-        skipped,
+        m.write(out);
     }
 }
 
