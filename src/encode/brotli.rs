@@ -314,9 +314,113 @@ fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
     c.end()
 }
 
+/// Compresses `input` with Google's C encoder, `dict` attached as a raw
+/// (compound) dictionary: a `dcb` body as `brotli -D` and browsers read it.
+/// Not rust-brotli's custom dictionary: that is a ring-buffer prefix whose
+/// references enter the distance cache, which the C decoder's compound
+/// dictionary references do not, so its streams can fail in browsers (a file
+/// copied whole from its dictionary did).
+pub(super) fn compress_with_dictionary(
+    input: &[u8],
+    dict: &[u8],
+    quality: u32,
+    lgwin: i32,
+    kind: ContentKind,
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
+    use brotlic_sys::*;
+    struct Encoder(
+        *mut BrotliEncoderState,
+        *mut BrotliEncoderPreparedDictionary,
+    );
+    impl Drop for Encoder {
+        fn drop(&mut self) {
+            // SAFETY: created below, each destroyed once, the encoder that
+            // points to the prepared dictionary first.
+            unsafe {
+                if !self.0.is_null() {
+                    BrotliEncoderDestroyInstance(self.0);
+                }
+                if !self.1.is_null() {
+                    BrotliEncoderDestroyPreparedDictionary(self.1);
+                }
+            }
+        }
+    }
+    let fail = |what: &str| io::Error::other(format!("the brotli dictionary encoder: {what}"));
+    // SAFETY: default allocator; both are destroyed by `Encoder`'s drop before
+    // `dict` (which the prepared dictionary points to) goes out of scope.
+    let enc = unsafe {
+        Encoder(
+            BrotliEncoderCreateInstance(None, None, std::ptr::null_mut()),
+            BrotliEncoderPrepareDictionary(
+                BrotliSharedDictionaryType_BROTLI_SHARED_DICTIONARY_RAW,
+                dict.len(),
+                dict.as_ptr(),
+                11,
+                None,
+                None,
+                std::ptr::null_mut(),
+            ),
+        )
+    };
+    if enc.0.is_null() || enc.1.is_null() {
+        return Err(fail("cannot start"));
+    }
+    let mode = match kind {
+        ContentKind::Text => BrotliEncoderMode_BROTLI_MODE_TEXT,
+        ContentKind::Font => BrotliEncoderMode_BROTLI_MODE_FONT,
+        ContentKind::Binary => BrotliEncoderMode_BROTLI_MODE_GENERIC,
+    };
+    let params = [
+        (BrotliEncoderParameter_BROTLI_PARAM_QUALITY, quality),
+        (BrotliEncoderParameter_BROTLI_PARAM_LGWIN, lgwin as u32),
+        (BrotliEncoderParameter_BROTLI_PARAM_MODE, mode as u32),
+        (
+            BrotliEncoderParameter_BROTLI_PARAM_SIZE_HINT,
+            u32::try_from(input.len()).unwrap_or(u32::MAX),
+        ),
+    ];
+    for (p, v) in params {
+        // SAFETY: a live encoder that has not started.
+        if unsafe { BrotliEncoderSetParameter(enc.0, p, v) } != 1 {
+            return Err(fail("refused a parameter"));
+        }
+    }
+    // SAFETY: both live; the dictionary outlives the encoder (see `Encoder`).
+    if unsafe { BrotliEncoderAttachPreparedDictionary(enc.0, enc.1) } != 1 {
+        return Err(fail("refused the dictionary"));
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut next_in, mut avail_in) = (input.as_ptr(), input.len());
+    loop {
+        let (mut next_out, mut avail_out) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: the pointers and lengths describe live buffers.
+        let ok = unsafe {
+            BrotliEncoderCompressStream(
+                enc.0,
+                BrotliEncoderOperation_BROTLI_OPERATION_FINISH,
+                &mut avail_in,
+                &mut next_in,
+                &mut avail_out,
+                &mut next_out,
+                std::ptr::null_mut(),
+            )
+        };
+        if ok != 1 {
+            return Err(fail("failed"));
+        }
+        out.extend_from_slice(&buf[..buf.len() - avail_out]);
+        // SAFETY: a live encoder.
+        if unsafe { BrotliEncoderIsFinished(enc.0) } == 1 {
+            return Ok(());
+        }
+    }
+}
+
 /// Checks a stream compressed with a raw custom dictionary (`dcb`) with
 /// Google's C decoder (the one browsers use; brotlic-sys vendors a version with
-/// dictionaries), an implementation apart from the Rust encoder that wrote it.
+/// dictionaries), through the decoder's API rather than the encoder's.
 pub(super) fn verify_with_dictionary(
     compressed: &[u8],
     original: &[u8],

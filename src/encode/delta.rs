@@ -11,17 +11,18 @@
 //!   (a prefix; RFC 9842 §5), its window within the larger of 8 MiB and 1.25
 //!   times the dictionary, at most 128 MiB.
 //!
-//! Brotli goes through the Rust crate: libbrotli 1.0.9 (the C encoder used
-//! for `.br`) has no raw dictionaries. Every output is decoded with the
+//! `dcb` is made by Google's C encoder with the old file attached as a raw
+//! (compound) dictionary, through brotlic-sys (whose vendored libbrotli has
+//! raw dictionaries), so its streams are the ones the C decoder browsers use
+//! reads; rust-brotli's custom dictionary is not the same format (see
+//! `brotli::compress_with_dictionary`). Every output is decoded with the
 //! dictionary and compared with the source before it is kept.
 
 use std::io;
 
-use brotli::enc::encode::BrotliEncoderStateStruct;
-use brotli::enc::StandardAlloc;
 use zstd::zstd_safe::{CCtx, CParameter, DCtx, DParameter};
 
-use super::brotli::{window_for, BrotliEncoder};
+use super::brotli::window_for;
 use super::ContentKind;
 pub use crate::coding::{DeltaCoding, DCB_MAGIC, DCZ_MAGIC};
 
@@ -76,7 +77,7 @@ impl DeltaEncoder {
     pub fn settings(&self, coding: DeltaCoding) -> String {
         match coding {
             DeltaCoding::Dcb => format!(
-                "dcb (RFC 9842) by brotli-rs 8; quality {}; window fitted to dictionary and file, at most 2^24",
+                "dcb (RFC 9842) by libbrotli (C); quality {}; window fitted to dictionary and file, at most 2^24",
                 self.levels.brotli_quality
             ),
             DeltaCoding::Dcz => format!(
@@ -113,13 +114,16 @@ impl DeltaEncoder {
         kind: ContentKind,
         out: &mut Vec<u8>,
     ) -> io::Result<()> {
-        let mut params = BrotliEncoder::new(self.levels.brotli_quality).params(input.len(), kind);
         // Matches reach back into the dictionary only within the window.
-        params.lgwin = window_for(dict.len() + input.len());
-        let mut state = BrotliEncoderStateStruct::new(StandardAlloc::default());
-        state.params = params;
-        state.set_custom_dictionary(dict.len(), dict);
-        super::brotli::finish_appending(&mut state, input, out, "the brotli dictionary encoder")
+        let lgwin = window_for(dict.len() + input.len());
+        super::brotli::compress_with_dictionary(
+            input,
+            dict,
+            self.levels.brotli_quality,
+            lgwin,
+            kind,
+            out,
+        )
     }
 
     fn encode_dcz(&self, dict: &[u8], input: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
