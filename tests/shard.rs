@@ -115,9 +115,10 @@ fn four_shards_merged_equal_one_run_byte_for_byte_on_the_corpus() {
             "a shard wrote the manifest"
         );
         let variants: Vec<&String> = w.keys().filter(|r| **r != partial).collect();
+        // Split by cost: a shard with the largest scripts' br writes few files.
         assert!(
-            variants.len() > 10,
-            "shard {} wrote only {variants:?}",
+            !variants.is_empty(),
+            "shard {} wrote nothing: {variants:?}",
             k + 1
         );
         for v in variants {
