@@ -3,7 +3,10 @@
 # thread, then N shards (--shard K/N, one thread each) started together in
 # their own copies, their outputs brought back and merged. Reports wall-clock
 # (1 shard vs N at once), each shard's time and CPU, the spread (slowest shard
-# over the mean), and checks the merged tree equals the single run's. Not a test.
+# over the mean), and checks the merged tree equals the single run's. Then the
+# next CI run: the build with one script changed, each shard again with its own
+# --cache-dir from the first round, and how many of its jobs its cache held.
+# Not a test.
 #
 #   bash bench/shards.sh [small|large] [N]      (default large 2)
 set -euo pipefail
@@ -22,7 +25,7 @@ one=$(python3 bench/measure.py "$bin" "$work/single" --no-config -q -j 1)
 for k in $(seq 1 "$n"); do cp -r "$corpus/$s" "$work/shard-$k"; done
 start=$(date +%s.%N)
 for k in $(seq 1 "$n"); do
-  python3 bench/measure.py "$bin" "$work/shard-$k" --no-config -q -j 1 --shard "$k/$n" >"$work/m-$k.json" &
+  python3 bench/measure.py "$bin" "$work/shard-$k" --no-config -q -j 1 --shard "$k/$n" --cache-dir "$work/cache-$k" >"$work/m-$k.json" &
 done
 wait
 end=$(date +%s.%N)
@@ -39,9 +42,18 @@ merge=$(python3 bench/measure.py "$bin" merge "$work/merged")
 same=yes
 diff -r "$work/single" "$work/merged" >/dev/null || same=NO
 
-python3 - "$s" "$n" "$one" "$start" "$end" "$merge" "$same" "$work" <<'PY'
+# The next run: one script changed (the first .js in path order), fresh copies,
+# each shard with its own cache.
+changed=$(cd "$corpus/$s" && find . -name '*.js' | sort | head -1)
+for k in $(seq 1 "$n"); do
+  cp -r "$corpus/$s" "$work/next-$k"
+  echo "// changed" >>"$work/next-$k/$changed"
+  "$bin" "$work/next-$k" --no-config -q --json -j 1 --shard "$k/$n" --cache-dir "$work/cache-$k" >"$work/next-$k.json"
+done
+
+python3 - "$s" "$n" "$one" "$start" "$end" "$merge" "$same" "$work" "$changed" <<'PY'
 import json, sys
-s, n, one, start, end, merge, same, work = sys.argv[1:]
+s, n, one, start, end, merge, same, work, changed = sys.argv[1:]
 n, one, wall, merge = int(n), json.loads(one), float(end) - float(start), json.loads(merge)
 shards = [json.load(open(f"{work}/m-{k}.json")) for k in range(1, n + 1)]
 mean = sum(x["wall"] for x in shards) / n
@@ -58,4 +70,9 @@ print(f"speed-up, one run over {n} shards at once: {one['wall'] / wall:.2f}x")
 print(f"spread: slowest shard {max(x['wall'] for x in shards) / mean:.3f}x the mean wall, "
       f"{max(x['cpu'] for x in shards) / cpu_mean:.3f}x the mean CPU (goal: within 1.15x)")
 print(f"merged tree and manifest byte-identical to the single run: {same}")
+hit = enc = 0
+for k in range(1, n + 1):
+    r = json.load(open(f"{work}/next-{k}.json"))["run"]
+    hit += r["from_cache"]; enc += r["compressed"]
+print(f"next run, {changed} changed: {hit} of {hit + enc} jobs from the shards' own caches, {enc} compressed")
 PY
