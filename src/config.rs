@@ -113,6 +113,24 @@ impl Config {
         }
     }
 
+    /// Refuses a `root` that is missing or not a folder (a usage error).
+    pub fn check_root(&self) -> crate::Result<()> {
+        let root = self.root.as_path();
+        if !root.exists() {
+            return Err(crate::Error::Config(format!(
+                "{}: no such folder",
+                root.display()
+            )));
+        }
+        if !root.is_dir() {
+            return Err(crate::Error::Config(format!(
+                "{}: not a folder",
+                root.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// Refuses settings out of their ranges ([`limits`]), naming the setting.
     pub fn validate(&self) -> crate::Result<()> {
         let bad = |name: &str, e: String| crate::Error::Config(format!("{name}: {e}"));

@@ -185,13 +185,7 @@ fn tune(args: precompressor::cli::TuneArgs) -> u8 {
             let _ = std::io::stdout().write_all(out.as_bytes());
             exit::SUCCESS
         }
-        Err(e) => {
-            eprintln!("precompress: error: {e}");
-            match e {
-                Error::Config(_) => exit::USAGE,
-                _ => exit::FAILURE,
-            }
-        }
+        Err(e) => failed(&e),
     }
 }
 
@@ -242,6 +236,21 @@ fn server_map(
     exit::SUCCESS
 }
 
+/// The exit code of an error that stopped a command: 2 for a usage error
+/// (bad settings, DIR missing), else 1.
+fn exit_code(e: &Error) -> u8 {
+    match e {
+        Error::Config(_) => exit::USAGE,
+        _ => exit::FAILURE,
+    }
+}
+
+/// Prints `e` and returns its exit code.
+fn failed(e: &Error) -> u8 {
+    eprintln!("precompress: error: {e}");
+    exit_code(e)
+}
+
 /// `precompress merge DIR`: the shards' partial manifests into one.
 fn merge(args: precompressor::cli::MergeArgs) -> u8 {
     let manifest = args
@@ -264,13 +273,7 @@ fn merge(args: precompressor::cli::MergeArgs) -> u8 {
             }
             exit::SUCCESS
         }
-        Err(e) => {
-            eprintln!("precompress: error: {e}");
-            match e {
-                Error::Config(_) => exit::USAGE,
-                _ => exit::FAILURE,
-            }
-        }
+        Err(e) => failed(&e),
     }
 }
 
@@ -384,10 +387,7 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
                 let _ = std::io::stdout()
                     .write_all(precompressor::github::fatal(&e.to_string()).as_bytes());
             }
-            return match e {
-                Error::Config(_) => exit::USAGE,
-                _ => exit::FAILURE,
-            };
+            return exit_code(&e);
         }
     };
     bar.finish_and_clear();

@@ -203,12 +203,7 @@ fn delta_encoder(cfg: &Config) -> DeltaEncoder {
 pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let started = Instant::now();
     let root = cfg.root.as_path();
-    if !root.exists() {
-        return Err(Error::Config(format!("{}: no such folder", root.display())));
-    }
-    if !root.is_dir() {
-        return Err(Error::Config(format!("{}: not a folder", root.display())));
-    }
+    cfg.check_root()?;
     cfg.validate()?;
     let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
     let manifest_path = cfg.manifest_path();

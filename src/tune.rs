@@ -171,12 +171,7 @@ pub struct Sample {
 /// assets, the same filter) and picks the sample ([`pick_sample`]).
 pub fn prepare(cfg: &Config, limit: u64) -> Result<Sample> {
     let root = cfg.root.as_path();
-    if !root.exists() {
-        return Err(Error::Config(format!("{}: no such folder", root.display())));
-    }
-    if !root.is_dir() {
-        return Err(Error::Config(format!("{}: not a folder", root.display())));
-    }
+    cfg.check_root()?;
     cfg.validate()?;
     let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
     let tree = crate::pipeline::walk_assets(cfg);
