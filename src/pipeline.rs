@@ -322,9 +322,10 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     sort_jobs(&mut jobs, &files, &dicts);
     progress.start(jobs.len() as u64);
 
-    let mut left: Vec<AtomicUsize> = files.iter().map(|_| AtomicUsize::new(0)).collect();
+    let mut progress_of: Vec<FileProgress> =
+        files.iter().map(|_| FileProgress::default()).collect();
     for j in &jobs {
-        *left[j.file].get_mut() += 1;
+        *progress_of[j.file].left.get_mut() += 1;
     }
     let ctx = JobContext {
         cfg,
@@ -334,9 +335,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         dicts: &dicts,
         delta: delta_encoder(cfg),
         parts: Mutex::new(HashMap::new()),
-        left,
-        wrote: files.iter().map(|_| AtomicBool::new(false)).collect(),
-        changed: files.iter().map(|_| AtomicBool::new(false)).collect(),
+        files: progress_of,
     };
     counts.prepare_ms = started.elapsed().as_millis() as u64;
     let jobs_started = Instant::now();
@@ -350,7 +349,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         results,
         &files,
         &mut outcomes,
-        &ctx.changed,
+        &ctx.files,
         &mut counts,
         &mut errors,
     );
@@ -438,7 +437,7 @@ fn fold_outcomes(
     results: Vec<(JobOutcome, Timing)>,
     files: &[Scanned],
     outcomes: &mut [Outcome],
-    changed: &[AtomicBool],
+    progress: &[FileProgress],
     counts: &mut RunCounts,
     errors: &mut Vec<Error>,
 ) -> Vec<JobTiming> {
@@ -496,8 +495,8 @@ fn fold_outcomes(
             }
         }
     }
-    for ((f, o), c) in files.iter().zip(outcomes.iter_mut()).zip(changed) {
-        if c.load(Ordering::Relaxed) && !o.changed {
+    for ((f, o), p) in files.iter().zip(outcomes.iter_mut()).zip(progress) {
+        if p.changed.load(Ordering::Relaxed) && !o.changed {
             o.changed = true;
             errors.push(Error::Changed {
                 path: f.found.path.clone(),
@@ -765,11 +764,19 @@ struct JobContext<'a> {
     delta: DeltaEncoder,
     /// Split brotli jobs in progress, by file.
     parts: Mutex<HashMap<usize, PartsState>>,
-    /// Per file: jobs not finished yet, whether one wrote a variant, and
-    /// whether the source was found changed after the last of them.
-    left: Vec<AtomicUsize>,
-    wrote: Vec<AtomicBool>,
-    changed: Vec<AtomicBool>,
+    /// Per file (by index in the run's list), shared by its jobs.
+    files: Vec<FileProgress>,
+}
+
+/// A source's jobs as they run on the pool.
+#[derive(Default)]
+struct FileProgress {
+    /// Jobs not finished yet.
+    left: AtomicUsize,
+    /// One of them wrote a variant or delta.
+    wrote: AtomicBool,
+    /// The source was found changed after the last of them.
+    changed: AtomicBool,
 }
 
 impl JobContext<'_> {
@@ -778,15 +785,16 @@ impl JobContext<'_> {
     /// them all: a change after it was read means those variants are stale,
     /// and the run takes them back out.
     fn file_job_done(&self, file: usize, f: &Scanned, wrote: bool) {
+        let p = &self.files[file];
         if wrote {
-            self.wrote[file].store(true, Ordering::Relaxed);
+            p.wrote.store(true, Ordering::Relaxed);
         }
         // AcqRel: the last job sees every other job's `wrote`.
-        if self.left[file].fetch_sub(1, Ordering::AcqRel) == 1
-            && self.wrote[file].load(Ordering::Relaxed)
+        if p.left.fetch_sub(1, Ordering::AcqRel) == 1
+            && p.wrote.load(Ordering::Relaxed)
             && source_changed(&f.found.path, f)
         {
-            self.changed[file].store(true, Ordering::Relaxed);
+            p.changed.store(true, Ordering::Relaxed);
         }
     }
 }
