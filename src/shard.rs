@@ -75,7 +75,7 @@ pub fn group_key(rel: &str, coding: &str, dictionary: Option<&[u8; 32]>) -> Stri
 
 /// The shard (1-based) of each distinct group key. Longest first, each goes
 /// to its home shard (from a hash of its key) while that shard stays within
-/// [`SLACK`] of an even share, else to the shard with the least cost so far
+/// 4% of an even share, else to the shard with the least cost so far
 /// (lowest index on a tie): the shards finish close together, and a group
 /// keeps its shard when the tree changes a little, so a shard's own
 /// `--cache-dir` still holds its jobs on the next run. Deterministic: depends

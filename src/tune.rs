@@ -99,7 +99,7 @@ fn spread(n: usize) -> impl Iterator<Item = usize> {
 }
 
 /// Which assets to measure, given their sizes in path order: whole files, at
-/// most `limit` bytes in all. Files are offered in [`spread`] order and each
+/// most `limit` bytes in all. Files are offered in `spread` order and each
 /// is taken if it still fits, so a small limit still reaches from the first
 /// folder to the last, and the same tree always gives the same sample. A file
 /// larger than `limit` is never taken. Returns indices, ascending.
