@@ -242,18 +242,7 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
     let first = &partials[0].1;
     let files = union_assets(manifest, &partials)?;
     on_disk(root, manifest, &files)?;
-    let bad = |detail: String| Error::Shard {
-        path: manifest.to_path_buf(),
-        detail,
-    };
     let mut out = Manifest::new(first.manifest.settings.clone());
-    // `Manifest::new` stamps this precompress; the shards' must be the same.
-    if out.generator != first.manifest.generator {
-        return Err(bad(format!(
-            "the shards were run by {}, this is {}: merge with the same version",
-            first.manifest.generator, out.generator
-        )));
-    }
     let mut removed = Vec::new();
     for (rel, mut a) in files {
         removed.extend(a.settle());
@@ -277,12 +266,17 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
     })
 }
 
-/// The partial manifests beside `manifest`: all N shards of one split, each once.
-fn find_partials(manifest: &Path) -> Result<Vec<(Shard, PathBuf)>> {
-    let bad = |detail: String| Error::Shard {
+/// A merge refused: about the manifest it would have written.
+fn refused(manifest: &Path, detail: String) -> Error {
+    Error::Shard {
         path: manifest.to_path_buf(),
         detail,
-    };
+    }
+}
+
+/// The partial manifests beside `manifest`: all N shards of one split, each once.
+fn find_partials(manifest: &Path) -> Result<Vec<(Shard, PathBuf)>> {
+    let bad = |detail: String| refused(manifest, detail);
     let folder = manifest
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -301,11 +295,8 @@ fn find_partials(manifest: &Path) -> Result<Vec<(Shard, PathBuf)>> {
     found.sort_by_key(|(s, _)| (s.count, s.index));
     let Some(&(first, _)) = found.first() else {
         return Err(bad(format!(
-            "no partial manifests ({}) in {}: run `precompress DIR --shard K/N` for each shard and bring their outputs here first",
-            partial_path(manifest, Shard { index: 1, count: 1 })
-                .file_name()
-                .map(|n| n.to_string_lossy().replace("-1-of-1", "-K-of-N"))
-                .unwrap_or_default(),
+            "no partial manifests ({}.shard-K-of-N.json) in {}: run `precompress DIR --shard K/N` for each shard and bring their outputs here first",
+            manifest.file_stem().unwrap_or_default().to_string_lossy(),
             folder.display()
         )));
     };
@@ -334,10 +325,7 @@ fn find_partials(manifest: &Path) -> Result<Vec<(Shard, PathBuf)>> {
 /// Reads the partials and checks they are one run's: the same tree, jobs and
 /// settings, no errors, and every job run by exactly one shard.
 fn read_partials(manifest: &Path, found: Vec<(Shard, PathBuf)>) -> Result<Vec<(PathBuf, Partial)>> {
-    let bad = |detail: String| Error::Shard {
-        path: manifest.to_path_buf(),
-        detail,
-    };
+    let bad = |detail: String| refused(manifest, detail);
     let partials: Vec<(PathBuf, Partial)> = found
         .into_iter()
         .map(|(s, p)| {
@@ -371,6 +359,15 @@ fn read_partials(manifest: &Path, found: Vec<(Shard, PathBuf)>) -> Result<Vec<(P
                 p.display()
             )));
         }
+    }
+    // `Manifest::new` stamps this precompress: the shards' must be the same.
+    let this = Manifest::new(BTreeMap::new()).generator;
+    if first.manifest.generator != this {
+        return Err(bad(format!(
+            "{}: the shards were run by {}, this is {this}: merge with the same version",
+            p0.display(),
+            first.manifest.generator
+        )));
     }
     for (p, part) in &partials {
         if part.errors > 0 {
@@ -409,10 +406,7 @@ fn union_assets(
     manifest: &Path,
     partials: &[(PathBuf, Partial)],
 ) -> Result<BTreeMap<String, Asset>> {
-    let bad = |detail: String| Error::Shard {
-        path: manifest.to_path_buf(),
-        detail,
-    };
+    let bad = |detail: String| refused(manifest, detail);
     let mut files: BTreeMap<String, Asset> = BTreeMap::new();
     for (p, part) in partials {
         for (rel, a) in &part.manifest.files {
@@ -442,10 +436,7 @@ fn union_assets(
 
 /// Every asset, variant and delta listed is on disk in `root` with its hash.
 fn on_disk(root: &Path, manifest: &Path, files: &BTreeMap<String, Asset>) -> Result<()> {
-    let bad = |detail: String| Error::Shard {
-        path: manifest.to_path_buf(),
-        detail,
-    };
+    let bad = |detail: String| refused(manifest, detail);
     // Everything listed must be on disk as the shards left it.
     let listed: Vec<(&str, &str)> = files
         .iter()
