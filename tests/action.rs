@@ -107,6 +107,19 @@ struct Job {
     path_added: String,
 }
 
+impl Job {
+    /// Every step succeeded; else fails naming the step, with both streams.
+    fn assert_ok(&self) {
+        assert!(
+            self.failed.is_none(),
+            "step {:?} failed\nstdout:\n{}\nstderr:\n{}",
+            self.failed,
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
 /// A temp runner: a workspace holding `dist/` (the example site) and RUNNER_TEMP.
 struct Runner {
     _tmp: tempfile::TempDir,
@@ -538,13 +551,7 @@ fn dictionary_from_writes_deltas_that_check_decodes() {
         ],
         CacheSim::Hit,
     );
-    assert!(
-        job.failed.is_none(),
-        "step {:?} failed\nstdout:\n{}\nstderr:\n{}",
-        job.failed,
-        job.stdout,
-        job.stderr
-    );
+    job.assert_ok();
     let m = manifest_at(&r.workspace.join("dist/precompress-manifest.json"));
     let deltas = m["files"]["assets/app-5e6f7a8b.js"]["deltas"]
         .as_array()
@@ -578,13 +585,7 @@ fn action_steps_run_on_the_example_site_with_every_input_wired_through() {
         ],
         CacheSim::Hit,
     );
-    assert!(
-        job.failed.is_none(),
-        "step {:?} failed\nstdout:\n{}\nstderr:\n{}",
-        job.failed,
-        job.stdout,
-        job.stderr
-    );
+    job.assert_ok();
     let dist = r.workspace.join("dist");
     let m = manifest_at(&r.workspace.join("precompress-manifest.dist.json"));
     let files = m["files"].as_object().unwrap();
@@ -728,7 +729,7 @@ fn over_budget_fails_the_step_with_annotations_outputs_and_summary() {
 fn cache_miss_builds_the_action_checkout_with_locked_dependencies() {
     let r = Runner::new();
     let job = r.run(&[("path", "dist")], CacheSim::Miss);
-    assert!(job.failed.is_none(), "{:?}: {}", job.failed, job.stderr);
+    job.assert_ok();
     let call = job.cargo_calls.trim();
     let want = format!("install --locked --path {} --root ", repo().display());
     assert!(call.starts_with(&want), "cargo {call}");
@@ -757,13 +758,7 @@ fn at_a_release_tag_the_action_downloads_verifies_and_runs_the_release_binary_wi
     let server = ReleaseServer::start(dir.path());
     let r = Runner::at_release_tag(&server.url);
     let job = r.run(&[("path", "dist"), ("check", "true")], CacheSim::Miss);
-    assert!(
-        job.failed.is_none(),
-        "step {:?} failed\nstdout:\n{}\nstderr:\n{}",
-        job.failed,
-        job.stdout,
-        job.stderr
-    );
+    job.assert_ok();
     assert!(
         job.cargo_calls.is_empty(),
         "built although the release has an archive: cargo {}",
@@ -902,7 +897,7 @@ fn without_an_archive_for_the_runner_or_at_a_tag_of_another_version_the_action_b
     let server = ReleaseServer::start(dir.path());
     let r = Runner::at_release_tag(&server.url);
     let job = r.run(&[("path", "dist")], CacheSim::Miss);
-    assert!(job.failed.is_none(), "{:?}: {}", job.failed, job.stderr);
+    job.assert_ok();
     assert!(
         job.cargo_calls.starts_with("install --locked --path "),
         "cargo {}",
@@ -929,7 +924,7 @@ fn without_an_archive_for_the_runner_or_at_a_tag_of_another_version_the_action_b
     let mut r = Runner::at_release_tag(&server.url);
     r.action_ref = "v9.9.9".to_string();
     let job = r.run(&[("path", "dist")], CacheSim::Miss);
-    assert!(job.failed.is_none(), "{:?}: {}", job.failed, job.stderr);
+    job.assert_ok();
     assert!(!job.cargo_calls.is_empty());
     assert!(
         job.stdout.contains(&format!(
@@ -1078,7 +1073,7 @@ fn the_release_workflow_builds_and_publishes_the_archive_of_every_runner_the_act
 fn a_matrix_of_shards_then_merge_gives_the_single_runs_manifest_and_checks() {
     let single = Runner::new();
     let job = single.run(&[("path", "dist")], CacheSim::Hit);
-    assert!(job.failed.is_none(), "{}\n{}", job.stdout, job.stderr);
+    job.assert_ok();
     let want = fs::read(single.workspace.join("dist/precompress-manifest.json")).unwrap();
 
     // Two matrix jobs, each on its own runner with its own copy of the build.
@@ -1087,12 +1082,7 @@ fn a_matrix_of_shards_then_merge_gives_the_single_runs_manifest_and_checks() {
     for (k, r) in shards.iter().enumerate() {
         let shard = format!("{}/2", k + 1);
         let job = r.run(&[("path", "dist"), ("shard", &shard)], CacheSim::Hit);
-        assert!(
-            job.failed.is_none(),
-            "shard {shard}: {}\n{}",
-            job.stdout,
-            job.stderr
-        );
+        job.assert_ok();
         assert!(
             job.stdout.contains(&format!("--shard {shard}")),
             "{}",
@@ -1115,7 +1105,7 @@ fn a_matrix_of_shards_then_merge_gives_the_single_runs_manifest_and_checks() {
         &[("path", "dist"), ("merge", "true"), ("check", "true")],
         CacheSim::Hit,
     );
-    assert!(job.failed.is_none(), "{}\n{}", job.stdout, job.stderr);
+    job.assert_ok();
     assert!(job.stdout.contains("merged 2 shards"), "{}", job.stdout);
     let got = fs::read(merge.workspace.join("dist/precompress-manifest.json")).unwrap();
     assert!(
@@ -1251,7 +1241,7 @@ fn a_run_that_cannot_start_still_annotates_and_warnings_become_warning_annotatio
         &[("path", "dist"), ("args", "--budget '*.jsx=1KB'")],
         CacheSim::Hit,
     );
-    assert!(job.failed.is_none(), "{}", job.stderr);
+    job.assert_ok();
     assert!(
         job.stdout
             .contains("::warning title=precompress::budget \"*.jsx\" matches no asset"),
