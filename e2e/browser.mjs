@@ -4,7 +4,7 @@
 // Usage: node browser.mjs URL   (env: CHROMIUM, default /usr/lib/chromium/chromium;
 //        FORCE_ACCEPT_ENCODING to replace what Chromium advertises)
 // Exit 0 when the page loaded and ran, 1 otherwise; the test reads the JSON.
-import { launch, urlArgument } from './launch.mjs';
+import { launch, recordResponses, urlArgument } from './launch.mjs';
 
 const url = urlArgument('browser.mjs');
 const browser = await launch();
@@ -14,20 +14,7 @@ try {
     ? { 'Accept-Encoding': process.env.FORCE_ACCEPT_ENCODING } : undefined;
   const context = await browser.newContext({ extraHTTPHeaders });
   const page = await context.newPage();
-  // allHeaders() is async: keep the promises and await them all before printing.
-  const pending = [];
-  page.on('response', (resp) => {
-    pending.push((async () => {
-      const [reqH, respH] = await Promise.all([resp.request().allHeaders(), resp.allHeaders()]);
-      return {
-        path: new URL(resp.url()).pathname,
-        status: resp.status(),
-        acceptEncoding: reqH['accept-encoding'] ?? null,
-        contentEncoding: respH['content-encoding'] ?? null,
-        vary: respH['vary'] ?? null,
-      };
-    })());
-  });
+  const responses = recordResponses(page);
   const consoleErrors = [];
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   await page.goto(url, { waitUntil: 'load' });
@@ -43,7 +30,7 @@ try {
     cssApplied: await page.evaluate(() =>
       getComputedStyle(document.querySelector('.site-header')).backgroundColor === 'rgb(9, 105, 218)'),
     consoleErrors,
-    responses: await Promise.all(pending),
+    responses: await responses.take(),
   };
   console.log(JSON.stringify(result, null, 2));
   ok = result.ready === 'true';

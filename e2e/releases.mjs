@@ -5,7 +5,7 @@
 // and per response its request's Accept-Encoding and Available-Dictionary and
 // its Content-Encoding, Use-As-Dictionary and Vary, as the browser saw them.
 // Usage: node releases.mjs URL   (env: CHROMIUM, default /usr/lib/chromium/chromium)
-import { launch, urlArgument } from './launch.mjs';
+import { launch, recordResponses, urlArgument } from './launch.mjs';
 import { createInterface } from 'node:readline';
 
 const url = urlArgument('releases.mjs');
@@ -15,21 +15,7 @@ let ok = true;
 try {
   const context = await browser.newContext();
   const page = await context.newPage();
-  let pending = [];
-  page.on('response', (resp) => {
-    pending.push((async () => {
-      const [reqH, respH] = await Promise.all([resp.request().allHeaders(), resp.allHeaders()]);
-      return {
-        path: new URL(resp.url()).pathname,
-        status: resp.status(),
-        acceptEncoding: reqH['accept-encoding'] ?? null,
-        availableDictionary: reqH['available-dictionary'] ?? null,
-        contentEncoding: respH['content-encoding'] ?? null,
-        useAsDictionary: respH['use-as-dictionary'] ?? null,
-        vary: respH['vary'] ?? null,
-      };
-    })());
-  });
+  const responses = recordResponses(page);
   let errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   for (let load = 1; load <= 2; load++) {
@@ -37,7 +23,7 @@ try {
       const next = await lines.next();
       if (next.done) break;
     }
-    pending = [];
+    await responses.take();
     errors = [];
     await page.goto(url, { waitUntil: 'load' });
     await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null,
@@ -46,7 +32,7 @@ try {
       load,
       marker: await page.textContent('#marker'),
       errors,
-      responses: await Promise.all(pending),
+      responses: await responses.take(),
     };
     ok &&= errors.length === 0;
     console.log(JSON.stringify(result));
