@@ -133,14 +133,14 @@ impl Cache {
     }
 
     fn read_entry(e: Entry) -> Option<Hit> {
-        if let Ok(mut bytes) = fs::read(&e.out) {
+        if let Ok(mut bytes) = crate::fsutil::read_regular(&e.out, u64::MAX) {
             if bytes.len() >= TAG_LEN && bytes[..TAG_LEN] == e.tag(&bytes[TAG_LEN..]) {
                 touch(&e.out);
                 bytes.drain(..TAG_LEN);
                 return Some(Hit::Output(bytes));
             }
         }
-        if fs::read(&e.none).is_ok_and(|b| b == e.tag(NOT_SMALLER)) {
+        if crate::fsutil::read_regular(&e.none, u64::MAX).is_ok_and(|b| b == e.tag(NOT_SMALLER)) {
             touch(&e.none);
             return Some(Hit::NotSmaller);
         }

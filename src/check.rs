@@ -50,6 +50,9 @@ pub enum ProblemKind {
     DeltaStale,
     /// An unlisted variant that decodes to its source (not written by precompress).
     ForeignVariant,
+    /// An ETag that is not the one the entry's blake3 gives: a server would
+    /// send one strong ETag for different bodies, or a stale one.
+    EtagMismatch,
     /// The manifest exists but cannot be read or parsed.
     ManifestInvalid,
     /// There is no manifest.
@@ -91,6 +94,7 @@ impl ProblemKind {
             ProblemKind::DeltaCorrupt => "delta_corrupt",
             ProblemKind::DeltaMissing => "delta_missing",
             ProblemKind::DeltaStale => "delta_stale",
+            ProblemKind::EtagMismatch => "etag_mismatch",
             ProblemKind::ForeignVariant => "foreign_variant",
             ProblemKind::ManifestInvalid => "manifest_invalid",
             ProblemKind::ManifestMissing => "manifest_missing",
@@ -164,6 +168,19 @@ pub struct Options {
     pub dictionary_from: Vec<PathBuf>,
     /// The run's `--cache-dir`: inside DIR, it is not part of the site.
     pub cache_dir: Option<PathBuf>,
+}
+
+impl Options {
+    /// Refuses what a run would refuse: a `--dictionary-from` folder that is
+    /// missing, not a folder, unreadable or DIR itself (a configuration error,
+    /// exit 2), so a typo never turns the delta check off.
+    pub fn validate(&self, root: &Path) -> crate::Result<()> {
+        let canon_dir = root.canonicalize().ok();
+        for prev in &self.dictionary_from {
+            crate::releases::check_folder(prev, canon_dir.as_deref())?;
+        }
+        Ok(())
+    }
 }
 
 /// Checks `root` against the manifest at `manifest_path`.
@@ -464,6 +481,7 @@ fn check_deltas(
                 "size or blake3 differs from the manifest",
             ));
         }
+        etag_problem(&d.path, &d.etag, &d.blake3, out);
         if coding.header_hash(&bytes) != Some(dict_sha) {
             out.push(problem(
                 &d.path,
@@ -501,6 +519,19 @@ fn check_deltas(
     (checked, decoded)
 }
 
+/// A problem when `etag` is not the one precompress derives from `blake3`
+/// (each representation's own content, so no two bodies share one).
+fn etag_problem(path: &str, etag: &str, blake3: &str, out: &mut Vec<Problem>) {
+    let want = crate::manifest::etag(blake3);
+    if etag != want {
+        out.push(problem(
+            path,
+            ProblemKind::EtagMismatch,
+            format!("etag {etag} is not {want}, the one its blake3 gives: a server would send it for another body"),
+        ));
+    }
+}
+
 fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Vec<Problem>, u64) {
     let mut out = Vec::new();
     let src_path: PathBuf = root.join(rel);
@@ -522,6 +553,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
             "size or blake3 differs from the manifest: rerun precompress",
         ));
     }
+    etag_problem(rel, &asset.etag, &asset.blake3, &mut out);
     let mut checked = 0;
     for v in &asset.encodings {
         let Some(codec) = Codec::parse(&v.coding).filter(|c| c.token() == v.coding) else {
@@ -551,6 +583,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
                 "size or blake3 differs from the manifest",
             ));
         }
+        etag_problem(&v.path, &v.etag, &v.blake3, &mut out);
         if codec == Codec::Zstd {
             match frame_window_size(&bytes) {
                 Some(w) if w > 8 << 20 => out.push(problem(

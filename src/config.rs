@@ -1,6 +1,6 @@
 //! The validated settings a run uses. The CLI builds one; library users can too.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::encode::delta::DeltaCoding;
 use crate::encode::{Codec, Levels};
@@ -127,6 +127,61 @@ impl Config {
                 "{}: not a folder",
                 root.display()
             )));
+        }
+        Ok(())
+    }
+
+    /// Refuses a run that would write where it must not (a configuration
+    /// error, exit 2, before anything is written). The rules, in the README's
+    /// "What precompress writes, and where": `--manifest` names a new file or
+    /// a precompress manifest ([`crate::manifest::may_replace`]), never a
+    /// source or any other file; nothing is written inside an earlier release
+    /// (`--manifest`, `--cache-dir`); an earlier release is neither DIR, nor
+    /// inside it (it would be published and compressed with the new one), nor
+    /// around it.
+    pub fn check_outputs(&self) -> crate::Result<()> {
+        let bad = |e: String| crate::Error::Config(e);
+        let manifest = self.manifest_path();
+        let default = crate::manifest::default_path(&self.root);
+        if let Some(given) = self
+            .manifest
+            .as_ref()
+            .filter(|m| crate::fsutil::canonical(m) != crate::fsutil::canonical(&default))
+        {
+            crate::manifest::may_replace(given)
+                .map_err(|why| bad(format!("--manifest {}: {why}", given.display())))?;
+        }
+        let dir = crate::fsutil::canonical(&self.root);
+        let canon_manifest = crate::fsutil::canonical(&manifest);
+        let canon_cache = self.cache_dir.as_deref().map(crate::fsutil::canonical);
+        for prev in &self.dictionary_from {
+            // Missing, not a folder, DIR itself: said first, as such.
+            crate::releases::check_folder(prev, Some(&dir))?;
+            let p = crate::fsutil::canonical(prev);
+            let named = |what: &str| format!("--dictionary-from {}: {what}", prev.display());
+            if p != dir && p.starts_with(&dir) {
+                return Err(bad(named("is inside DIR: the earlier release would be compressed and published with the new one; keep it outside DIR")));
+            }
+            if p != dir && dir.starts_with(&p) {
+                return Err(bad(named("holds DIR: this run would write into the earlier release; keep the two side by side")));
+            }
+            if canon_manifest.starts_with(&p) {
+                return Err(bad(format!(
+                    "--manifest {}: inside the earlier release {}, which precompress never modifies",
+                    manifest.display(),
+                    prev.display()
+                )));
+            }
+            if canon_cache
+                .as_ref()
+                .is_some_and(|c| c.starts_with(&p) || p.starts_with(c))
+            {
+                return Err(bad(format!(
+                    "--cache-dir {}: overlaps the earlier release {}, which precompress never modifies",
+                    self.cache_dir.as_deref().unwrap_or(Path::new("")).display(),
+                    prev.display()
+                )));
+            }
         }
         Ok(())
     }

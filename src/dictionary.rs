@@ -32,9 +32,9 @@ pub const DICTIONARY_TYPES: &[&str] = &["js", "mjs", "cjs", "css", "wasm", "json
 pub const DICTIONARY_MIN_SIZE: u64 = 2048;
 
 /// The path with its content hash replaced by `*`, when its file name carries
-/// one: `name.HASH.ext` with HASH 8+ hex digits holding a digit, also before a
+/// one: `name.HASH.ext` with HASH 8+ hex digits ([`hex_hash`]), also before a
 /// further suffix (`main.HASH.chunk.js`), and `name-HASH.ext` with HASH exactly
-/// 8 characters of `[A-Za-z0-9_-]` holding a digit or both cases. Conservative
+/// 8 characters of `[A-Za-z0-9_-]` that read as a hash ([`base64url_hash`]). Conservative
 /// on purpose: a miss costs a revalidation or a delta, a false hit can pin a
 /// stale file in caches for a year.
 pub fn logical_name(path: &str) -> Option<String> {
@@ -46,13 +46,12 @@ pub fn logical_name(path: &str) -> Option<String> {
     if stem.is_empty() || ext.is_empty() {
         return None;
     }
-    let has_digit = |s: &str| s.bytes().any(|b| b.is_ascii_digit());
     let mut logical = None;
     // name.HASH, or name.HASH.chunk (any dot-separated segment after the first).
     let segments: Vec<&str> = stem.split('.').collect();
     if let Some(i) = (1..segments.len()).find(|&i| {
         let hash = segments[i];
-        hash.len() >= 8 && hash.bytes().all(|b| b.is_ascii_hexdigit()) && has_digit(hash)
+        hash.len() >= 8 && hash.bytes().all(|b| b.is_ascii_hexdigit()) && hex_hash(hash)
     }) {
         let mut s = segments.clone();
         s[i] = "*";
@@ -67,9 +66,7 @@ pub fn logical_name(path: &str) -> Option<String> {
                 && hash
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                && (has_digit(hash)
-                    || (hash.bytes().any(|b| b.is_ascii_uppercase())
-                        && hash.bytes().any(|b| b.is_ascii_lowercase())));
+                && base64url_hash(hash);
             ok.then(|| format!("{}-*.{ext}", &stem[..i]))
         });
     }
@@ -78,6 +75,35 @@ pub fn logical_name(path: &str) -> Option<String> {
         Some(d) => format!("{d}/{logical}"),
         None => logical,
     })
+}
+
+/// Whether 8+ hex digits read as a content hash rather than a number: a
+/// letter and a digit both (`3f2a9c1b`). All digits is a date or a version
+/// (`stats.20241201.json`); a real hex hash is all digits one time in 43, and
+/// missing it costs only a revalidation.
+fn hex_hash(hash: &str) -> bool {
+    hash.bytes().any(|b| b.is_ascii_digit()) && hash.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// Whether 8 characters of `[A-Za-z0-9_-]` read as a content hash (Vite's and
+/// Rollup's base64url, esbuild's base32) rather than a word with a number in
+/// it. Lower-case letters and digits alone are a word unless they are hex:
+/// crypto-js ships `pad-iso10126.js` and `pad-ansix923.js`, which are not
+/// fingerprinted. A hash holds an upper-case letter beside a lower-case one or
+/// a digit (`D8fKq1nN`, `5XQWBHJ2`), or `_`/`-` beside either (`a_b-12cd`), or
+/// is hex ([`hex_hash`]). Real base64url hashes with none of these (about 1
+/// in 60) are missed: a miss costs a revalidation and a delta, a false hit
+/// serves a file that will change as `immutable` for a year.
+fn base64url_hash(hash: &str) -> bool {
+    let has = |f: fn(&u8) -> bool| hash.bytes().any(|b| f(&b));
+    let (upper, lower, digit) = (
+        has(u8::is_ascii_uppercase),
+        has(u8::is_ascii_lowercase),
+        has(u8::is_ascii_digit),
+    );
+    let symbol = has(|b| *b == b'_' || *b == b'-');
+    let hex = hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    ((upper || symbol) && (lower || digit)) || (hex && hex_hash(hash))
 }
 
 /// The key under which an asset is paired across releases: its logical name,
@@ -189,6 +215,15 @@ mod tests {
             ("deadbeef.js", None),
             ("lib.abcdefab.js", None),
             ("noext-12345678", None),
+            // Words and numbers, not hashes: served immutable for a year if
+            // taken for one (crypto-js's own file names, a dated report).
+            ("pad-iso10126.js", None),
+            ("pad-ansix923.js", None),
+            ("pad-iso97971.js", None),
+            ("stats-20241201.json", None),
+            ("report.20241201.json", None),
+            ("assets/index-4e5f6a7b.js", Some("assets/index-*.js")),
+            ("assets/index-Dq_x-K2a.js", Some("assets/index-*.js")),
         ] {
             assert_eq!(logical_name(path).as_deref(), want, "{path}");
         }

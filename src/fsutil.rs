@@ -139,23 +139,58 @@ fn umask_keeps(perms: &Permissions) -> bool {
     }
 }
 
-/// Opens a file to read without updating its access time where the OS allows
-/// it (Linux `O_NOATIME`, for files the caller owns): on ext4 a fresh build's
-/// first read of each file would otherwise write its inode (a journal
+/// Opens a regular file to read, without updating its access time where the
+/// OS allows it (Linux `O_NOATIME`, for files the caller owns): on ext4 a fresh
+/// build's first read of each file would otherwise write its inode (a journal
 /// transaction, ~8 µs a file here). Falls back to a plain open, for good once
 /// it is refused.
+///
+/// Anything but a regular file is refused without blocking on it: a file
+/// swapped for a FIFO after the walk saw it would otherwise block `open` until
+/// a writer came, for ever (the open is non-blocking, and the flag is cleared
+/// again once the file is known to be regular).
 pub fn open_to_read(path: &Path) -> std::io::Result<fs::File> {
+    let file = open_nonblocking(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl on a descriptor this function owns; no memory is passed.
+        unsafe {
+            let fd = file.as_raw_fd();
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(file)
+}
+
+/// Opens `path` to read with `O_NONBLOCK` (and `O_NOATIME` where allowed).
+fn open_nonblocking(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::File::options();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO for reading blocks until a writer comes; not with this.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::OpenOptionsExt;
         use std::sync::atomic::{AtomicBool, Ordering};
         static REFUSED: AtomicBool = AtomicBool::new(false);
         if !REFUSED.load(Ordering::Relaxed) {
-            match fs::File::options()
-                .read(true)
-                .custom_flags(libc::O_NOATIME)
-                .open(path)
-            {
+            let mut noatime = options.clone();
+            noatime.custom_flags(libc::O_NONBLOCK | libc::O_NOATIME);
+            match noatime.open(path) {
                 Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
                     REFUSED.store(true, Ordering::Relaxed)
                 }
@@ -163,7 +198,32 @@ pub fn open_to_read(path: &Path) -> std::io::Result<fs::File> {
             }
         }
     }
-    fs::File::open(path)
+    options.open(path)
+}
+
+/// `path` made absolute with every link resolved, also when it (or its
+/// last folders) does not exist yet: the part that exists is canonicalized
+/// and the rest appended, so two spellings of one place compare equal.
+pub fn canonical(path: &Path) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(c) = at.canonicalize() {
+            return rest.iter().rev().fold(c, |p: PathBuf, n| p.join(n));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return abs,
+        }
+    }
 }
 
 /// Fails with a write error naming `dir` unless a file can be created in it
@@ -192,22 +252,8 @@ pub fn probe_writable(dir: &Path) -> Result<()> {
 /// manifest and the files `check` reads come from a folder others can write.
 pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut options = fs::File::options();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Opening a FIFO for reading blocks until a writer comes; not with this.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path)?;
+    let file = open_to_read(path)?;
     let md = file.metadata()?;
-    if !md.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
     if md.len() > max {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -310,6 +356,40 @@ mod tests {
         assert_eq!(out.modified().unwrap(), t);
         assert_eq!(fs::read(&dest).unwrap(), b"compressed");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// A source or an earlier release's file swapped for a FIFO after the
+    /// walk blocked `open()` for ever (no writer ever came). Run on a thread
+    /// so that a regression fails the test instead of hanging it.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_at_once_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("app-1a2b3c4d.js");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = fifo.clone();
+        std::thread::spawn(move || {
+            let opened = open_to_read(&p).map(|_| ());
+            let read = read_regular(&p, u64::MAX).map(|_| ());
+            tx.send((opened, read)).unwrap();
+        });
+        let (opened, read) = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("open_to_read blocked on a FIFO");
+        for r in [opened, read] {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+        // A regular file opened this way reads as usual (the flag is cleared).
+        let file = dir.path().join("a.js");
+        fs::write(&file, "y".repeat(300_000)).unwrap();
+        assert_eq!(read_regular(&file, u64::MAX).unwrap().len(), 300_000);
     }
 
     #[test]

@@ -305,6 +305,9 @@ fn check(args: CheckArgs) -> u8 {
             .map(std::path::PathBuf::from)
             .or(file.cache_dir),
     };
+    if let Err(e) = options.validate(&args.dir) {
+        return failed(&e);
+    }
     let report = precompressor::check::check_with(&args.dir, &manifest, &options);
     if args.json {
         let _ = std::io::stdout().write_all(

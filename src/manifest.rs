@@ -229,6 +229,45 @@ impl Asset {
     }
 }
 
+/// Whether a run may write its manifest at `path`: when nothing is there, or
+/// a precompress manifest is (of any version: its `generator` says
+/// precompress wrote it). Anything else, a page or an earlier release's
+/// asset that `--manifest` names by mistake, is never replaced; the reason
+/// says what is there. A corrupt manifest at the default name is rebuilt by
+/// the run, which never gets here for it.
+pub fn may_replace(path: &Path) -> std::result::Result<(), String> {
+    let md = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot be inspected: {e}")),
+        Ok(md) => md,
+    };
+    if md.is_dir() {
+        return Err("is a folder; name the manifest file".into());
+    }
+    let refuse = |what: &str| {
+        Err(format!(
+            "{what}, not a precompress manifest; precompress never replaces a file it did not write: name a new file or remove it"
+        ))
+    };
+    if !md.is_file() {
+        return refuse("exists and is not a regular file");
+    }
+    let ours = crate::fsutil::read_regular(path, MAX_SIZE)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            v.get("generator")
+                .and_then(|g| g.as_str())
+                .map(|g| g.starts_with("precompress "))
+        })
+        .unwrap_or(false);
+    if ours {
+        Ok(())
+    } else {
+        refuse("exists")
+    }
+}
+
 /// Where the manifest goes: `--manifest`, else `DIR/precompress-manifest.json`.
 pub fn default_path(root: &Path) -> PathBuf {
     root.join(DEFAULT_NAME)

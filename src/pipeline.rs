@@ -19,7 +19,6 @@
 //! variant.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -205,6 +204,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     let root = cfg.root.as_path();
     cfg.check_root()?;
     cfg.validate()?;
+    cfg.check_outputs()?;
     let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
     let manifest_path = cfg.manifest_path();
     let threads = cfg.worker_threads();
@@ -734,7 +734,7 @@ fn choose_dictionaries(f: &Scanned, filter: &Filter, releases: &Releases) -> (Ch
         let input = || {
             f.content
                 .clone()
-                .or_else(|| std::fs::read(&f.found.path).ok())
+                .or_else(|| crate::fsutil::read_regular(&f.found.path, u64::MAX).ok())
         };
         if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
             if !chosen.iter().any(|(_, s)| *s == sha) {
@@ -1272,7 +1272,7 @@ impl<'a> Worker<'a> {
         let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
         let dest = self.ctx.root.join(&dest_rel);
         self.output.clear();
-        File::open(&dest)
+        open_to_read(&dest)
             .and_then(|mut h| h.read_to_end(&mut self.output))
             .map_err(|source| Error::Read {
                 path: dest.clone(),

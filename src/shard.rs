@@ -234,6 +234,11 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
     if !root.is_dir() {
         return Err(Error::Config(format!("{}: not a folder", root.display())));
     }
+    let default = crate::manifest::default_path(root);
+    if crate::fsutil::canonical(manifest) != crate::fsutil::canonical(&default) {
+        crate::manifest::may_replace(manifest)
+            .map_err(|why| Error::Config(format!("--manifest {}: {why}", manifest.display())))?;
+    }
     // Not while a run writes in DIR.
     let _lock = crate::fsutil::lock(root, crate::walk::LOCK_NAME, || {})?;
     let found = find_partials(manifest)?;

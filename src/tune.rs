@@ -504,7 +504,7 @@ pub fn measure(cfg: &Config, sample: &Sample) -> Result<Tuning> {
         .files
         .iter()
         .map(|f| {
-            std::fs::read(&f.path).map_err(|source| Error::Read {
+            crate::fsutil::read_regular(&f.path, u64::MAX).map_err(|source| Error::Read {
                 path: f.path.clone(),
                 source,
             })

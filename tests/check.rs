@@ -193,3 +193,44 @@ fn a_follow_links_run_passes_check() {
     let (code, r) = check_json(&dir);
     assert_eq!(code, 0, "{r}");
 }
+
+/// A manifest whose br and zstd entries carried the identity's ETag passed
+/// `check`, and `serve` then sent one strong ETag for three bodies. Every
+/// ETag must be the one its own blake3 gives.
+#[test]
+fn an_etag_that_is_not_its_own_blake3s_is_reported_and_refused_by_serve() {
+    let (_g, dir) = precompressed_site();
+    let mpath = dir.join("precompress-manifest.json");
+    let mut m: Value = serde_json::from_slice(&fs::read(&mpath).unwrap()).unwrap();
+    let asset = &mut m["files"]["assets/app.js"];
+    let identity = asset["etag"].clone();
+    for v in asset["encodings"].as_array_mut().unwrap() {
+        if v["coding"] != "gzip" {
+            v["etag"] = identity.clone();
+        }
+    }
+    fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let (code, r) = check_json(&dir);
+    assert_eq!(code, 1);
+    let mut found: Vec<(String, String)> = kinds(&r);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("assets/app.js.br".to_string(), "etag_mismatch".to_string()),
+            ("assets/app.js.zst".to_string(), "etag_mismatch".to_string()),
+        ],
+        "{r:#}"
+    );
+    // serve refuses to start on it rather than send one ETag for three bodies.
+    bin()
+        .arg("serve")
+        .arg(&dir)
+        .args(["--addr", "127.0.0.1:0"])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "two of its representations have the etag",
+        ));
+}

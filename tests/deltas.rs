@@ -370,6 +370,101 @@ fn bad_earlier_releases_are_usage_errors_or_warnings() {
     );
 }
 
+/// `check --dictionary-from` with a typo used to exit 0 with the decode check
+/// silently off; it is refused as a run refuses it.
+#[test]
+fn check_refuses_a_dictionary_folder_a_run_would_refuse() {
+    let r = releases();
+    with_previous(&r).arg("-q").assert().success();
+    let file = r.v1.join("precompress-manifest.json");
+    for (prev, why) in [
+        (r.v1.join("nope"), "no such folder"),
+        (file, "not a folder"),
+        (r.v2.clone(), "is DIR itself"),
+    ] {
+        check()
+            .arg(&r.v2)
+            .arg("--dictionary-from")
+            .arg(&prev)
+            .assert()
+            .code(2)
+            .stderr(contains(why).and(contains(prev.display().to_string())));
+    }
+    check()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(&r.v1)
+        .assert()
+        .success()
+        .stdout(contains("2 of them decoded"));
+}
+
+/// An earlier release is never written to: not by `--manifest` or
+/// `--cache-dir` pointed into it, and not by compressing it when it sits
+/// inside DIR (it would also be published with the new release), nor when it
+/// holds DIR.
+#[test]
+fn nothing_is_written_into_an_earlier_release() {
+    let r = releases();
+    let before = serve_util::common::snapshot(&r.v1);
+    let old = r.v1.join(r.old);
+    let inside = r.v2.join("previous");
+    serve_util::common::copy_dir(&r.v1, &inside);
+    for (args, why) in [
+        (
+            vec![
+                "--dictionary-from".into(),
+                r.v1.clone(),
+                "--manifest".into(),
+                old.clone(),
+            ],
+            "not a precompress manifest",
+        ),
+        (
+            vec![
+                "--dictionary-from".into(),
+                r.v1.clone(),
+                "--manifest".into(),
+                r.v1.join("m.json"),
+            ],
+            "inside the earlier release",
+        ),
+        (
+            vec![
+                "--dictionary-from".into(),
+                r.v1.clone(),
+                "--cache-dir".into(),
+                r.v1.join("cache"),
+            ],
+            "overlaps the earlier release",
+        ),
+        (
+            vec!["--dictionary-from".into(), inside.clone()],
+            "is inside DIR",
+        ),
+    ] {
+        bin()
+            .arg(&r.v2)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(contains(why));
+    }
+    bin()
+        .arg(&inside)
+        .arg("--dictionary-from")
+        .arg(&r.v2)
+        .assert()
+        .code(2)
+        .stderr(contains("holds DIR"));
+    assert_eq!(
+        serve_util::common::snapshot(&r.v1),
+        before,
+        "release 1 was modified"
+    );
+    assert!(!r.v2.join("precompress-manifest.json").exists());
+}
+
 /// Every script and stylesheet of the corpus as release 1, the same with a
 /// line added as release 2: each gets a dcb that Google's decoder reads with
 /// its dictionary (the run checks every one before writing it, and `check`

@@ -87,6 +87,51 @@ fn a_fifo_or_a_device_at_the_manifest_path_is_refused_not_waited_on() {
     }
 }
 
+/// `--manifest dist/index.html` replaced the site's page with JSON (after a
+/// warning) and exited 0. A `--manifest` that names an existing file is
+/// replaced only when that file is a precompress manifest.
+#[test]
+fn the_manifest_flag_never_overwrites_a_file_that_is_not_a_manifest() {
+    let (_tmp, site) = precompressed_site();
+    let page = site.join("index.html");
+    let before = std::fs::read(&page).unwrap();
+    let snapshot = common::snapshot(&site);
+    bin()
+        .arg(&site)
+        .args(["-q", "--no-config", "--manifest"])
+        .arg(&page)
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("index.html")
+                .and(predicates::str::contains("not a precompress manifest")),
+        );
+    assert_eq!(std::fs::read(&page).unwrap(), before);
+    assert_eq!(common::snapshot(&site), snapshot, "something was written");
+    // A manifest of its own elsewhere is written, then replaced by the next run.
+    let own = site.parent().unwrap().join("own-manifest.json");
+    for _ in 0..2 {
+        bin()
+            .arg(&site)
+            .args(["-q", "--no-config", "--manifest"])
+            .arg(&own)
+            .assert()
+            .success();
+    }
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&own).unwrap()).unwrap();
+    assert!(m["files"]["index.html"].is_object());
+    // A folder or FIFO named as the manifest is refused too, never waited on.
+    mkfifo(&site.parent().unwrap().join("fifo"));
+    for bad in ["fifo", "site"] {
+        bin()
+            .arg(&site)
+            .args(["-q", "--no-config", "--manifest"])
+            .arg(site.parent().unwrap().join(bad))
+            .assert()
+            .code(2);
+    }
+}
+
 #[test]
 fn the_manifest_never_compresses_itself_however_it_is_spelled() {
     let (_tmp, site) = precompressed_site();

@@ -68,6 +68,55 @@ fn an_edit_after_start_is_never_served_stale_and_a_rerun_is_picked_up() {
 }
 
 /// Sequential requests on one keep-alive connection; returns each one's time.
+/// An atomic replacement of the same size with the mtime kept (`rsync -a`,
+/// `cp -p`, a `SOURCE_DATE_EPOCH` build) was judged unchanged by size and
+/// mtime: the old `.br` and the old strong ETag went out until the manifest
+/// was rewritten. The inode and ctime tell it.
+#[test]
+fn a_replacement_of_the_same_size_and_mtime_is_never_served_stale() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    let app = site.join("assets/app.js");
+    let old = std::fs::read(&app).unwrap();
+    let mtime = std::fs::metadata(&app).unwrap().modified().unwrap();
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    let mut new = old.clone();
+    new[0] = if new[0] == b'/' { b' ' } else { b'/' };
+    for how in ["in place", "rename"] {
+        new[1] = if how == "rename" { b'*' } else { b'/' };
+        if how == "rename" {
+            // rsync -a: a new file of the same size, its mtime set back, renamed over.
+            let tmp = site.join("assets/.app.js.tmp");
+            std::fs::write(&tmp, &new).unwrap();
+            let f = std::fs::File::options().write(true).open(&tmp).unwrap();
+            f.set_modified(mtime).unwrap();
+            drop(f);
+            std::fs::rename(&tmp, &app).unwrap();
+        } else {
+            // cp -p: the same inode rewritten, its mtime set back.
+            std::fs::write(&app, &new).unwrap();
+            let f = std::fs::File::options().write(true).open(&app).unwrap();
+            f.set_modified(mtime).unwrap();
+            drop(f);
+        }
+        let md = std::fs::metadata(&app).unwrap();
+        assert_eq!(
+            (md.len(), md.modified().unwrap()),
+            (old.len() as u64, mtime)
+        );
+        let r = get(s.addr, "/assets/app.js", Some("br"));
+        assert_eq!(r.status, 200, "{how}");
+        assert_eq!(
+            r.header("content-encoding"),
+            None,
+            "{how}: the old .br was sent"
+        );
+        assert!(r.body == new, "{how}: not the new bytes");
+        assert!(r.header("etag").unwrap().starts_with("W/"), "{how}");
+    }
+}
+
 fn keep_alive_times(addr: std::net::SocketAddr, n: usize) -> Vec<Duration> {
     let mut conn = TcpStream::connect(addr).unwrap();
     conn.set_read_timeout(Some(Duration::from_secs(10)))

@@ -12,7 +12,7 @@
 //! reloaded when its size or mtime changes (a rerun of precompress); at load,
 //! an asset whose file no longer has the manifest's content is left out
 //! ([`Index::load`]); and on every request the source and the representation
-//! are stat'ed and must still have the size and mtime seen at load. A source
+//! are stat'ed and must still have the size, mtime, inode and ctime seen at load. A source
 //! that changed since is served uncompressed with a weak ETag from its size and
 //! mtime (never the manifest's strong one), a variant that changed is not sent
 //! (the file goes uncompressed instead), each with a warning on stderr.
@@ -95,17 +95,46 @@ struct Site {
 /// The index and what the files looked like when it was loaded.
 struct Loaded {
     index: Index,
-    /// The manifest's (size, mtime), `None` when there was none.
-    stamp: Option<(u64, SystemTime)>,
+    /// The manifest's stamp, `None` when there was none.
+    stamp: Option<Stamp>,
     /// Every listed file (sources, variants, deltas) that existed at load:
-    /// its (size, mtime) then.
-    files: HashMap<String, (u64, SystemTime)>,
+    /// its stamp then.
+    files: HashMap<String, Stamp>,
 }
 
-/// A file's (size, mtime), `None` if it cannot be stat'ed.
-fn stamp_of(path: &Path) -> Option<(u64, SystemTime)> {
-    let md = std::fs::metadata(path).ok()?;
-    Some((md.len(), md.modified().ok()?))
+/// What tells a file was replaced or rewritten since it was last seen: size
+/// and mtime, and on Unix the inode and ctime too. Size and mtime alone miss
+/// an atomic replacement of the same size with the mtime kept (`rsync -a`,
+/// `cp -p`, a `SOURCE_DATE_EPOCH` build): a new file has a new inode, and any
+/// write or rename sets the ctime, which no tool can set back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    modified: SystemTime,
+    #[cfg(unix)]
+    inode: (u64, u64),
+    #[cfg(unix)]
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    fn of(md: &std::fs::Metadata) -> Option<Stamp> {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            size: md.len(),
+            modified: md.modified().ok()?,
+            #[cfg(unix)]
+            inode: (md.dev(), md.ino()),
+            #[cfg(unix)]
+            changed: (md.ctime(), md.ctime_nsec()),
+        })
+    }
+}
+
+/// A file's stamp, `None` if it cannot be stat'ed.
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    Stamp::of(&std::fs::metadata(path).ok()?)
 }
 
 impl Site {
@@ -602,7 +631,7 @@ fn open_checked(
     rel: &str,
     size: u64,
 ) -> Result<std::fs::File, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = crate::fsutil::open_to_read(path).map_err(|e| e.to_string())?;
     let md = file.metadata().map_err(|e| e.to_string())?;
     let len = md.len();
     if len != size {
@@ -610,7 +639,7 @@ fn open_checked(
             "{len} bytes on disk, {size} in the manifest (changed since precompress ran)"
         ));
     }
-    let now = md.modified().ok().map(|m| (len, m));
+    let now = Stamp::of(&md);
     if now.is_none() || now.as_ref() != loaded.files.get(rel) {
         return Err("rewritten since the manifest was loaded".into());
     }
@@ -621,7 +650,7 @@ fn open_checked(
 /// uncompressed, a weak ETag from size and mtime, revalidate on every use.
 async fn plain(site: &Site, key: &str) -> io::Result<(std::fs::File, Headers, bool)> {
     let path = resolve(&site.root, key).ok_or(io::ErrorKind::NotFound)?;
-    let file = std::fs::File::open(&path)?;
+    let file = crate::fsutil::open_to_read(&path)?;
     let md = file.metadata()?;
     let mtime = md.modified().ok();
     let stamp = mtime

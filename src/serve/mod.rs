@@ -326,7 +326,8 @@ impl Entry {
 /// The blake3 of a file's content, hex; `None` if it cannot be read.
 fn blake3_of(path: &Path) -> Option<String> {
     let mut h = blake3::Hasher::new();
-    h.update_reader(std::fs::File::open(path).ok()?).ok()?;
+    h.update_reader(crate::fsutil::open_to_read(path).ok()?)
+        .ok()?;
     Some(h.finalize().to_hex().to_string())
 }
 
@@ -396,6 +397,19 @@ fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
                 "file {key:?}: use_as_dictionary is not a header value"
             ));
         }
+    }
+    // One strong ETag names one body (RFC 9110 §8.8.3): a manifest that gives
+    // two representations the same one would have caches mix them up.
+    let mut etags: Vec<&str> = std::iter::once(asset.etag.as_str())
+        .chain(variants.iter().map(|r| r.etag.as_str()))
+        .chain(deltas.iter().map(|(_, r)| r.etag.as_str()))
+        .collect();
+    etags.sort_unstable();
+    if let Some(w) = etags.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!(
+            "file {key:?}: two of its representations have the etag {}",
+            w[0]
+        ));
     }
     let cache_control = if is_fingerprinted(key) {
         CACHE_IMMUTABLE
