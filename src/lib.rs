@@ -53,6 +53,8 @@ mod fsutil;
 #[cfg(feature = "compress")]
 #[doc(hidden)]
 pub mod github;
+#[cfg(feature = "compress")]
+mod journal;
 pub mod manifest;
 #[cfg(feature = "compress")]
 #[doc(hidden)]

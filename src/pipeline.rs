@@ -30,15 +30,18 @@ use rayon::prelude::*;
 
 use crate::cache::{Cache, Hit};
 use crate::config::Config;
-use crate::dictionary::{available_dictionary, delta_path, is_candidate, use_as_dictionary};
+use crate::dictionary::{
+    available_dictionary, delta_path, delta_source, is_candidate, use_as_dictionary,
+};
 use crate::encode::brotli_split::{compress_part, concat_parts, parts_for};
 use crate::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
 use crate::encode::{new_encoder, BrotliEncoder, Codec, Encoder};
 use crate::error::{Error, Result};
 use crate::filter::{content_kind, content_type, Filter, SkipReason};
 use crate::fsutil::{lock, open_to_read, probe_writable, remove_if_exists, write_atomic, CopyMeta};
+use crate::journal::{self, Journal};
 use crate::manifest::{etag, Asset, Delta, Manifest, SkippedDelta, Variant};
-use crate::plan::{plan, Inputs, Job, JobKind, Outcome, Plan, Source};
+use crate::plan::{plan, Inputs, Job, JobKind, Outcome, Plan, Source, Unit};
 use crate::releases::{self, OldFile, Releases};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
 use crate::shard::{self, Shard};
@@ -89,6 +92,9 @@ enum JobOutcome {
         delta: Delta,
         cached: bool,
     },
+    /// A delta the manifest did not list, which decodes with its dictionary
+    /// to the source: kept as it is and listed.
+    DeltaAdopted(Delta),
     /// A delta that is not smaller than the source.
     DeltaSkipped(SkippedDelta),
     /// The dictionary could not be used (it vanished or changed): no delta,
@@ -233,7 +239,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         ..RunCounts::default()
     };
     let prev = previous_manifest(&manifest_path, &mut counts.warnings);
-    let ours = written_by(prev.as_ref());
+    let mut ours = written_by(prev.as_ref());
 
     let tree = walk_assets(cfg);
     let mut errors = tree.errors;
@@ -262,6 +268,10 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     // Hash everything: sources fully (blake3 + sha256), variants on disk (blake3).
     let (mut files, variants_on_disk) =
         pool.install(|| scan_tree(tree.files, tree.variants, tree.deltas, &filter, &mut errors));
+    // What an interrupted run wrote and its journal proves: ours too.
+    let (journal_entries, journals_read) = journal::read(root, cfg.shard);
+    let journaled = recover(&journal_entries, &files, &variants_on_disk, &mut ours);
+    let journaled: HashSet<&str> = journaled.iter().map(String::as_str).collect();
     // Sources deleted since the previous run: their variants now look like
     // assets of their own. Ours (same hash as recorded) go; others stay.
     files.retain(|f| match ours.get(&f.found.rel) {
@@ -287,9 +297,10 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         .collect();
     let Plan {
         mut jobs,
+        units,
         files: mut outcomes,
-        refused,
-        stale,
+        mut refused,
+        mut stale,
         reused,
     } = plan(
         &Inputs {
@@ -298,6 +309,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             ours: &ours,
             on_disk: &existing,
             symlinks: &symlinks,
+            journaled: &journaled,
             codecs: &cfg.codecs,
             delta_codings: &cfg.delta_codings,
             force: cfg.force,
@@ -306,6 +318,15 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     );
     drop(sources);
     counts.reused += reused;
+    let sharded = cfg.shard.map(|s| {
+        let (shard, digest, owned, owner) = take_shard(s, &units, &mut jobs, &files, &dicts);
+        // Another shard's files are that shard's to keep, check or remove.
+        let mine =
+            |path: &str| shard::group_of_path(path).and_then(|g| owner.get(&g)) == Some(&s.index);
+        stale.retain(|p| mine(p));
+        refused.retain(|(p, _)| mine(p));
+        (shard, digest, owned)
+    });
     for (rel, detail) in refused {
         errors.push(Error::Foreign {
             path: root.join(rel),
@@ -318,8 +339,12 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         remove(&root.join(rel), rel, &mut counts, &mut errors);
     }
 
-    let sharded = cfg.shard.map(|s| take_shard(s, &mut jobs, &files, &dicts));
     sort_jobs(&mut jobs, &files, &dicts);
+    let journal = if cfg.dry_run || jobs.is_empty() {
+        None
+    } else {
+        Some(Journal::open(root, cfg.shard)?)
+    };
     progress.start(jobs.len() as u64);
 
     let mut progress_of: Vec<FileProgress> =
@@ -332,6 +357,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         root,
         settings: &settings,
         cache: cache.as_ref(),
+        journal: journal.as_ref(),
         dicts: &dicts,
         delta: delta_encoder(cfg),
         parts: Mutex::new(HashMap::new()),
@@ -368,10 +394,17 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             .then(|| use_as_dictionary(&f.found.rel, f.size))
             .flatten();
         let (asset, not_worth_keeping) = asset_entry(f, o, mark, sharded.is_some());
-        // Not stale, only not worth keeping: removed without being listed.
+        // Not stale, only not worth keeping: removed without being listed,
+        // unless precompress did not write it (adopted, not journaled).
         if !cfg.dry_run {
-            for p in not_worth_keeping {
-                if let Err(e) = remove_if_exists(&root.join(&p)) {
+            for p in &not_worth_keeping {
+                if counts.foreign.contains(p) && !journaled.contains(p.as_str()) {
+                    counts.warnings.push(format!(
+                        "{p}: a delta precompress did not write, no smaller than the asset's best variant: not listed; remove it"
+                    ));
+                    continue;
+                }
+                if let Err(e) = remove_if_exists(&root.join(p)) {
                     errors.push(e);
                 }
             }
@@ -400,7 +433,19 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             None => manifest.write(&manifest_path),
         };
         match written {
-            Ok(()) => counts.manifest_written = true,
+            Ok(()) => {
+                counts.manifest_written = true;
+                // Everything the journals named is now listed or gone.
+                let done = match journal {
+                    Some(j) => j.finish(&journals_read),
+                    None => journals_read
+                        .iter()
+                        .try_for_each(|p| remove_if_exists(p).map(|_| ())),
+                };
+                if let Err(e) = done {
+                    counts.warnings.push(format!("journal: {e}"));
+                }
+            }
             Err(e) => errors.push(e),
         }
         if let Some(c) = &cache {
@@ -482,6 +527,10 @@ fn fold_outcomes(
                 counts.from_cache += u64::from(cached);
                 o.written.push(delta.path.clone());
                 o.deltas.push(delta);
+            }
+            JobOutcome::DeltaAdopted(d) => {
+                counts.foreign.push(d.path.clone());
+                o.deltas.push(d);
             }
             JobOutcome::DeltaSkipped(skipped) => {
                 counts.not_kept += 1;
@@ -759,6 +808,9 @@ struct JobContext<'a> {
     root: &'a Path,
     settings: &'a BTreeMap<String, String>,
     cache: Option<&'a Cache>,
+    /// Where each file is recorded before it is renamed into place (none in
+    /// a dry run).
+    journal: Option<&'a Journal>,
     /// The dictionaries delta jobs refer to.
     dicts: &'a [Dict],
     delta: DeltaEncoder,
@@ -907,9 +959,14 @@ impl<'a> Worker<'a> {
         let r = match kind {
             JobKind::Compress => input.and_then(|i| self.compress(f, codec, i)),
             JobKind::Part { index, of } => self.part(file, f, index, of, input),
-            JobKind::CheckForeign => input.and_then(|i| self.check_foreign(f, codec, i)),
+            JobKind::CheckForeign { ours } => {
+                input.and_then(|i| self.check_foreign(f, codec, i, ours))
+            }
             JobKind::Delta { dict, coding } => {
                 input.and_then(|i| self.delta(f, &self.ctx.dicts[dict], coding, i))
+            }
+            JobKind::CheckDelta { dict, coding, ours } => {
+                input.and_then(|i| self.check_delta(f, &self.ctx.dicts[dict], coding, i, ours))
             }
         };
         self.input = buf;
@@ -1088,13 +1145,10 @@ impl<'a> Worker<'a> {
     /// Writes `self.output` as the variant (unless dry run).
     fn place(&mut self, f: &Scanned, codec: Codec, cached: bool) -> Result<JobOutcome> {
         let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
-        let dest = self.ctx.root.join(&dest_rel);
-        if !self.ctx.cfg.dry_run {
-            // Checked against the source once all of its jobs are done
-            // (JobContext::file_job_done).
-            write_atomic(&dest, &self.output, Some(&f.meta))?;
-        }
         let b3 = blake3::hash(&self.output).to_hex().to_string();
+        // Checked against the source once all of its jobs are done
+        // (JobContext::file_job_done).
+        self.write(f, &dest_rel, &b3)?;
         let variant = Variant {
             coding: codec.token().to_string(),
             path: dest_rel,
@@ -1246,11 +1300,9 @@ impl<'a> Worker<'a> {
         cached: bool,
     ) -> Result<JobOutcome> {
         let dest_rel = delta_path(&f.found.rel, &dict.sha256, coding);
-        if !self.ctx.cfg.dry_run {
-            // Checked against the source once all of its jobs are done.
-            write_atomic(&self.ctx.root.join(&dest_rel), &self.output, Some(&f.meta))?;
-        }
         let b3 = blake3::hash(&self.output).to_hex().to_string();
+        // Checked against the source once all of its jobs are done.
+        self.write(f, &dest_rel, &b3)?;
         Ok(JobOutcome::DeltaWritten {
             delta: Delta {
                 coding: coding.token().into(),
@@ -1265,10 +1317,82 @@ impl<'a> Worker<'a> {
         })
     }
 
-    /// A variant precompress did not write sits where ours would go. It is kept
-    /// either way; listed when it decodes to the source, an error when it does
-    /// not (a server would serve stale content).
-    fn check_foreign(&mut self, f: &Scanned, codec: Codec, input: &[u8]) -> Result<JobOutcome> {
+    /// Writes `self.output` (of blake3 `b3`) at `dest_rel` (unless dry run),
+    /// recorded in the journal first: a run killed after the rename leaves a
+    /// file the next run knows for its own.
+    fn write(&self, f: &Scanned, dest_rel: &str, b3: &str) -> Result<()> {
+        if self.ctx.cfg.dry_run {
+            return Ok(());
+        }
+        if let Some(j) = self.ctx.journal {
+            j.record(dest_rel, b3, &f.blake3)?;
+        }
+        write_atomic(&self.ctx.root.join(dest_rel), &self.output, Some(&f.meta))
+    }
+
+    /// A delta the manifest does not list sits where ours against `dict`
+    /// would go (the manifest was lost, or `ours`: a killed run wrote it).
+    /// Listed when it decodes with `dict` to the source; otherwise made
+    /// again if ours, else an error naming it (a server would serve it stale).
+    fn check_delta(
+        &mut self,
+        f: &Scanned,
+        dict: &Dict,
+        coding: DeltaCoding,
+        input: &[u8],
+        ours: bool,
+    ) -> Result<JobOutcome> {
+        self.job_start = None;
+        let dest_rel = delta_path(&f.found.rel, &dict.sha256, coding);
+        let dest = self.ctx.root.join(&dest_rel);
+        let bytes = crate::fsutil::read_regular(&dest, u64::MAX).map_err(|source| Error::Read {
+            path: dest.clone(),
+            source,
+        })?;
+        let dict_bytes = match releases::load(&dict.old, Some(&dict.sha256)) {
+            Ok(l) => l.bytes,
+            Err(why) => {
+                return Ok(JobOutcome::NoDelta(format!(
+                    "{why}: {dest_rel} could not be checked against it"
+                )))
+            }
+        };
+        let t = thread_cpu_micros();
+        let r = self
+            .ctx
+            .delta
+            .verify(coding, &bytes, &dict_bytes, &dict.sha256, input);
+        self.verify_micros += thread_cpu_micros() - t;
+        match r {
+            Ok(()) => {
+                let b3 = blake3::hash(&bytes).to_hex().to_string();
+                Ok(JobOutcome::DeltaAdopted(Delta {
+                    coding: coding.token().into(),
+                    dictionary: available_dictionary(&dict.sha256),
+                    dictionary_path: dict.old.rel.clone(),
+                    path: dest_rel,
+                    size: bytes.len() as u64,
+                    etag: etag(&b3),
+                    blake3: b3,
+                }))
+            }
+            Err(_) if ours => self.delta(f, dict, coding, input),
+            Err(detail) => Err(Error::Foreign { path: dest, detail }),
+        }
+    }
+
+    /// A variant the manifest does not list sits where ours would go. A
+    /// foreign one is kept either way; listed when it decodes to the source,
+    /// an error when it does not (a server would serve stale content). One
+    /// of `ours` (a killed run's, by its journal) that does not decode is
+    /// made again.
+    fn check_foreign(
+        &mut self,
+        f: &Scanned,
+        codec: Codec,
+        input: &[u8],
+        ours: bool,
+    ) -> Result<JobOutcome> {
         let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
         let dest = self.ctx.root.join(&dest_rel);
         self.output.clear();
@@ -1289,6 +1413,7 @@ impl<'a> Worker<'a> {
                     blake3: b3,
                 }))
             }
+            Err(_) if ours => self.compress(f, codec, input),
             Err(detail) => Err(Error::Foreign { path: dest, detail }),
         }
     }
@@ -1368,29 +1493,74 @@ fn written_by(prev: Option<&Manifest>) -> HashMap<String, String> {
         .collect()
 }
 
-/// `--shard K/N`: keeps the jobs of shard K only, the split computed from all
-/// of them the same way in every shard ([`shard::split`], by the cost
-/// [`sort_jobs`] uses; the parts of a split brotli stream are one unit,
-/// costed as a whole so the split never depends on the cache). Returns the
-/// shard, the digest of the whole run's units and the ones kept.
+/// Takes in what the journals of interrupted runs recorded
+/// ([`crate::journal`]): each file still on disk with the content its line
+/// names is ours (added to `ours`, so the plan removes it when this run does
+/// not keep it). Returns those made from their source as it is now: the plan
+/// checks them and adopts them (a variant or delta that decodes to the
+/// source) instead of calling them foreign.
+fn recover(
+    entries: &HashMap<String, journal::Entry>,
+    files: &[Scanned],
+    on_disk: &[(String, Option<String>)],
+    ours: &mut HashMap<String, String>,
+) -> Vec<String> {
+    if entries.is_empty() {
+        return Vec::new();
+    }
+    // A variant whose source is gone is walked as a source.
+    let disk: HashMap<&str, &str> = on_disk
+        .iter()
+        .filter_map(|(p, h)| Some((p.as_str(), h.as_deref()?)))
+        .chain(
+            files
+                .iter()
+                .map(|f| (f.found.rel.as_str(), f.blake3.as_str())),
+        )
+        .collect();
+    let mut adoptable = Vec::new();
+    for (path, e) in entries {
+        if disk.get(path.as_str()) != Some(&e.blake3.as_str()) || ours.get(path) == Some(&e.blake3)
+        {
+            continue; // not what the killed run wrote, or listed already
+        }
+        let source = crate::filter::variant_source(path)
+            .map(|(s, _)| s)
+            .or_else(|| delta_source(path).map(|(s, _)| s));
+        if source.and_then(|s| disk.get(s)) == Some(&e.source.as_str()) {
+            adoptable.push(path.clone());
+        }
+        ours.insert(path.clone(), e.blake3.clone());
+    }
+    adoptable.sort();
+    adoptable
+}
+
+/// `--shard K/N`: keeps the jobs of shard K only, the split computed the
+/// same way in every shard ([`shard::split`]) from every unit the settings
+/// ask for, costed by what making it would take ([`unit_cost`]), whatever is
+/// already on disk: shards run one after another in one folder, or a shard
+/// run again, split as the first did. Returns the shard, the digest of all
+/// units, the ones kept, and the owner of each.
 fn take_shard(
     s: Shard,
+    units: &[Unit],
     jobs: &mut Vec<Job>,
     files: &[Scanned],
     dicts: &[Dict],
-) -> (Shard, String, Vec<String>) {
-    let key = |j: &Job| {
-        let dict = match j.kind {
-            JobKind::Delta { dict, .. } => Some(&dicts[dict].sha256),
-            _ => None,
-        };
-        shard::group_key(&files[j.file].found.rel, j.token(), dict)
+) -> (Shard, String, Vec<String>, BTreeMap<String, u32>) {
+    let key = |file: usize, token: &str, dict: Option<usize>| {
+        shard::group_key(
+            &files[file].found.rel,
+            token,
+            dict.map(|d| &dicts[d].sha256),
+        )
     };
-    let groups: Vec<shard::Group> = jobs
+    let groups: Vec<shard::Group> = units
         .iter()
-        .map(|j| shard::Group {
-            key: key(j),
-            cost: job_cost(j, files, dicts, true),
+        .map(|u| shard::Group {
+            key: key(u.file, u.token, u.dict),
+            cost: unit_cost(u, files, dicts),
         })
         .collect();
     let owner = shard::split(&groups, s.count);
@@ -1400,8 +1570,25 @@ fn take_shard(
         .filter(|(_, &k)| k == s.index)
         .map(|(key, _)| key.clone())
         .collect();
-    jobs.retain(|j| owner.get(&key(j)) == Some(&s.index));
-    (s, digest, owned)
+    jobs.retain(|j| owner.get(&key(j.file, j.token(), j.dict())) == Some(&s.index));
+    (s, digest, owned, owner)
+}
+
+/// What making a unit costs, for the shard split: its bytes in (a delta's
+/// dictionary too) times its coding's relative cost.
+fn unit_cost(u: &Unit, files: &[Scanned], dicts: &[Dict]) -> u64 {
+    let size = files[u.file].size;
+    match u.dict {
+        Some(d) => {
+            let coding = DeltaCoding::parse(u.token).expect("a delta unit's token");
+            (size + dicts[d].old.size) * coding.cost_weight()
+        }
+        None => {
+            size * Codec::parse(u.token)
+                .expect("a variant unit's token")
+                .cost_weight()
+        }
+    }
 }
 
 /// A job's cost estimate, for ordering and for the shard split: bytes in
@@ -1414,7 +1601,8 @@ fn job_cost(j: &Job, files: &[Scanned], dicts: &[Dict], whole: bool) -> u64 {
         JobKind::Part { index, of } => {
             files[j.file].size / of as u64 * j.codec.cost_weight() + index as u64
         }
-        JobKind::CheckForeign => files[j.file].size,
+        JobKind::CheckForeign { .. } => files[j.file].size,
+        JobKind::CheckDelta { dict, .. } => files[j.file].size + dicts[dict].old.size,
         // The dictionary is indexed as well as the file compressed.
         JobKind::Delta { dict, coding } => {
             (files[j.file].size + dicts[dict].old.size) * coding.cost_weight()
@@ -1432,10 +1620,7 @@ fn sort_jobs(jobs: &mut [Job], files: &[Scanned], dicts: &[Dict]) {
             .cmp(&cost(a))
             .then_with(|| files[a.file].found.rel.cmp(&files[b.file].found.rel))
             .then(a.token().cmp(b.token()))
-            .then_with(|| match (a.kind, b.kind) {
-                (JobKind::Delta { dict: x, .. }, JobKind::Delta { dict: y, .. }) => x.cmp(&y),
-                _ => std::cmp::Ordering::Equal,
-            })
+            .then_with(|| a.dict().cmp(&b.dict()))
     });
 }
 

@@ -33,8 +33,18 @@ pub(crate) enum JobKind {
         index: usize,
         of: usize,
     },
-    /// Check a variant precompress did not write against the source.
-    CheckForeign,
+    /// Check a variant the manifest does not list against the source: kept
+    /// and listed if it decodes to it. `ours`: a killed run's, by its journal
+    /// ([`crate::journal`]), so one that does not decode is redone, not refused.
+    CheckForeign {
+        ours: bool,
+    },
+    /// Likewise for a delta against dictionary `dict`, decoded with it.
+    CheckDelta {
+        dict: usize,
+        coding: DeltaCoding,
+        ours: bool,
+    },
     /// An RFC 9842 delta against dictionary `dict` (an index into the run's
     /// dictionaries).
     Delta {
@@ -57,8 +67,16 @@ impl Job {
     /// The content-coding token this job produces.
     pub fn token(&self) -> &'static str {
         match self.kind {
-            JobKind::Delta { coding, .. } => coding.token(),
+            JobKind::Delta { coding, .. } | JobKind::CheckDelta { coding, .. } => coding.token(),
             _ => self.codec.token(),
+        }
+    }
+
+    /// The dictionary of a delta job.
+    pub fn dict(&self) -> Option<usize> {
+        match self.kind {
+            JobKind::Delta { dict, .. } | JobKind::CheckDelta { dict, .. } => Some(dict),
+            _ => None,
         }
     }
 }
@@ -75,6 +93,9 @@ pub(crate) struct Inputs<'a> {
     pub on_disk: &'a HashMap<&'a str, Option<&'a str>>,
     /// Symlinks the walk passed over.
     pub symlinks: &'a HashSet<&'a str>,
+    /// Variants and deltas an interrupted run wrote (its journal) from the
+    /// source as it is now: checked and adopted, redone if they do not decode.
+    pub journaled: &'a HashSet<&'a str>,
     pub codecs: &'a [Codec],
     pub delta_codings: &'a [DeltaCoding],
     pub force: bool,
@@ -113,11 +134,24 @@ pub(crate) struct Outcome {
     pub changed: bool,
 }
 
+/// One (source, coding[, dictionary]) the run is asked for, whether it is
+/// kept, checked or made: what `--shard` splits, so that every shard splits
+/// the same whatever is already on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unit {
+    pub file: usize,
+    pub token: &'static str,
+    /// The dictionary of a delta (an index into the run's dictionaries).
+    pub dict: Option<usize>,
+}
+
 /// The plan: per source (by index), what is kept and skipped as it is; the
 /// jobs to run; what is refused; what is stale.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
     pub jobs: Vec<Job>,
+    /// Every unit the settings ask for, in source order.
+    pub units: Vec<Unit>,
     /// Per source, in the order given.
     pub files: Vec<Outcome>,
     /// Paths left alone with why: a symlink where a variant goes, a delta
@@ -165,14 +199,32 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
             .and_then(|m| m.files.get(f.rel))
             .filter(|a| a.blake3 == f.blake3 && !inp.force);
         for &codec in inp.codecs {
+            if f.decision.is_none() {
+                planner.p.units.push(Unit {
+                    file: i,
+                    token: codec.token(),
+                    dict: None,
+                });
+            }
             planner.variant(i, f, before, codec);
         }
         for &(dict, dict_size, sha) in &f.dictionaries {
             let dictionary = available_dictionary(&sha);
             for &coding in inp.delta_codings {
                 if coding == DeltaCoding::Dcb && dict_size + f.size > DCB_MAX_SPAN {
+                    // Said in the manifest, not left to guess.
+                    planner.p.files[i].skipped_deltas.push(SkippedDelta {
+                        coding: coding.token().into(),
+                        dictionary: dictionary.clone(),
+                        reason: SkipReason::OverDcbWindow,
+                    });
                     continue;
                 }
+                planner.p.units.push(Unit {
+                    file: i,
+                    token: coding.token(),
+                    dict: Some(dict),
+                });
                 planner.delta(i, f, before, (dict, &sha, &dictionary), coding);
             }
         }
@@ -221,14 +273,16 @@ impl Planner<'_> {
                 .push((dest, "a symlink where its variant goes"));
             return;
         }
-        if !mine && on_disk && !inp.force {
-            // Not ours: never overwritten; checked, and listed if it
-            // decodes to the source.
+        let journaled = inp.journaled.contains(dest.as_str());
+        if (journaled && f.decision.is_none() || !mine && on_disk) && !inp.force {
+            // Not listed: never overwritten unless the journal says a killed
+            // run of ours wrote it; checked, and listed if it decodes to the
+            // source.
             self.keep_paths.insert(dest);
             self.p.jobs.push(Job {
                 file: i,
                 codec,
-                kind: JobKind::CheckForeign,
+                kind: JobKind::CheckForeign { ours: journaled },
             });
             return;
         }
@@ -276,14 +330,21 @@ impl Planner<'_> {
         let dest = delta_path(f.rel, sha, coding);
         let on_disk = inp.on_disk.contains_key(dest.as_str());
         let mine = self.is_ours(&dest);
-        if on_disk && !mine && !inp.force {
-            // Never overwritten; it cannot be checked without knowing
-            // what it was made from.
-            self.keep_paths.insert(dest.clone());
-            self.p.refused.push((
-                dest,
-                "a delta precompress did not write is where it would write one",
-            ));
+        let journaled = inp.journaled.contains(dest.as_str());
+        if (journaled || on_disk && !mine) && !inp.force {
+            // Not listed (a lost manifest, a killed run): decoded with the
+            // dictionary its name points to and adopted if it gives the
+            // source, as a variant is; never overwritten unless ours.
+            self.keep_paths.insert(dest);
+            self.p.jobs.push(Job {
+                file: i,
+                codec: Codec::Brotli,
+                kind: JobKind::CheckDelta {
+                    dict,
+                    coding,
+                    ours: journaled,
+                },
+            });
             return;
         }
         if let Some(a) = before.filter(|_| self.same_settings(coding.token())) {
@@ -421,6 +482,7 @@ mod tests {
         codecs: &'a [Codec],
         force: bool,
         symlinks: &'a [&'a str],
+        journaled: &'a [&'a str],
         prev: Option<Manifest>,
         want: &'a [&'a str],
     }
@@ -439,6 +501,7 @@ mod tests {
         let on_disk: HashMap<&str, Option<&str>> =
             c.on_disk.iter().map(|(p, h)| (*p, Some(*h))).collect();
         let symlinks: HashSet<&str> = c.symlinks.iter().copied().collect();
+        let journaled: HashSet<&str> = c.journaled.iter().copied().collect();
         let s = settings(c.changed_settings);
         let inputs = Inputs {
             prev: c.prev.as_ref(),
@@ -446,6 +509,7 @@ mod tests {
             ours: &ours,
             on_disk: &on_disk,
             symlinks: &symlinks,
+            journaled: &journaled,
             codecs: c.codecs,
             delta_codings: &DeltaCoding::ALL,
             force: c.force,
@@ -474,7 +538,13 @@ mod tests {
         );
         for j in &p.jobs {
             out.push(match j.kind {
-                JobKind::CheckForeign => format!("check app.js.{}", j.codec.suffix()),
+                JobKind::CheckForeign { ours } => {
+                    format!(
+                        "check{} app.js.{}",
+                        if ours { " ours" } else { "" },
+                        j.codec.suffix()
+                    )
+                }
                 _ => format!("job {} app.js", j.token()),
             });
         }
@@ -502,6 +572,7 @@ mod tests {
             codecs: all,
             force: false,
             symlinks: &[],
+            journaled: &[],
             prev: Some(previous()),
             want: &[],
         };
@@ -537,6 +608,12 @@ mod tests {
             Case { name: "no previous manifest: everything is a job, foreign ones checked",
                 prev: None, on_disk: &[("app.js.gz", "g1")],
                 want: &["check app.js.gz", "job br app.js", "job zstd app.js"], ..base() },
+            Case { name: "a variant a killed run wrote from this content (its journal): checked as ours",
+                prev: None, on_disk: &[("app.js.br", "b9")], journaled: &["app.js.br"],
+                want: &["check ours app.js.br", "job gzip app.js", "job zstd app.js"], ..base() },
+            Case { name: "a journaled variant of a file now excluded is not checked",
+                prev: None, on_disk: &[], journaled: &["app.js.br"], decision: Some(SkipReason::ExcludedGlob),
+                want: &["skip br excluded_glob", "skip gzip excluded_glob", "skip zstd excluded_glob"], ..base() },
             Case { name: "a symlink where a variant goes is refused",
                 prev: None, on_disk: &[], symlinks: &["app.js.br"],
                 want: &["job gzip app.js", "job zstd app.js", "refuse app.js.br"], ..base() },
@@ -561,6 +638,7 @@ mod tests {
             codecs: &Codec::ALL,
             force: false,
             symlinks: &[],
+            journaled: &[],
             prev: Some(prev.clone()),
             want: &[],
         };
@@ -603,6 +681,7 @@ mod tests {
         }];
         let mut ours: HashMap<String, String> = HashMap::new();
         ours.insert(dcb.clone(), "d1".into());
+        let journaled = HashSet::new();
         let plan_with = |on_disk: &[(&str, &str)],
                          dicts: Vec<(usize, u64, [u8; 32])>,
                          size: u64| {
@@ -614,6 +693,7 @@ mod tests {
                 ours: &ours,
                 on_disk: &on_disk,
                 symlinks: &HashSet::new(),
+                journaled: &journaled,
                 codecs: &[],
                 delta_codings: &DeltaCoding::ALL,
                 force: false,
@@ -627,7 +707,25 @@ mod tests {
                 dictionaries: dicts,
             };
             let p = plan(&inputs, &[src]);
-            let jobs: Vec<&str> = p.jobs.iter().map(|j| j.token()).collect();
+            let jobs: Vec<String> = p
+                .jobs
+                .iter()
+                .map(|j| match j.kind {
+                    JobKind::CheckDelta { ours, .. } => {
+                        format!("check{} {}", if ours { " ours" } else { "" }, j.token())
+                    }
+                    _ => j.token().to_string(),
+                })
+                .collect();
+            let skipped: Vec<&str> = p.files[0]
+                .skipped_deltas
+                .iter()
+                .map(|d| d.reason.as_str())
+                .collect();
+            assert!(
+                skipped.iter().all(|r| *r == "over_dcb_window"),
+                "{skipped:?}"
+            );
             let kept: Vec<String> = p.files[0].deltas.iter().map(|d| d.coding.clone()).collect();
             let refused: Vec<String> = p.refused.iter().map(|(r, _)| r.clone()).collect();
             (jobs.join(","), kept.join(","), p.stale.clone(), refused)
@@ -639,12 +737,13 @@ mod tests {
         // No dictionary this run: our delta is stale.
         let (jobs, _, stale, _) = plan_with(&[(&dcb, "d1")], vec![], 100);
         assert_eq!((jobs.as_str(), stale), ("", vec![dcb.clone()]));
-        // A dcz someone else put where ours would go: refused, never stale.
+        // A dcz the manifest does not list where ours would go (a lost
+        // manifest): checked with its dictionary, never stale nor refused.
         let (jobs, _, stale, refused) =
             plan_with(&[(&dcb, "d1"), (&dcz, "x")], vec![(0, 100, sha)], 100);
         assert_eq!(
-            (jobs.as_str(), stale.len(), refused),
-            ("", 0, vec![dcz.clone()])
+            (jobs.as_str(), stale.len(), refused.len()),
+            ("check dcz", 0, 0)
         );
         // Dictionary and file past brotli's window: no dcb, the old one stale.
         let (jobs, kept, stale, _) = plan_with(&[(&dcb, "d1")], vec![(0, DCB_MAX_SPAN, sha)], 100);

@@ -320,8 +320,8 @@ impl Report {
         if !r.foreign.is_empty() {
             let _ = writeln!(
                 s,
-                "  kept {} not written by precompress (none in the manifest) that decode to their sources, so they are listed now:",
-                plural(r.foreign.len() as u64, "variant", "variants")
+                "  kept {} the manifest did not list (it was lost, or a run was interrupted) that decode to their sources, so they are listed now:",
+                plural(r.foreign.len() as u64, "variant or delta", "variants and deltas")
             );
         }
         for f in r.foreign.iter().take(SHOWN) {

@@ -73,6 +73,17 @@ pub fn group_key(rel: &str, coding: &str, dictionary: Option<&[u8; 32]>) -> Stri
     k
 }
 
+/// The group key of a variant or delta path (`app.js.br`, `app.js.HEX.dcz`),
+/// for telling which shard's a file on disk is.
+pub fn group_of_path(path: &str) -> Option<String> {
+    if let Some((src, coding)) = crate::dictionary::delta_source(path) {
+        let hex = &path[src.len() + 1..src.len() + 65];
+        return Some(format!("{src}\t{}\t{hex}", coding.token()));
+    }
+    let (src, codec) = crate::filter::variant_source(path)?;
+    Some(group_key(src, codec.token(), None))
+}
+
 /// The shard (1-based) of each distinct group key. Longest first, each goes
 /// to its home shard (from a hash of its key) while that shard stays within
 /// 4% of an even share, else to the shard with the least cost so far

@@ -322,3 +322,53 @@ fn a_split_brotli_stream_is_one_shards_and_merges_to_the_same_bytes() {
     merged_ok(&merged);
     assert_eq!(snapshot(&single), snapshot(&merged));
 }
+
+/// Shards run one after another in one folder could not be merged: each took
+/// the earlier shards' variants for foreign, adopted them, and the split
+/// (costed from what was on disk) moved ("jobs do not add up"). A shard run
+/// again in its own folder failed likewise. The split now depends only on
+/// the tree and the settings, and a shard leaves other shards' files alone.
+#[test]
+fn shards_run_one_after_another_in_one_folder_or_again_merge_to_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v1, v2, _, _) = serve_util::two_releases(tmp.path());
+    let build = corpus().join("small");
+    for (name, extra) in [("plain", vec![]), ("deltas", vec!["--dictionary-from"])] {
+        let (src, prev): (&Path, Option<&Path>) = if extra.is_empty() {
+            (&build, None)
+        } else {
+            (&v2, Some(&v1))
+        };
+        let mut extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        if let Some(p) = prev {
+            extra.push(p.display().to_string());
+        }
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let single = tmp.path().join(format!("{name}-single"));
+        copy_dir(src, &single);
+        assert!(run(&single, &extra).status().unwrap().success());
+        let seq = tmp.path().join(format!("{name}-sequential"));
+        copy_dir(src, &seq);
+        for k in [1, 2, 3, 2] {
+            // Shard 2 twice: a rerun in the same folder.
+            let st = run(&seq, &extra)
+                .args(["-j", "1", "--shard", &format!("{k}/3")])
+                .status()
+                .unwrap();
+            assert!(st.success(), "{name}: shard {k}/3 failed");
+        }
+        merged_ok(&seq);
+        let (a, b) = (snapshot(&single), snapshot(&seq));
+        assert_eq!(
+            a.keys().collect::<Vec<_>>(),
+            b.keys().collect::<Vec<_>>(),
+            "{name}: different files"
+        );
+        for (rel, bytes) in &a {
+            assert!(
+                b[rel] == *bytes,
+                "{name}: {rel} differs from the single run's"
+            );
+        }
+    }
+}
