@@ -428,6 +428,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
                 owned,
                 errors: errors.len() as u64,
                 manifest: manifest.clone(),
+                seal: String::new(), // set by write
             }
             .write(&shard::partial_path(&manifest_path, shard)),
             None => manifest.write(&manifest_path),

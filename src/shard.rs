@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::coding::{Codec, DeltaCoding};
 use crate::error::{Error, Result};
 use crate::manifest::{Asset, Manifest};
 
@@ -154,6 +155,12 @@ pub struct Partial {
     /// (and what the previous run left), deltas not yet weighed against the
     /// other shards' variants.
     pub manifest: Manifest,
+    /// blake3 of the partial as written with an empty seal: a partial edited
+    /// afterwards (a reason, a coding, an ETag) is refused by `merge`. Like
+    /// the cache's keyed hashes this catches edits, not a forger who knows
+    /// the format; what can be derived from the files is checked as well.
+    #[serde(default)]
+    pub seal: String,
 }
 
 /// The tree digest a shard records: assets by path with their blake3, and the settings.
@@ -199,9 +206,23 @@ pub fn partial_of(manifest: &Path, name: &str) -> Option<Shard> {
 }
 
 impl Partial {
-    /// Writes it atomically.
+    /// The seal of this partial's content (its own `seal` left out).
+    fn sealed(&self) -> String {
+        let unsealed = Partial {
+            seal: String::new(),
+            ..self.clone()
+        };
+        let json = serde_json::to_vec(&unsealed).expect("plain data");
+        blake3::hash(&json).to_hex().to_string()
+    }
+
+    /// Writes it atomically, sealed.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let mut s = serde_json::to_string_pretty(self).expect("plain data");
+        let sealed = Partial {
+            seal: self.sealed(),
+            ..self.clone()
+        };
+        let mut s = serde_json::to_string_pretty(&sealed).expect("plain data");
         s.push('\n');
         crate::fsutil::write_atomic(path, s.as_bytes(), None)
     }
@@ -346,6 +367,12 @@ fn read_partials(manifest: &Path, found: Vec<(Shard, PathBuf)>) -> Result<Vec<(P
         .into_iter()
         .map(|(s, p)| {
             let part = Partial::read(&p)?;
+            if part.seal != part.sealed() {
+                return Err(bad(format!(
+                    "{} was edited after shard {s} wrote it (its seal does not match its content): run that shard again",
+                    p.display()
+                )));
+            }
             if part.shard != s.index || part.of != s.count {
                 return Err(bad(format!(
                     "{} says it is shard {}/{}, its name says {s}",
@@ -450,42 +477,17 @@ fn union_assets(
     Ok(files)
 }
 
-/// Every asset, variant and delta listed is on disk in `root` with its hash.
+/// Every asset, variant and delta listed is on disk in `root` as listed: its
+/// blake3 and size, and every field that follows from the files (an ETag
+/// from its blake3, a variant's coding from its path, a delta's coding and
+/// dictionary from its path and header, an asset's SHA-256 and content
+/// type), so no field merge writes is one it only took on trust.
 fn on_disk(root: &Path, manifest: &Path, files: &BTreeMap<String, Asset>) -> Result<()> {
     let bad = |detail: String| refused(manifest, detail);
-    // Everything listed must be on disk as the shards left it.
-    let listed: Vec<(&str, &str)> = files
-        .iter()
-        .flat_map(|(rel, a)| {
-            let own = std::iter::once((rel.as_str(), a.blake3.as_str()));
-            let vs = a
-                .encodings
-                .iter()
-                .map(|v| (v.path.as_str(), v.blake3.as_str()));
-            let ds = a
-                .deltas
-                .iter()
-                .map(|d| (d.path.as_str(), d.blake3.as_str()));
-            own.chain(vs).chain(ds)
-        })
-        .collect();
+    let listed: Vec<(&String, &Asset)> = files.iter().collect();
     let wrong: Vec<String> = listed
         .par_iter()
-        .filter_map(|(rel, b3)| {
-            let path = root.join(rel);
-            match crate::fsutil::open_to_read(&path).and_then(|f| {
-                let mut h = blake3::Hasher::new();
-                h.update_reader(f)?;
-                Ok(h.finalize().to_hex().to_string())
-            }) {
-                Ok(h) if h == *b3 => None,
-                Ok(_) => Some(format!(
-                    "{}: not the content the shards recorded",
-                    path.display()
-                )),
-                Err(e) => Some(format!("{}: {e}", path.display())),
-            }
-        })
+        .filter_map(|(rel, a)| verify_asset(root, rel, a).err())
         .collect();
     if let Some(w) = wrong.first() {
         return Err(bad(format!(
@@ -497,7 +499,114 @@ fn on_disk(root: &Path, manifest: &Path, files: &BTreeMap<String, Asset>) -> Res
             }
         )));
     }
+    Ok(())
+}
 
+/// A file's blake3, SHA-256, size and first bytes (a delta's header).
+struct OnDisk {
+    blake3: String,
+    sha256: [u8; 32],
+    size: u64,
+    head: Vec<u8>,
+}
+
+fn read_on_disk(path: &Path) -> std::io::Result<OnDisk> {
+    use std::io::Read;
+    let mut f = crate::fsutil::open_to_read(path)?;
+    let mut b3 = blake3::Hasher::new();
+    let mut sha = <sha2::Sha256 as sha2::Digest>::new();
+    let (mut size, mut head) = (0u64, Vec::new());
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        b3.update(&buf[..n]);
+        sha2::Digest::update(&mut sha, &buf[..n]);
+        if head.len() < 64 {
+            head.extend_from_slice(&buf[..n.min(64 - head.len())]);
+        }
+        size += n as u64;
+    }
+    Ok(OnDisk {
+        blake3: b3.finalize().to_hex().to_string(),
+        sha256: sha2::Digest::finalize(sha).into(),
+        size,
+        head,
+    })
+}
+
+/// What is wrong with the asset `rel` as a partial lists it, if anything.
+fn verify_asset(root: &Path, rel: &str, a: &Asset) -> std::result::Result<(), String> {
+    use base64::Engine;
+    let read = |p: &str| {
+        let path = root.join(p);
+        read_on_disk(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let same = |what: &str, p: &str, b3: &str, size: u64, etag: &str, d: &OnDisk| {
+        if d.blake3 != b3 || d.size != size {
+            return Err(format!(
+                "{}: not the content the shards recorded ({what})",
+                root.join(p).display()
+            ));
+        }
+        if etag != crate::manifest::etag(b3) {
+            return Err(format!(
+                "{rel}: the {what}'s etag {etag} is not its blake3's"
+            ));
+        }
+        Ok(())
+    };
+    let src = read(rel)?;
+    same("asset", rel, &a.blake3, a.size, &a.etag, &src)?;
+    if a.sha256 != base64::engine::general_purpose::STANDARD.encode(src.sha256) {
+        return Err(format!("{rel}: sha256 is not the file's"));
+    }
+    if a.content_type != crate::filter::content_type(rel) {
+        return Err(format!(
+            "{rel}: content_type {:?} is not its name's",
+            a.content_type
+        ));
+    }
+    for v in &a.encodings {
+        let coding = Codec::parse(&v.coding).filter(|c| c.token() == v.coding);
+        if coding.map(|c| format!("{rel}.{}", c.suffix())) != Some(v.path.clone()) {
+            return Err(format!("{rel}: a {:?} variant at {}", v.coding, v.path));
+        }
+        same(
+            &v.coding,
+            &v.path,
+            &v.blake3,
+            v.size,
+            &v.etag,
+            &read(&v.path)?,
+        )?;
+    }
+    for d in &a.deltas {
+        let sha = crate::dictionary::parse_available_dictionary(&d.dictionary);
+        let coding = DeltaCoding::parse(&d.coding);
+        let (Some(sha), Some(coding)) = (sha, coding) else {
+            return Err(format!(
+                "{rel}: delta {} has no valid coding or dictionary",
+                d.path
+            ));
+        };
+        if crate::dictionary::delta_path(rel, &sha, coding) != d.path {
+            return Err(format!(
+                "{rel}: delta {} is not the {} against {}",
+                d.path, d.coding, d.dictionary
+            ));
+        }
+        let on = read(&d.path)?;
+        if coding.header_hash(&on.head) != Some(sha) {
+            return Err(format!(
+                "{rel}: delta {}'s header does not name {}",
+                d.path, d.dictionary
+            ));
+        }
+        same(&d.coding, &d.path, &d.blake3, d.size, &d.etag, &on)?;
+    }
     Ok(())
 }
 

@@ -372,3 +372,141 @@ fn shards_run_one_after_another_in_one_folder_or_again_merge_to_one_run() {
         }
     }
 }
+
+/// `merge` accepted partials whose fields it did not verify, edited (a
+/// variant's ETag made the identity's, a size +1000, a delta's coding or
+/// dictionary, an asset's ETag, a skip reason), and wrote a manifest one run
+/// would not. An edited partial is refused by its seal; with the seal made
+/// again, every field that follows from the files is still checked.
+#[test]
+fn merge_refuses_partials_whose_fields_were_edited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v1, v2, _, new) = serve_util::two_releases(tmp.path());
+    for i in 0..4 {
+        let text = format!("body {{ margin: {i}px }}\n").repeat(300);
+        std::fs::write(v2.join(format!("style{i}.css")), text).unwrap();
+    }
+    std::fs::write(v2.join("tiny.css"), "a{}").unwrap();
+    let prev = v1.to_str().unwrap();
+    let dirs = shards(
+        &v2,
+        &tmp.path().join("work"),
+        2,
+        &["--dictionary-from", prev],
+    );
+    let good = tmp.path().join("good");
+    fan_in(&v2, &dirs, &good);
+    let names = [
+        "precompress-manifest.shard-1-of-2.json",
+        "precompress-manifest.shard-2-of-2.json",
+    ];
+    // The partial that holds the app's deltas and the one with its br.
+    let holds = |what: &dyn Fn(&serde_json::Value) -> bool| -> &str {
+        names
+            .iter()
+            .find(|n| {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(good.join(n)).unwrap()).unwrap();
+                what(&v["manifest"]["files"][new])
+            })
+            .expect("a partial holds it")
+    };
+    let with_deltas = holds(&|a| a["deltas"].as_array().is_some_and(|d| !d.is_empty()));
+    let with_br = holds(&|a| {
+        a["encodings"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|v| v["coding"] == "br"))
+    });
+    type Edit = (&'static str, fn(&mut serde_json::Value, &str), &'static str);
+    let edits: [Edit; 7] = [
+        (
+            "variant etag made the identity's",
+            |m, new| {
+                let id = m["files"][new]["etag"].clone();
+                let e = &mut m["files"][new]["encodings"];
+                for v in e.as_array_mut().unwrap() {
+                    if v["coding"] == "br" {
+                        v["etag"] = id.clone();
+                    }
+                }
+            },
+            "etag",
+        ),
+        (
+            "variant size +1000",
+            |m, new| {
+                for v in m["files"][new]["encodings"].as_array_mut().unwrap() {
+                    if v["coding"] == "br" {
+                        v["size"] = (v["size"].as_u64().unwrap() + 1000).into();
+                    }
+                }
+            },
+            "not the content the shards recorded",
+        ),
+        (
+            "delta coding dcb<->dcz",
+            |m, new| {
+                for d in m["files"][new]["deltas"].as_array_mut().unwrap() {
+                    d["coding"] = if d["coding"] == "dcb" { "dcz" } else { "dcb" }.into();
+                }
+            },
+            "is not the",
+        ),
+        (
+            "delta dictionary",
+            |m, new| {
+                let d = &mut m["files"][new]["deltas"][0];
+                d["dictionary"] = format!(":{}=:", "A".repeat(43)).into();
+            },
+            "is not the",
+        ),
+        (
+            "asset etag",
+            |m, new| {
+                m["files"][new]["etag"] = "\"0123456789abcdef0123456789abcdef\"".into();
+            },
+            "etag",
+        ),
+        (
+            "asset content type",
+            |m, new| {
+                m["files"][new]["content_type"] = "text/html".into();
+            },
+            "saw different content",
+        ),
+        (
+            "a skip reason",
+            |m, _| {
+                m["files"]["tiny.css"]["skipped"]["br"] = "not_smaller".into();
+            },
+            "two reasons",
+        ),
+    ];
+    for (k, (what, edit, why)) in edits.iter().enumerate() {
+        let dir = tmp.path().join(format!("edit-{k}"));
+        copy_dir(&good, &dir);
+        let name = match *what {
+            w if w.starts_with("delta") => with_deltas,
+            w if w.starts_with("variant") => with_br,
+            _ => names[0],
+        };
+        let path = dir.join(name);
+        let mut part: precompressor::shard::Partial =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let mut m = serde_json::to_value(&part.manifest).unwrap();
+        edit(&mut m, new);
+        part.manifest = serde_json::from_value(m).unwrap();
+        // As an editor leaves it: the old seal.
+        std::fs::write(&path, serde_json::to_vec_pretty(&part).unwrap()).unwrap();
+        refused(&dir, "was edited after shard");
+        // With the seal made again, the fields the files prove (or every
+        // shard saw) are checked.
+        part.seal = String::new();
+        part.seal = blake3::hash(&serde_json::to_vec(&part).unwrap())
+            .to_hex()
+            .to_string();
+        std::fs::write(&path, serde_json::to_vec_pretty(&part).unwrap()).unwrap();
+        refused(&dir, why);
+    }
+    merged_ok(&good);
+}
