@@ -217,12 +217,20 @@ impl Config {
     /// (`available_parallelism` honours cgroup quotas and affinity masks),
     /// fewer when the memory we may use would not hold that many workers.
     pub fn worker_threads(&self) -> usize {
+        self.worker_threads_with(0)
+    }
+
+    /// [`Self::worker_threads`] for a run whose delta jobs each hold a
+    /// dictionary of up to `dictionary` bytes, read whole, on top of
+    /// [`WORKER_MEMORY`].
+    pub fn worker_threads_with(&self, dictionary: u64) -> usize {
         match self.threads {
             0 => threads_for(
                 std::thread::available_parallelism()
                     .map(|n| n.get())
                     .unwrap_or(1),
                 memory_available(),
+                WORKER_MEMORY + dictionary,
             ),
             n => n,
         }
@@ -231,15 +239,16 @@ impl Config {
 
 /// What one worker may need at the default levels: brotli q11's state with a
 /// 16 MiB window (about 100 MiB), a source read whole (under 64 MiB; larger
-/// ones are mapped and shared) and its output.
+/// ones are mapped and shared) and its output. A delta job holds its
+/// dictionary too ([`Config::worker_threads_with`]).
 pub const WORKER_MEMORY: u64 = 256 << 20;
 
 /// One worker per core, but no more than the available memory holds at
-/// [`WORKER_MEMORY`] each (and always at least one): a container with many
+/// `per_worker` bytes each (and always at least one): a container with many
 /// cores and little memory gets a slower run, not an out-of-memory kill.
-pub fn threads_for(cores: usize, memory: Option<u64>) -> usize {
+pub fn threads_for(cores: usize, memory: Option<u64>, per_worker: u64) -> usize {
     match memory {
-        Some(m) => cores.min((m / WORKER_MEMORY).max(1) as usize),
+        Some(m) => cores.min((m / per_worker.max(1)).max(1) as usize),
         None => cores,
     }
     .max(1)
@@ -284,13 +293,18 @@ mod tests {
 
     #[test]
     fn threads_follow_the_cores_unless_memory_is_short() {
-        assert_eq!(threads_for(8, None), 8);
-        assert_eq!(threads_for(8, Some(64 << 30)), 8);
+        assert_eq!(threads_for(8, None, WORKER_MEMORY), 8);
+        assert_eq!(threads_for(8, Some(64 << 30), WORKER_MEMORY), 8);
         // 1 GiB holds four workers.
-        assert_eq!(threads_for(8, Some(1 << 30)), 4);
+        assert_eq!(threads_for(8, Some(1 << 30), WORKER_MEMORY), 4);
+        // Eight 100 MiB dictionaries: each delta job holds one whole.
+        assert_eq!(
+            threads_for(8, Some(1 << 30), WORKER_MEMORY + (100 << 20)),
+            2
+        );
         // Never none, however little memory there is.
-        assert_eq!(threads_for(8, Some(10 << 20)), 1);
-        assert_eq!(threads_for(0, None), 1);
+        assert_eq!(threads_for(8, Some(10 << 20), WORKER_MEMORY), 1);
+        assert_eq!(threads_for(0, None, WORKER_MEMORY), 1);
     }
 
     #[test]

@@ -213,10 +213,10 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     cfg.check_outputs()?;
     let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
     let manifest_path = cfg.manifest_path();
-    let threads = cfg.worker_threads();
     let settings = settings_of(cfg)?;
     let mut release_warnings = Vec::new();
     let releases = Releases::open(&cfg.dictionary_from, root, &mut release_warnings)?;
+    let threads = cfg.worker_threads_with(releases.largest());
     let cache = cfg
         .cache_dir
         .as_deref()

@@ -119,6 +119,17 @@ impl Releases {
         Ok(releases)
     }
 
+    /// The size of the largest file listed as a dictionary (0 for none): a
+    /// delta job holds one whole.
+    pub fn largest(&self) -> u64 {
+        self.by_key
+            .values()
+            .flatten()
+            .map(|f| f.size)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// No earlier release was given.
     pub fn is_empty(&self) -> bool {
         self.roots.is_empty()
