@@ -13,7 +13,7 @@ use common::*;
 fn bundle(seed: u64, bytes: usize) -> Vec<u8> {
     let mut out = String::with_capacity(bytes + 100);
     let (mut base, mut edits) = (42u64, seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let mut next = |x: &mut u64| {
+    let next = |x: &mut u64| {
         *x ^= *x << 13;
         *x ^= *x >> 7;
         *x ^= *x << 17;
