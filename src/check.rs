@@ -462,7 +462,7 @@ fn check_deltas(
             ));
             continue;
         };
-        let bytes = match read_regular(&root.join(&d.path), u64::MAX) {
+        let bytes = match read_written(root, &d.path) {
             Ok(b) => b,
             Err(e) => {
                 out.push(problem(
@@ -489,6 +489,16 @@ fn check_deltas(
                 format!("its header does not name the dictionary {}", d.dictionary),
             ));
             continue;
+        }
+        if coding == DeltaCoding::Dcz {
+            // Without the dictionary, the frame's window against RFC 9842's
+            // cap, and nothing after it (decoded with PREV below).
+            if let Some(why) =
+                crate::encode::delta::dcz_frame_problem(&bytes[coding.header_len()..], None)
+            {
+                out.push(problem(&d.path, ProblemKind::DeltaCorrupt, why));
+                continue;
+            }
         }
         // The dictionary, if an earlier release given holds it unchanged.
         let Some(dict) = dictionary_from.iter().find_map(|prev| {
@@ -517,6 +527,20 @@ fn check_deltas(
         }
     }
     (checked, decoded)
+}
+
+/// Reads a variant or delta the manifest lists: a regular file in DIR,
+/// never a symlink (precompress writes files, not links; a link could send a
+/// server out of DIR).
+fn read_written(root: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
+    let path = root.join(rel);
+    if std::fs::symlink_metadata(&path)?.file_type().is_symlink() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a symlink, not a file precompress wrote",
+        ));
+    }
+    read_regular(&path, u64::MAX)
 }
 
 /// A problem when `etag` is not the one precompress derives from `blake3`
@@ -564,7 +588,7 @@ fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Ve
             ));
             continue;
         };
-        let bytes = match read_regular(&root.join(&v.path), u64::MAX) {
+        let bytes = match read_written(root, &v.path) {
             Ok(b) => b,
             Err(e) => {
                 out.push(problem(

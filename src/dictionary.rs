@@ -90,7 +90,8 @@ fn hex_hash(hash: &str) -> bool {
 /// it. Lower-case letters and digits alone are a word unless they are hex:
 /// crypto-js ships `pad-iso10126.js` and `pad-ansix923.js`, which are not
 /// fingerprinted. A hash holds an upper-case letter beside a lower-case one or
-/// a digit (`D8fKq1nN`, `5XQWBHJ2`), or `_`/`-` beside either (`a_b-12cd`), or
+/// a digit (`D8fKq1nN`, `5XQWBHJ2`), or `_`/`-` beside a digit (`a_b-12cd`; not
+/// `min-size`), or
 /// is hex ([`hex_hash`]). Real base64url hashes with none of these (about 1
 /// in 60) are missed: a miss costs a revalidation and a delta, a false hit
 /// serves a file that will change as `immutable` for a year.
@@ -103,7 +104,7 @@ fn base64url_hash(hash: &str) -> bool {
     );
     let symbol = has(|b| *b == b'_' || *b == b'-');
     let hex = hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    ((upper || symbol) && (lower || digit)) || (hex && hex_hash(hash))
+    (upper && (lower || digit)) || (symbol && digit) || (hex && hex_hash(hash))
 }
 
 /// The key under which an asset is paired across releases: its logical name,
@@ -224,6 +225,7 @@ mod tests {
             ("report.20241201.json", None),
             ("assets/index-4e5f6a7b.js", Some("assets/index-*.js")),
             ("assets/index-Dq_x-K2a.js", Some("assets/index-*.js")),
+            ("assets/tiny-under-min-size.js", None),
         ] {
             assert_eq!(logical_name(path).as_deref(), want, "{path}");
         }

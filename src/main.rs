@@ -429,14 +429,12 @@ fn after_run(
     if !args.verbose && !args.github && settings.budgets.is_empty() {
         return true;
     }
-    let on_disk = precompressor::Manifest::read(&report.manifest).ok();
     let assets = if cfg.dry_run {
+        let on_disk = precompressor::Manifest::read(&report.manifest).ok();
         budget::sizes_from_jobs(on_disk.as_ref(), &report.jobs)
     } else {
-        on_disk
-            .as_ref()
-            .map(budget::sizes_from_manifest)
-            .unwrap_or_default()
+        // What the run wrote (a shard's partial holds it too), from memory.
+        budget::sizes_from_manifest(&report.written)
     };
     if args.verbose {
         if let Some(f) = &settings.file {

@@ -469,7 +469,11 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         errors,
         timings,
         started.elapsed(),
-        manifest_path,
+        // What this run wrote: a shard's partial, not the manifest.
+        match cfg.shard {
+            Some(s) => shard::partial_path(&manifest_path, s),
+            None => manifest_path,
+        },
         threads,
         counts,
     ))

@@ -424,6 +424,57 @@ fn unlisted_deltas_that_decode_with_their_dictionary_are_adopted() {
     );
 }
 
+/// Without the earlier release, `check` held a dcz neither to RFC 9842's
+/// window cap nor to ending with its frame, and passed a delta that was a
+/// symlink out of DIR.
+#[test]
+fn check_without_the_dictionary_still_reads_the_dcz_frame_and_refuses_links() {
+    let r = releases();
+    with_previous(&r).arg("-q").assert().success();
+    let deltas = manifest(&r.v2)["files"][r.new]["deltas"].clone();
+    let path = |coding: &str| {
+        deltas
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["coding"] == coding)
+            .unwrap()["path"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (dcb, dcz) = (path("dcb"), path("dcz"));
+    let mut bytes = std::fs::read(r.v2.join(&dcz)).unwrap();
+    bytes.extend_from_slice(b"trailing");
+    std::fs::write(r.v2.join(&dcz), &bytes).unwrap();
+    let outside = r.v2.parent().unwrap().join("outside.dcb");
+    std::fs::rename(r.v2.join(&dcb), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, r.v2.join(&dcb)).unwrap();
+    let out = check().arg(&r.v2).arg("--json").assert().code(1);
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let problems: Vec<(String, String, String)> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let s = |k: &str| p[k].as_str().unwrap().to_string();
+            (s("path"), s("problem"), s("detail"))
+        })
+        .collect();
+    assert!(
+        problems.iter().any(|(p, k, d)| *p == dcz
+            && k == "delta_corrupt"
+            && d.contains("follow the zstd frame")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|(p, k, d)| *p == dcb && k == "delta_missing" && d.contains("symlink")),
+        "{problems:?}"
+    );
+}
+
 /// `check --dictionary-from` with a typo used to exit 0 with the decode check
 /// silently off; it is refused as a run refuses it.
 #[test]

@@ -59,6 +59,9 @@ fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
         (Some("gzip, deflate, br, zstd"), Some(&dict), Some("zstd")),
         (Some("br, dcb;q=0, dcz;q=0.000"), Some(&dict), Some("br")),
         (Some("gzip, dcb;q=0"), Some(&dict), Some("gzip")),
+        // Malformed (a second parameter): no acceptance, as negotiate reads it.
+        (Some("br, dcb;q=0;x=1"), Some(&dict), Some("br")),
+        (Some("br, dcz;q=0.5;x=1, dcb;q=1.5"), Some(&dict), Some("br")),
         // `*` names no delta (nor, to Caddy, any variant).
         (Some("gzip, *"), Some(&dict), Some("gzip")),
         (Some("identity"), Some(&dict), None),

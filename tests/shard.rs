@@ -510,3 +510,27 @@ fn merge_refuses_partials_whose_fields_were_edited() {
     }
     merged_ok(&good);
 }
+
+/// A shard's run said `manifest: DIR/precompress-manifest.json` while it
+/// wrote its partial.
+#[test]
+fn a_shard_names_the_partial_it_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let build = small_build(tmp.path());
+    let out = std_bin()
+        .arg(&build)
+        .args(["--no-config", "--shard", "1/2"])
+        .args(LEVELS)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("manifest:"))
+        .unwrap();
+    assert!(
+        line.ends_with("precompress-manifest.shard-1-of-2.json"),
+        "{stdout}"
+    );
+}

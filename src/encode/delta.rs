@@ -176,26 +176,35 @@ impl DeltaEncoder {
     }
 }
 
-fn verify_dcz(frame: &[u8], original: &[u8], dict: &[u8]) -> Result<(), String> {
-    let limit = dcz_window_limit(dict.len());
+/// What is wrong with a `dcz` body (the zstd frame after the header), if
+/// anything, without decoding it: a window over `limit` (RFC 9842's for the
+/// dictionary, or its 128 MiB cap when the dictionary is not at hand), or
+/// bytes after the frame, which a browser's decoder would not take.
+pub fn dcz_frame_problem(frame: &[u8], limit: Option<u64>) -> Option<String> {
+    let limit = limit.unwrap_or(DCZ_WINDOW_CAP);
     match super::frame_window_size(frame) {
         Some(w) if w <= limit => {}
         Some(w) => {
-            return Err(format!(
+            return Some(format!(
                 "the frame needs a {w}-byte window, over the {limit} RFC 9842 allows"
             ))
         }
-        None => return Err("not a zstd frame".into()),
+        None => return Some("not a zstd frame".into()),
     }
     match zstd::zstd_safe::find_frame_compressed_size(frame) {
-        Ok(n) if n == frame.len() => {}
-        Ok(n) => return Err(format!("{} bytes follow the zstd frame", frame.len() - n)),
-        Err(code) => {
-            return Err(format!(
-                "does not decode: {}",
-                zstd::zstd_safe::get_error_name(code)
-            ))
-        }
+        Ok(n) if n == frame.len() => None,
+        Ok(n) => Some(format!("{} bytes follow the zstd frame", frame.len() - n)),
+        Err(code) => Some(format!(
+            "not a whole zstd frame: {}",
+            zstd::zstd_safe::get_error_name(code)
+        )),
+    }
+}
+
+fn verify_dcz(frame: &[u8], original: &[u8], dict: &[u8]) -> Result<(), String> {
+    let limit = dcz_window_limit(dict.len());
+    if let Some(why) = dcz_frame_problem(frame, Some(limit)) {
+        return Err(why);
     }
     let err = |code| format!("does not decode: {}", zstd::zstd_safe::get_error_name(code));
     let mut dctx = DCtx::create();

@@ -60,17 +60,21 @@ pub const SNIPPET: &str = "precompress_deltas";
 pub const SITE_LINES: &str = "import precompress_deltas\n";
 
 /// The part of the snippet that does not depend on the manifest.
-const ROUTES: &str = r#"	# Accept-Encoding names the coding with a weight above 0.
-	map {header.Accept-Encoding} {pc_dcb} {
-		~(?i)(?:^|,)\s*dcb\s*(?:,|;\s*q\s*=\s*(?:1|0\.\d{0,2}[1-9])|$) dcb
-		default none
-	}
-	map {header.Accept-Encoding} {pc_dcz} {
-		~(?i)(?:^|,)\s*dcz\s*(?:,|;\s*q\s*=\s*(?:1|0\.\d{0,2}[1-9])|$) dcz
-		default none
-	}
+/// The maps of whether `Accept-Encoding` names `dcb` and `dcz` (by the one
+/// rule [`super::accept_encoding_regex`] the nginx map shares).
+fn accept_maps() -> String {
+    let mut out = String::from("\t# Accept-Encoding names the coding with a weight above 0.\n");
+    for token in ["dcb", "dcz"] {
+        out.push_str(&format!(
+            "\tmap {{header.Accept-Encoding}} {{pc_{token}}} {{\n\t\t~(?i){} {token}\n\t\tdefault none\n\t}}\n",
+            super::accept_encoding_regex(token)
+        ));
+    }
+    out.push('\n');
+    out
+}
 
-	# The coding of the delta @pc_delta found.
+const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 	map {http.matchers.file.relative} {pc_coding} {
 		~\.(dc[bz])$ ${1}
 		default -
@@ -277,6 +281,7 @@ fn write_snippet(out: &mut String, maps: &Maps) {
         out.push('\n');
     }
     out.push_str("\t\tdefault - - -\n\t}\n\n");
+    out.push_str(&accept_maps());
     out.push_str(ROUTES);
     out.push_str("}\n");
 }

@@ -331,6 +331,18 @@ fn blake3_of(path: &Path) -> Option<String> {
     Some(h.finalize().to_hex().to_string())
 }
 
+/// A regex (PCRE for nginx, RE2 for Caddy; no look-around, case left to the
+/// caller's flag) that matches an `Accept-Encoding` naming `token` exactly as
+/// [`negotiate`] accepts it: alone, or with one `q` weight above 0 and
+/// nothing after it. `dcb;q=0;x=1` is malformed, so [`negotiate`] passes it
+/// over, and so must the map.
+pub(crate) fn accept_encoding_regex(token: &str) -> String {
+    const NONZERO: &str = r"(?:1(?:\.0{0,3})?|0\.(?:[1-9][0-9]{0,2}|0[1-9][0-9]?|00[1-9]))";
+    // `\x20`, not a space: a Caddyfile token ends at a space.
+    const OWS: &str = r"[\x20\t]*";
+    format!(r"(?:^|,){OWS}{token}{OWS}(?:$|,|;{OWS}q{OWS}={OWS}{NONZERO}{OWS}(?:$|,))")
+}
+
 /// An asset as a server's configuration writes it (`nginx-map`, `caddy-map`).
 pub(crate) struct ConfigAsset<'a> {
     pub key: &'a str,

@@ -142,9 +142,7 @@ impl Map {
 
 /// `Accept-Encoding` names `token` with a weight above 0.
 fn accepts(token: &str) -> String {
-    format!(
-        r"~*(?:^|,)[ \t]*{token}[ \t]*(?:$|,|;(?![ \t]*q[ \t]*=[ \t]*0(?:\.0{{0,3}})?[ \t]*(?:$|,)))"
-    )
+    format!("~*{}", super::accept_encoding_regex(token))
 }
 
 /// The map lines for the deltas and dictionaries of `index`, served at the
@@ -574,8 +572,10 @@ mod tests {
     fn accept_encoding_regex_names_the_token_with_a_weight() {
         let re = accepts("dcb");
         assert!(re.starts_with("~*(?:^|,)"), "{re}");
-        assert!(re.contains("dcb[ \\t]*(?:$|,|;(?!"), "{re}");
-        assert!(re.contains("0(?:\\.0{0,3})?"), "{re}");
+        // No look-around: a weight is matched only when it is well formed
+        // and nothing follows it (`dcb;q=0;x=1` is no acceptance).
+        assert!(!re.contains("(?!"), "{re}");
+        assert!(re.ends_with("[\\x20\\t]*(?:$|,))"), "{re}");
     }
 
     #[test]
