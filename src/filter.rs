@@ -113,6 +113,9 @@ pub enum SkipReason {
     ExcludedType,
     /// Left out by `--exclude`, or not matched by `--include`.
     ExcludedGlob,
+    /// A large source a fast zstd probe did not shrink at all: the slow
+    /// encoders were not run on it.
+    Incompressible,
     /// A `dcb` delta whose dictionary and file together pass brotli's 16 MiB
     /// window (RFC 9842 §4): not made (`dcz` still is).
     OverDcbWindow,
@@ -127,6 +130,7 @@ impl SkipReason {
             SkipReason::SavesTooLittle => "saves_too_little",
             SkipReason::ExcludedType => "excluded_type",
             SkipReason::ExcludedGlob => "excluded_glob",
+            SkipReason::Incompressible => "incompressible",
             SkipReason::OverDcbWindow => "over_dcb_window",
         }
     }
@@ -141,6 +145,7 @@ pub fn reason_in_words(code: &str) -> &'static str {
         "saves_too_little" => "the variant would save less than `--min-ratio` asks",
         "excluded_type" => "not a compressible type, or already compressed",
         "excluded_glob" => "`--exclude`, or not matched by `--include`",
+        "incompressible" => "a fast zstd probe did not shrink it",
         "over_dcb_window" => "dictionary and file pass dcb's 16 MiB window",
         _ => "",
     }

@@ -237,7 +237,15 @@ impl Asset {
 /// the run, which never gets here for it.
 pub fn may_replace(path: &Path) -> std::result::Result<(), String> {
     let md = match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        // Nothing there (a parent that is a file is the write's to report).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(())
+        }
         Err(e) => return Err(format!("cannot be inspected: {e}")),
         Ok(md) => md,
     };

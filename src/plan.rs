@@ -108,6 +108,9 @@ pub(crate) struct Source<'a> {
     pub blake3: &'a str,
     /// Why the filter leaves it out, if it does.
     pub decision: Option<SkipReason>,
+    /// The scan's fast probe did not shrink it: no variant is made (deltas
+    /// still are: an edited incompressible file is small against its old self).
+    pub incompressible: bool,
     /// How many jobs its brotli encoding runs as (1 unless it is large, text,
     /// and not already in the cache).
     pub brotli_parts: usize,
@@ -199,7 +202,7 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
             .and_then(|m| m.files.get(f.rel))
             .filter(|a| a.blake3 == f.blake3 && !inp.force);
         for &codec in inp.codecs {
-            if f.decision.is_none() {
+            if f.decision.is_none() && !f.incompressible {
                 planner.p.units.push(Unit {
                     file: i,
                     token: codec.token(),
@@ -286,7 +289,10 @@ impl Planner<'_> {
             });
             return;
         }
-        if let Some(reason) = f.decision {
+        let reason = f
+            .decision
+            .or(f.incompressible.then_some(SkipReason::Incompressible));
+        if let Some(reason) = reason {
             self.p.files[i]
                 .skipped
                 .insert(codec.token().to_string(), reason);
@@ -519,6 +525,7 @@ mod tests {
             size: 100,
             blake3: c.content,
             decision: c.decision,
+            incompressible: false,
             brotli_parts: 1,
             dictionaries: Vec::new(),
         };
@@ -703,6 +710,7 @@ mod tests {
                 size,
                 blake3: "A",
                 decision: None,
+                incompressible: false,
                 brotli_parts: 1,
                 dictionaries: dicts,
             };

@@ -178,7 +178,10 @@ pub fn prepare(cfg: &Config, limit: u64) -> Result<Sample> {
     let mut warnings: Vec<String> = tree.errors.iter().map(ToString::to_string).collect();
     let mut assets = Vec::new();
     for f in tree.files {
-        match std::fs::metadata(&f.path) {
+        // An asset that cannot be read is left out of the sample with a
+        // warning, and the sample is taken around it.
+        let md = crate::fsutil::open_to_read(&f.path).and_then(|h| h.metadata());
+        match md {
             Ok(md) if filter.decide(&f.rel, md.len()).is_none() => assets.push(SampledFile {
                 rel: f.rel,
                 path: f.path,

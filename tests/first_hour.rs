@@ -337,6 +337,14 @@ fn check_says_a_file_could_not_be_read_not_that_the_tree_changed() {
         .collect();
     assert!(p.contains(&("assets/secret.js", "unreadable")), "{p:?}");
     assert!(!p.iter().any(|(_, k)| *k == "unlisted_file"), "{p:?}");
+    // tune stopped at the first asset it could not read; it samples around it.
+    let out = run(&["tune", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(t["warnings"].to_string().contains("secret.js"), "{t:#}");
+    let files = t["files"].as_array().unwrap();
+    assert!(!files.is_empty() && !files.iter().any(|f| f == "assets/secret.js"));
 }
 
 #[test]
