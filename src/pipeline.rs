@@ -854,7 +854,14 @@ fn choose_dictionaries(f: &Scanned, filter: &Filter, releases: &Releases) -> (Ch
     if filter.decide(rel, f.size).is_some() || !is_candidate(rel, f.size) {
         return (chosen, warnings);
     }
+    let mut ends: Option<(Vec<u8>, Vec<u8>)> = None;
     for group in releases.paired(rel, f.size) {
+        let group = if group.len() > releases::MAX_TRIED {
+            let (head, tail) = ends.get_or_insert_with(|| source_ends(f));
+            releases::shortlist(group, head, tail)
+        } else {
+            group
+        };
         let input = || {
             f.content
                 .clone()
@@ -867,6 +874,19 @@ fn choose_dictionaries(f: &Scanned, filter: &Filter, releases: &Releases) -> (Ch
         }
     }
     (chosen, warnings)
+}
+
+/// The first and last [`releases::AFFINITY_BYTES`] of a source (empty if it
+/// cannot be read), to rank its candidate dictionaries.
+fn source_ends(f: &Scanned) -> (Vec<u8>, Vec<u8>) {
+    let n = releases::AFFINITY_BYTES;
+    match &f.content {
+        Some(c) => (
+            c[..n.min(c.len())].to_vec(),
+            c[c.len().saturating_sub(n)..].to_vec(),
+        ),
+        None => releases::file_ends(&f.found.path, f.size).unwrap_or_default(),
+    }
 }
 
 /// How long one job took.
