@@ -419,6 +419,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         }
         manifest.files.insert(f.found.rel.clone(), asset);
     }
+    if sharded.is_none() && !cfg.dry_run {
+        unlisted_deltas_left(&manifest, &variants_on_disk, root, &errors, &mut counts);
+    }
     if !cfg.dry_run {
         let written = match sharded {
             // A shard writes its part; `precompress merge` writes the manifest.
@@ -485,6 +488,41 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         threads,
         counts,
     ))
+}
+
+/// Warns of the deltas on disk that the manifest will not list and this run
+/// left in place (against a dictionary it was not given, and no journal says
+/// they are ours): `check` would call them unlisted, and nothing here may
+/// remove them.
+fn unlisted_deltas_left(
+    manifest: &Manifest,
+    on_disk: &[(String, Option<String>)],
+    root: &Path,
+    errors: &[Error],
+    counts: &mut RunCounts,
+) {
+    let listed: HashSet<&str> = manifest
+        .files
+        .values()
+        .flat_map(|a| a.deltas.iter().map(|d| d.path.as_str()))
+        .collect();
+    let failed: HashSet<PathBuf> = errors
+        .iter()
+        .filter_map(|e| e.path().map(Path::to_path_buf))
+        .collect();
+    for (rel, _) in on_disk {
+        if delta_source(rel).is_none()
+            || listed.contains(rel.as_str())
+            || counts.removed.contains(rel)
+            || failed.contains(&root.join(rel))
+            || std::fs::symlink_metadata(root.join(rel)).is_err()
+        {
+            continue;
+        }
+        counts.warnings.push(format!(
+            "{rel}: a delta the manifest does not list, against a dictionary this run was not given: left alone (give its earlier release with --dictionary-from to check and list it, or remove it)"
+        ));
+    }
 }
 
 /// Commit, first half: each job's outcome into its source's [`Outcome`] and

@@ -422,6 +422,12 @@ fn unlisted_deltas_that_decode_with_their_dictionary_are_adopted() {
         bytes,
         "left in place"
     );
+    // Without the earlier release they cannot be checked: left alone, said.
+    std::fs::remove_file(r.v2.join(dcz)).unwrap();
+    std::fs::remove_file(&mpath).unwrap();
+    bin().arg(&r.v2).arg("-q").assert().success().stderr(
+        contains(listed[0]["path"].as_str().unwrap()).and(contains("this run was not given")),
+    );
 }
 
 /// Without the earlier release, `check` held a dcz neither to RFC 9842's
