@@ -32,9 +32,9 @@ pub const DICTIONARY_TYPES: &[&str] = &["js", "mjs", "cjs", "css", "wasm", "json
 pub const DICTIONARY_MIN_SIZE: u64 = 2048;
 
 /// The path with its content hash replaced by `*`, when its file name carries
-/// one: `name.HASH.ext` with HASH 8+ hex digits ([`hex_hash`]), also before a
+/// one: `name.HASH.ext` with HASH 8+ hex digits (`hex_hash`), also before a
 /// further suffix (`main.HASH.chunk.js`), and `name-HASH.ext` with HASH exactly
-/// 8 characters of `[A-Za-z0-9_-]` that read as a hash ([`base64url_hash`]). Conservative
+/// 8 characters of `[A-Za-z0-9_-]` that read as a hash (`base64url_hash`). Conservative
 /// on purpose: a miss costs a revalidation or a delta, a false hit can pin a
 /// stale file in caches for a year.
 pub fn logical_name(path: &str) -> Option<String> {
@@ -92,7 +92,7 @@ fn hex_hash(hash: &str) -> bool {
 /// fingerprinted. A hash holds an upper-case letter beside a lower-case one or
 /// a digit (`D8fKq1nN`, `5XQWBHJ2`), or `_`/`-` beside a digit (`a_b-12cd`; not
 /// `min-size`), or
-/// is hex ([`hex_hash`]). Real base64url hashes with none of these (about 1
+/// is hex (`hex_hash`). Real base64url hashes with none of these (about 1
 /// in 60) are missed: a miss costs a revalidation and a delta, a false hit
 /// serves a file that will change as `immutable` for a year.
 fn base64url_hash(hash: &str) -> bool {

@@ -19,6 +19,8 @@
 // `serve::http::ServeManifest`, with `coding`, `dictionary`, `manifest`
 // and `error` for their types. Modules marked `doc(hidden)` are public only
 // for the `precompress` binary, its tests and benchmarks: no API promise.
+// The binary's own modules (arguments, precompress.toml, budgets, GitHub
+// output) are not here: they live with it in `src/cli/`.
 //
 // What writes variants needs the codec libraries (feature `compress`, on by
 // default); reading a manifest and negotiating (`serve`, `manifest`,
@@ -26,21 +28,12 @@
 // builds with `default-features = false` and no brotli, zstd or libdeflate.
 #[cfg(feature = "compress")]
 #[doc(hidden)]
-pub mod budget;
-#[cfg(feature = "compress")]
-#[doc(hidden)]
 pub mod cache;
 #[cfg(feature = "compress")]
 pub mod check;
-#[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod cli;
 pub mod coding;
 #[cfg(feature = "compress")]
 pub mod config;
-#[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod configfile;
 pub mod dictionary;
 #[cfg(feature = "compress")]
 #[doc(hidden)]
@@ -50,9 +43,6 @@ pub mod filter;
 // Parts of these serve only the run (feature `compress`).
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod fsutil;
-#[cfg(feature = "compress")]
-#[doc(hidden)]
-pub mod github;
 #[cfg(feature = "compress")]
 mod journal;
 pub mod manifest;

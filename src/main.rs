@@ -1,11 +1,13 @@
 //! The `precompress` binary: parse arguments, call the library, map the outcome
 //! to an exit code. All the work is in the library.
 
+mod cli;
+
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use precompressor::cli::{CheckArgs, Cli, Command, RunArgs};
+use cli::args::{CheckArgs, Cli, Command, RunArgs};
 use precompressor::{Error, Progress};
 
 /// `eprintln!` as one write per line: std's stderr is unbuffered and writes a
@@ -153,9 +155,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// `precompress tune DIR`: every level measured on a sample of DIR's assets,
 /// the table (or JSON) on stdout; writes nothing into DIR.
-fn tune(args: precompressor::cli::TuneArgs) -> u8 {
+fn tune(args: cli::args::TuneArgs) -> u8 {
     use precompressor::tune;
-    let measured = tune::config_for(&args).and_then(|(cfg, file)| {
+    let measured = cli::configfile::for_tune(&args).and_then(|(cfg, file)| {
         let sample = tune::prepare(&cfg, args.sample)?;
         if !args.json {
             eprintln!(
@@ -189,7 +191,7 @@ fn tune(args: precompressor::cli::TuneArgs) -> u8 {
     }
 }
 
-fn serve(args: precompressor::cli::ServeArgs) -> u8 {
+fn serve(args: cli::args::ServeArgs) -> u8 {
     use precompressor::serve::http::{run, ServeError, ServeOptions};
     let opts = ServeOptions {
         root: args.dir,
@@ -252,7 +254,7 @@ fn failed(e: &Error) -> u8 {
 }
 
 /// `precompress merge DIR`: the shards' partial manifests into one.
-fn merge(args: precompressor::cli::MergeArgs) -> u8 {
+fn merge(args: cli::args::MergeArgs) -> u8 {
     let manifest = args
         .manifest
         .unwrap_or_else(|| precompressor::manifest::default_path(&args.dir));
@@ -283,7 +285,7 @@ fn check(args: CheckArgs) -> u8 {
         return exit::USAGE;
     }
     // What the run used: the flags, else precompress.toml's, else the defaults.
-    let file = match precompressor::configfile::for_check(&args.dir) {
+    let file = match cli::configfile::for_check(&args.dir) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("precompress: error: {e}");
@@ -352,13 +354,12 @@ fn check(args: CheckArgs) -> u8 {
 }
 
 fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
-    let settings = match precompressor::configfile::resolve(&mut args, matches) {
+    let settings = match cli::configfile::resolve(&mut args, matches) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("precompress: error: {e}");
             if args.github {
-                let _ = std::io::stdout()
-                    .write_all(precompressor::github::fatal(&e.to_string()).as_bytes());
+                let _ = std::io::stdout().write_all(cli::github::fatal(&e.to_string()).as_bytes());
             }
             return exit::USAGE;
         }
@@ -387,8 +388,7 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
             bar.finish_and_clear();
             eprintln!("precompress: error: {e}");
             if args.github {
-                let _ = std::io::stdout()
-                    .write_all(precompressor::github::fatal(&e.to_string()).as_bytes());
+                let _ = std::io::stdout().write_all(cli::github::fatal(&e.to_string()).as_bytes());
             }
             return exit_code(&e);
         }
@@ -423,9 +423,9 @@ fn after_run(
     args: &RunArgs,
     cfg: &precompressor::Config,
     report: &precompressor::Report,
-    settings: &precompressor::configfile::Resolved,
+    settings: &cli::configfile::Resolved,
 ) -> bool {
-    use precompressor::{budget, github};
+    use cli::{budget, github};
     if !args.verbose && !args.github && settings.budgets.is_empty() {
         return true;
     }

@@ -702,55 +702,6 @@ fn coding_table(codec: Codec, current: i32, rows: Vec<Measured>) -> CodingTable 
     }
 }
 
-/// The settings `precompress tune` measures against: what `precompress DIR`
-/// would use (its defaults, then precompress.toml, through the run's own
-/// [`crate::configfile::resolve`]), with tune's flags over them. Also returns
-/// the config file that applied.
-#[cfg(feature = "cli")]
-#[doc(hidden)]
-pub fn config_for(args: &crate::cli::TuneArgs) -> Result<(Config, Option<PathBuf>)> {
-    use clap::{CommandFactory, FromArgMatches};
-    // The run's arguments as a bare `precompress DIR` has them: its defaults,
-    // its environment variables, and what resolve needs to tell them apart.
-    let bare = |e: clap::Error| Error::Config(e.to_string());
-    let matches = crate::cli::Cli::command()
-        .try_get_matches_from(["precompress", "."])
-        .map_err(bare)?;
-    let mut run = crate::cli::Cli::from_arg_matches(&matches)
-        .map_err(bare)?
-        .run;
-    run.dir = Some(args.dir.clone());
-    run.config = args.config.clone();
-    run.no_config = args.no_config;
-    let resolved = crate::configfile::resolve(&mut run, &matches)?;
-    if let Some(f) = &args.formats {
-        run.formats = f.clone();
-    }
-    if let Some(q) = args.brotli_quality {
-        run.brotli_quality = q;
-    }
-    if let Some(l) = args.zstd_level {
-        run.zstd_level = l;
-    }
-    if let Some(l) = args.gzip_level {
-        run.gzip_level = l;
-    }
-    if !args.include.is_empty() {
-        run.include = args.include.clone();
-    }
-    if !args.exclude.is_empty() {
-        run.exclude = args.exclude.clone();
-    }
-    if let Some(m) = args.min_size {
-        run.min_size = m;
-    }
-    run.follow_links |= args.follow_links;
-    if args.threads.is_some() {
-        run.threads = args.threads;
-    }
-    Ok((run.to_config(), resolved.file))
-}
-
 /// `1234567` as `1,234,567`.
 fn thousands(n: u64) -> String {
     let s = n.to_string();

@@ -14,9 +14,9 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::budget::{AssetSize, Violation};
-use crate::encode::Codec;
-use crate::report::{human, CodecStats, Report};
+use crate::cli::budget::{AssetSize, Violation};
+use precompressor::encode::Codec;
+use precompressor::report::{human, CodecStats, Report};
 
 /// How many of the largest assets the summary lists.
 pub const LARGEST: usize = 10;
@@ -230,7 +230,7 @@ pub fn largest_table(assets: &[AssetSize], n: usize) -> String {
 }
 
 fn reason_meaning(reason: &str) -> &'static str {
-    crate::filter::reason_in_words(reason)
+    precompressor::filter::reason_in_words(reason)
 }
 
 /// The whole job summary. `title` names the folder, as the workflow gave it.
@@ -354,7 +354,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    use crate::budget::test_asset as asset;
+    use crate::cli::budget::test_asset as asset;
 
     #[test]
     fn workflow_commands_are_escaped() {

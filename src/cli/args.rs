@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::Config;
-use crate::encode::delta::DeltaCoding;
-use crate::encode::{Codec, Levels};
+use precompressor::config::Config;
+use precompressor::encode::delta::DeltaCoding;
+use precompressor::encode::{Codec, Levels};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -134,7 +134,7 @@ pub struct TuneArgs {
     pub dir: PathBuf,
 
     /// Measure on at most this much of DIR's assets: whole files, spread evenly in path order (bytes, or with a unit: 8MiB, 500KB).
-    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = crate::budget::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = crate::cli::budget::parse_size)]
     pub sample: u64,
 
     /// Codings to measure, comma-separated: br, zstd, gzip [default: precompress.toml's formats, else all three].
@@ -142,15 +142,15 @@ pub struct TuneArgs {
     pub formats: Option<Vec<Codec>>,
 
     /// Compare with this brotli quality, 0-11 [default: precompress.toml's, else 11].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(crate::config::limits::BROTLI_QUALITY))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(precompressor::config::limits::BROTLI_QUALITY))]
     pub brotli_quality: Option<u32>,
 
     /// Compare with this Zstandard level, 1-22 [default: precompress.toml's, else 19].
-    #[arg(long, value_parser = clap::value_parser!(i32).range(crate::config::limits::ZSTD_LEVEL))]
+    #[arg(long, value_parser = clap::value_parser!(i32).range(precompressor::config::limits::ZSTD_LEVEL))]
     pub zstd_level: Option<i32>,
 
     /// Compare with this gzip (libdeflate) level, 1-12 [default: precompress.toml's, else 12].
-    #[arg(long, value_parser = clap::value_parser!(i32).range(crate::config::limits::GZIP_LEVEL))]
+    #[arg(long, value_parser = clap::value_parser!(i32).range(precompressor::config::limits::GZIP_LEVEL))]
     pub gzip_level: Option<i32>,
 
     /// Measure only files matching this glob, as the run's --include (repeatable) [default: precompress.toml's].
@@ -162,7 +162,7 @@ pub struct TuneArgs {
     pub exclude: Vec<String>,
 
     /// Skip files smaller than this, as the run does [default: precompress.toml's, else 1024].
-    #[arg(long, value_name = "SIZE", value_parser = crate::budget::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::budget::parse_size)]
     pub min_size: Option<u64>,
 
     /// Follow symlinks, as the run's --follow-links.
@@ -217,19 +217,19 @@ pub struct RunArgs {
     pub formats: Vec<Codec>,
 
     /// Brotli quality, 0-11.
-    #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(crate::config::limits::BROTLI_QUALITY))]
+    #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(precompressor::config::limits::BROTLI_QUALITY))]
     pub brotli_quality: u32,
 
     /// Zstandard level, 1-22 (the window stays at most 8 MiB at every level).
-    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(crate::config::limits::ZSTD_LEVEL))]
+    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(precompressor::config::limits::ZSTD_LEVEL))]
     pub zstd_level: i32,
 
     /// gzip (libdeflate) level, 1-12.
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(i32).range(crate::config::limits::GZIP_LEVEL))]
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(i32).range(precompressor::config::limits::GZIP_LEVEL))]
     pub gzip_level: i32,
 
     /// Keep a variant only if it is at most this fraction of its source (0.8: saves 20% or more).
-    #[arg(long, default_value = "1", value_name = "RATIO", value_parser = crate::config::limits::ratio)]
+    #[arg(long, default_value = "1", value_name = "RATIO", value_parser = precompressor::config::limits::ratio)]
     pub min_ratio: f64,
 
     /// Compress only files matching this glob (repeatable; replaces the default type list).
@@ -241,7 +241,7 @@ pub struct RunArgs {
     pub exclude: Vec<String>,
 
     /// Skip files smaller than this (bytes, or with a unit: 1KiB, 2KB).
-    #[arg(long, default_value = "1024", value_name = "SIZE", value_parser = crate::budget::parse_size)]
+    #[arg(long, default_value = "1024", value_name = "SIZE", value_parser = crate::cli::budget::parse_size)]
     pub min_size: u64,
 
     /// Follow symlinks (never to write outside DIR).
@@ -265,7 +265,7 @@ pub struct RunArgs {
     pub cache_dir: Option<PathBuf>,
 
     /// Bound on the cache's size (bytes, or with a unit: 500MB, 2GiB); least recently used entries go first.
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::budget::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::cli::budget::parse_size)]
     pub cache_max_size: u64,
 
     /// An earlier release's build folder: changed fingerprinted assets get RFC 9842 deltas (.dcb, .dcz) against their versions there (repeatable).
@@ -277,8 +277,8 @@ pub struct RunArgs {
     pub delta_formats: Vec<DeltaCoding>,
 
     /// Run only shard K of N of the jobs (split by cost, the same in every shard) and write a partial manifest for `precompress merge` (e.g. 2/4).
-    #[arg(long, value_name = "K/N", value_parser = crate::shard::Shard::parse)]
-    pub shard: Option<crate::shard::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = precompressor::shard::Shard::parse)]
+    pub shard: Option<precompressor::shard::Shard>,
 
     /// Do not mark fingerprinted assets with Use-As-Dictionary in the manifest.
     #[arg(long)]
@@ -353,34 +353,35 @@ impl RunArgs {
         let mut codecs = self.formats.clone();
         codecs.sort();
         codecs.dedup();
-        Config {
-            root: self.dir.clone().unwrap_or_default(),
-            codecs,
-            levels: Levels {
-                brotli_quality: self.brotli_quality,
-                zstd_level: self.zstd_level,
-                gzip_level: self.gzip_level,
-            },
-            min_ratio: self.min_ratio,
-            include: self.include.clone(),
-            exclude: self.exclude.clone(),
-            min_size: self.min_size,
-            follow_links: self.follow_links,
-            manifest: self.manifest.clone(),
-            threads: self.threads.map_or(0, usize::from),
-            dry_run: self.dry_run,
-            force: self.force,
-            cache_dir: self.cache_dir.clone(),
-            cache_max_size: self.cache_max_size,
-            dictionary_from: self.dictionary_from.clone(),
-            delta_codings: {
-                let mut d = self.delta_formats.clone();
-                d.sort();
-                d.dedup();
-                d
-            },
-            use_as_dictionary: !self.no_use_as_dictionary,
-            shard: self.shard,
-        }
+        // Config is non-exhaustive (fields may be added): start from its
+        // defaults and set every one the flags give.
+        let mut c = Config::new(self.dir.clone().unwrap_or_default());
+        c.codecs = codecs;
+        c.levels = Levels {
+            brotli_quality: self.brotli_quality,
+            zstd_level: self.zstd_level,
+            gzip_level: self.gzip_level,
+        };
+        c.min_ratio = self.min_ratio;
+        c.include = self.include.clone();
+        c.exclude = self.exclude.clone();
+        c.min_size = self.min_size;
+        c.follow_links = self.follow_links;
+        c.manifest = self.manifest.clone();
+        c.threads = self.threads.map_or(0, usize::from);
+        c.dry_run = self.dry_run;
+        c.force = self.force;
+        c.cache_dir = self.cache_dir.clone();
+        c.cache_max_size = self.cache_max_size;
+        c.dictionary_from = self.dictionary_from.clone();
+        c.delta_codings = {
+            let mut d = self.delta_formats.clone();
+            d.sort();
+            d.dedup();
+            d
+        };
+        c.use_as_dictionary = !self.no_use_as_dictionary;
+        c.shard = self.shard;
+        c
     }
 }

@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::filter::Pattern;
+use precompressor::filter::Pattern;
 
-use crate::error::{Error, Result};
-use crate::manifest::Manifest;
-use crate::report::{human, JobTiming};
+use precompressor::error::{Error, Result};
+use precompressor::manifest::Manifest;
+use precompressor::report::{human, JobTiming};
 
 /// One `GLOB=SIZE` budget.
 #[derive(Debug, Clone)]
@@ -136,7 +136,7 @@ impl AssetSize {
                 let mut why: Vec<&str> = self
                     .why_none
                     .iter()
-                    .map(|c| crate::filter::reason_in_words(c))
+                    .map(|c| precompressor::filter::reason_in_words(c))
                     .filter(|w| !w.is_empty())
                     .collect();
                 why.dedup();

@@ -17,11 +17,11 @@ use clap::parser::ValueSource;
 use clap::ArgMatches;
 use serde::Deserialize;
 
-use crate::budget::{parse_size, Budget};
-use crate::cli::RunArgs;
-use crate::encode::delta::DeltaCoding;
-use crate::encode::Codec;
-use crate::error::{Error, Result};
+use crate::cli::args::RunArgs;
+use crate::cli::budget::{parse_size, Budget};
+use precompressor::encode::delta::DeltaCoding;
+use precompressor::encode::Codec;
+use precompressor::error::{Error, Result};
 
 /// The file name looked for.
 pub const FILE_NAME: &str = "precompress.toml";
@@ -116,7 +116,7 @@ impl FileConfig {
         if let (Some(v), false) = (&self.formats, explicit("formats")) {
             args.formats = formats_value(v).map_err(|e| bad("formats", e))?;
         }
-        use crate::config::limits;
+        use precompressor::config::limits;
         if let (Some(q), false) = (self.brotli_quality, explicit("brotli_quality")) {
             limits::check(q.into(), &limits::BROTLI_QUALITY)
                 .map_err(|e| bad("brotli-quality", e))?;
@@ -286,6 +286,55 @@ pub fn resolve(args: &mut RunArgs, matches: &ArgMatches) -> Result<Resolved> {
     Ok(Resolved { file, budgets })
 }
 
+/// The settings `precompress tune` measures against: what `precompress DIR`
+/// would use (its defaults, then precompress.toml, through the run's own
+/// [`resolve`]), with tune's flags over them. Also returns
+/// the config file that applied.
+pub fn for_tune(
+    args: &crate::cli::args::TuneArgs,
+) -> precompressor::Result<(precompressor::Config, Option<PathBuf>)> {
+    use clap::{CommandFactory, FromArgMatches};
+    // The run's arguments as a bare `precompress DIR` has them: its defaults,
+    // its environment variables, and what resolve needs to tell them apart.
+    let bare = |e: clap::Error| precompressor::Error::Config(e.to_string());
+    let matches = crate::cli::args::Cli::command()
+        .try_get_matches_from(["precompress", "."])
+        .map_err(bare)?;
+    let mut run = crate::cli::args::Cli::from_arg_matches(&matches)
+        .map_err(bare)?
+        .run;
+    run.dir = Some(args.dir.clone());
+    run.config = args.config.clone();
+    run.no_config = args.no_config;
+    let resolved = resolve(&mut run, &matches)?;
+    if let Some(f) = &args.formats {
+        run.formats = f.clone();
+    }
+    if let Some(q) = args.brotli_quality {
+        run.brotli_quality = q;
+    }
+    if let Some(l) = args.zstd_level {
+        run.zstd_level = l;
+    }
+    if let Some(l) = args.gzip_level {
+        run.gzip_level = l;
+    }
+    if !args.include.is_empty() {
+        run.include = args.include.clone();
+    }
+    if !args.exclude.is_empty() {
+        run.exclude = args.exclude.clone();
+    }
+    if let Some(m) = args.min_size {
+        run.min_size = m;
+    }
+    run.follow_links |= args.follow_links;
+    if args.threads.is_some() {
+        run.threads = args.threads;
+    }
+    Ok((run.to_config(), resolved.file))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,8 +343,8 @@ mod tests {
     fn args(argv: &[&str]) -> (RunArgs, ArgMatches) {
         let mut full = vec!["precompress"];
         full.extend_from_slice(argv);
-        let m = <crate::cli::Cli as clap::CommandFactory>::command().get_matches_from(&full);
-        let cli = crate::cli::Cli::parse_from(&full);
+        let m = <crate::cli::args::Cli as clap::CommandFactory>::command().get_matches_from(&full);
+        let cli = crate::cli::args::Cli::parse_from(&full);
         (cli.run, m)
     }
 
