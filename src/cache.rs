@@ -95,7 +95,7 @@ impl Cache {
     ) -> Entry {
         let settings = format!(
             "{settings}; dictionary {}",
-            crate::dictionary::hex(dict_sha256)
+            crate::model::dictionary::hex(dict_sha256)
         );
         self.entry_of(source_blake3, coding.token(), coding.token(), &settings)
     }

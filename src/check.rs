@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::dictionary::parse_available_dictionary;
 use crate::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
 use crate::encode::{frame_window_size, new_encoder, Codec, Encoder, Levels};
 use crate::fsutil::read_regular;
-use crate::manifest::{Asset, Manifest};
-use crate::serve::path::check_relative;
+use crate::model::dictionary::parse_available_dictionary;
+use crate::model::manifest::{Asset, Manifest};
+use crate::model::path::check_relative;
 use crate::walk::{walk, Tree, LOCK_NAME};
 
 /// One thing wrong with DIR.
@@ -396,7 +396,7 @@ fn unlisted_variants(root: &Path, listed: &BTreeSet<&str>, tree: &Tree) -> Vec<P
         .par_iter()
         .filter(|v| !listed.contains(v.rel.as_str()))
         .map_init(Decoders::default, |dec, v| {
-            let (src, codec) = crate::filter::variant_source(&v.rel).expect("walk classified it as a variant");
+            let (src, codec) = crate::model::content::variant_source(&v.rel).expect("walk classified it as a variant");
             match decodes_to(dec, codec, &v.path, &root.join(src)) {
                 Ok(()) => problem(&v.rel, ProblemKind::ForeignVariant, "not in the manifest (not written by precompress), though it decodes to its source"),
                 Err(why) => problem(&v.rel, ProblemKind::StaleVariant, format!("not in the manifest and {why}: a server would serve stale content")),
@@ -546,7 +546,7 @@ fn read_written(root: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
 /// A problem when `etag` is not the one precompress derives from `blake3`
 /// (each representation's own content, so no two bodies share one).
 fn etag_problem(path: &str, etag: &str, blake3: &str, out: &mut Vec<Problem>) {
-    let want = crate::manifest::etag(blake3);
+    let want = crate::model::manifest::etag(blake3);
     if etag != want {
         out.push(problem(
             path,

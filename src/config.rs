@@ -134,7 +134,7 @@ impl Config {
     /// Refuses a run that would write where it must not (a configuration
     /// error, exit 2, before anything is written). The rules, in the README's
     /// "What precompress writes, and where": `--manifest` names a new file or
-    /// a precompress manifest ([`crate::manifest::may_replace`]), never a
+    /// a precompress manifest ([`crate::model::manifest::may_replace`]), never a
     /// source or any other file; nothing is written inside an earlier release
     /// (`--manifest`, `--cache-dir`); an earlier release is neither DIR, nor
     /// inside it (it would be published and compressed with the new one), nor
@@ -142,13 +142,13 @@ impl Config {
     pub fn check_outputs(&self) -> crate::Result<()> {
         let bad = |e: String| crate::Error::Config(e);
         let manifest = self.manifest_path();
-        let default = crate::manifest::default_path(&self.root);
+        let default = crate::model::manifest::default_path(&self.root);
         if let Some(given) = self
             .manifest
             .as_ref()
             .filter(|m| crate::fsutil::canonical(m) != crate::fsutil::canonical(&default))
         {
-            crate::manifest::may_replace(given)
+            crate::model::manifest::may_replace(given)
                 .map_err(|why| bad(format!("--manifest {}: {why}", given.display())))?;
         }
         let dir = crate::fsutil::canonical(&self.root);
@@ -210,7 +210,7 @@ impl Config {
     pub fn manifest_path(&self) -> PathBuf {
         self.manifest
             .clone()
-            .unwrap_or_else(|| crate::manifest::default_path(&self.root))
+            .unwrap_or_else(|| crate::model::manifest::default_path(&self.root))
     }
 
     /// Worker threads to start: `threads`, or the cores available to us

@@ -1,155 +1,11 @@
-//! Which files are compressed: the default list of compressible types, the
-//! formats that are already compressed, `--include`/`--exclude` globs, and the
-//! content type a server should send for each file.
+//! Which files a run compresses: `--include`/`--exclude` globs and
+//! `--min-size` over the vocabulary's types (`crate::model::content`).
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::coding::{Codec, ContentKind};
 use crate::error::{Error, Result};
-
-/// Extensions compressed by default (lower case), with the kind brotli should
-/// assume and the `Content-Type` to send.
-pub const COMPRESSIBLE: &[(&str, ContentKind, &str)] = &[
-    ("js", ContentKind::Text, "text/javascript; charset=utf-8"),
-    ("mjs", ContentKind::Text, "text/javascript; charset=utf-8"),
-    ("cjs", ContentKind::Text, "text/javascript; charset=utf-8"),
-    ("jsx", ContentKind::Text, "text/javascript; charset=utf-8"),
-    ("ts", ContentKind::Text, "text/plain; charset=utf-8"),
-    ("tsx", ContentKind::Text, "text/plain; charset=utf-8"),
-    ("css", ContentKind::Text, "text/css; charset=utf-8"),
-    ("html", ContentKind::Text, "text/html; charset=utf-8"),
-    ("htm", ContentKind::Text, "text/html; charset=utf-8"),
-    (
-        "xhtml",
-        ContentKind::Text,
-        "application/xhtml+xml; charset=utf-8",
-    ),
-    ("svg", ContentKind::Text, "image/svg+xml"),
-    ("json", ContentKind::Text, "application/json"),
-    ("jsonld", ContentKind::Text, "application/ld+json"),
-    ("map", ContentKind::Text, "application/json"),
-    (
-        "webmanifest",
-        ContentKind::Text,
-        "application/manifest+json",
-    ),
-    ("xml", ContentKind::Text, "application/xml"),
-    ("rss", ContentKind::Text, "application/rss+xml"),
-    ("atom", ContentKind::Text, "application/atom+xml"),
-    ("txt", ContentKind::Text, "text/plain; charset=utf-8"),
-    ("md", ContentKind::Text, "text/markdown; charset=utf-8"),
-    ("csv", ContentKind::Text, "text/csv; charset=utf-8"),
-    (
-        "tsv",
-        ContentKind::Text,
-        "text/tab-separated-values; charset=utf-8",
-    ),
-    ("yaml", ContentKind::Text, "application/yaml"),
-    ("yml", ContentKind::Text, "application/yaml"),
-    ("vtt", ContentKind::Text, "text/vtt; charset=utf-8"),
-    ("wgsl", ContentKind::Text, "text/plain; charset=utf-8"),
-    ("glsl", ContentKind::Text, "text/plain; charset=utf-8"),
-    ("gltf", ContentKind::Text, "model/gltf+json"),
-    ("wasm", ContentKind::Binary, "application/wasm"),
-    ("ico", ContentKind::Binary, "image/vnd.microsoft.icon"),
-    ("bmp", ContentKind::Binary, "image/bmp"),
-    ("ttf", ContentKind::Font, "font/ttf"),
-    ("otf", ContentKind::Font, "font/otf"),
-    ("eot", ContentKind::Font, "application/vnd.ms-fontobject"),
-];
-
-/// Formats that are compressed already: never inputs, whatever the globs say.
-pub const ALREADY_COMPRESSED: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "webp", "avif", "heic", "heif", "jxl", "woff", "woff2", "zip",
-    "gz", "tgz", "br", "zst", "dcb", "dcz", "xz", "bz2", "7z", "rar", "mp4", "m4v", "webm", "mkv",
-    "mov", "mp3", "m4a", "aac", "ogg", "oga", "opus", "flac", "pdf",
-];
-
-/// Lower-cased extension of a file name, if it has one.
-pub fn extension(name: &str) -> Option<String> {
-    let base = name.rsplit('/').next().unwrap_or(name);
-    let (stem, ext) = base.rsplit_once('.')?;
-    (!stem.is_empty() && !ext.is_empty()).then(|| ext.to_ascii_lowercase())
-}
-
-/// The `Content-Type` a server should send for `rel`.
-pub fn content_type(rel: &str) -> String {
-    if let Some(ext) = extension(rel) {
-        if let Some((_, _, ct)) = COMPRESSIBLE.iter().find(|(e, _, _)| *e == ext) {
-            return (*ct).to_string();
-        }
-    }
-    mime_guess::from_path(rel)
-        .first_or_octet_stream()
-        .essence_str()
-        .to_string()
-}
-
-/// Brotli's model for `rel` (text unless the type says font or binary).
-pub fn content_kind(rel: &str) -> ContentKind {
-    extension(rel)
-        .and_then(|ext| {
-            COMPRESSIBLE
-                .iter()
-                .find(|(e, _, _)| *e == ext)
-                .map(|(_, k, _)| *k)
-        })
-        .unwrap_or(ContentKind::Binary)
-}
-
-/// Why a file gets no variant of a codec. Serialized into the manifest.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum SkipReason {
-    /// Smaller than `--min-size`.
-    TooSmall,
-    /// The variant would not be strictly smaller than the source.
-    NotSmaller,
-    /// Smaller, but by less than `--min-ratio` asks.
-    SavesTooLittle,
-    /// Not a compressible type, or already compressed (png, woff2, ...).
-    ExcludedType,
-    /// Left out by `--exclude`, or not matched by `--include`.
-    ExcludedGlob,
-    /// A large source a fast zstd probe did not shrink at all: the slow
-    /// encoders were not run on it.
-    Incompressible,
-    /// A `dcb` delta whose dictionary and file together pass brotli's 16 MiB
-    /// window (RFC 9842 §4): not made (`dcz` still is).
-    OverDcbWindow,
-}
-
-impl SkipReason {
-    /// The name used in the manifest and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkipReason::TooSmall => "too_small",
-            SkipReason::NotSmaller => "not_smaller",
-            SkipReason::SavesTooLittle => "saves_too_little",
-            SkipReason::ExcludedType => "excluded_type",
-            SkipReason::ExcludedGlob => "excluded_glob",
-            SkipReason::Incompressible => "incompressible",
-            SkipReason::OverDcbWindow => "over_dcb_window",
-        }
-    }
-}
-
-/// What a skip reason's code (`too_small`, as in the manifest and `--json`)
-/// means, in words for people; "" for a code it does not know.
-pub fn reason_in_words(code: &str) -> &'static str {
-    match code {
-        "too_small" => "under `--min-size`",
-        "not_smaller" => "the variant would not be smaller",
-        "saves_too_little" => "the variant would save less than `--min-ratio` asks",
-        "excluded_type" => "not a compressible type, or already compressed",
-        "excluded_glob" => "`--exclude`, or not matched by `--include`",
-        "incompressible" => "a fast zstd probe did not shrink it",
-        "over_dcb_window" => "dictionary and file pass dcb's 16 MiB window",
-        _ => "",
-    }
-}
+use crate::model::content::{extension, ALREADY_COMPRESSED, COMPRESSIBLE};
+use crate::model::skip::SkipReason;
 
 /// Decides, from its relative path and size, whether a file is compressed.
 #[derive(Debug)]
@@ -274,14 +130,6 @@ impl Filter {
     }
 }
 
-/// True when `name` is a variant precompress could have written (`x.br`,
-/// `x.zst`, `x.gz`), returning the source name and codec.
-pub fn variant_source(name: &str) -> Option<(&str, Codec)> {
-    let (stem, suffix) = name.rsplit_once('.')?;
-    let codec = Codec::ALL.into_iter().find(|c| c.suffix() == suffix)?;
-    (!stem.is_empty() && !stem.ends_with('/')).then_some((stem, codec))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,27 +205,5 @@ mod tests {
     #[test]
     fn bad_glob_is_a_config_error() {
         assert!(Filter::new(&["a[".into()], &[], 0).is_err());
-    }
-
-    #[test]
-    fn variant_names() {
-        assert_eq!(
-            variant_source("a/app.js.br"),
-            Some(("a/app.js", Codec::Brotli))
-        );
-        assert_eq!(variant_source("app.js.zst"), Some(("app.js", Codec::Zstd)));
-        assert_eq!(variant_source("app.js.gz"), Some(("app.js", Codec::Gzip)));
-        assert_eq!(variant_source("app.js"), None);
-        assert_eq!(variant_source(".br"), None);
-    }
-
-    #[test]
-    fn content_types() {
-        assert_eq!(content_type("a.js"), "text/javascript; charset=utf-8");
-        assert_eq!(content_type("a.wasm"), "application/wasm");
-        assert_eq!(content_type("a.png"), "image/png");
-        assert_eq!(content_type("noext"), "application/octet-stream");
-        assert_eq!(content_kind("a.woff"), ContentKind::Binary);
-        assert_eq!(content_kind("a.otf"), ContentKind::Font);
     }
 }

@@ -7,7 +7,13 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{Error, Result};
-use crate::walk::{TMP_PREFIX, TMP_SUFFIX};
+
+/// A temporary file is `.precompress-….tmp` beside where it will be renamed:
+/// a dot-name, so no server sends it half-written, and a killed run's are
+/// recognized and removed.
+pub const TMP_PREFIX: &str = ".precompress-";
+/// See [`TMP_PREFIX`].
+pub const TMP_SUFFIX: &str = ".tmp";
 
 /// Metadata a variant copies from its source: servers derive `Last-Modified`
 /// and ETags from it, and a 0600 variant of a 0644 source makes nginx answer 403.

@@ -31,21 +31,21 @@
 pub mod cache;
 #[cfg(feature = "compress")]
 pub mod check;
-pub mod coding;
 #[cfg(feature = "compress")]
 pub mod config;
-pub mod dictionary;
 #[cfg(feature = "compress")]
 #[doc(hidden)]
 pub mod encode;
 pub mod error;
 pub mod filter;
+#[doc(hidden)]
+pub mod model;
+pub use model::{coding, dictionary, manifest};
 // Parts of these serve only the run (feature `compress`).
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod fsutil;
 #[cfg(feature = "compress")]
 mod journal;
-pub mod manifest;
 #[cfg(feature = "compress")]
 #[doc(hidden)]
 pub mod pipeline;
@@ -63,13 +63,13 @@ pub mod tune;
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod walk;
 
-pub use coding::Codec;
 #[cfg(feature = "compress")]
 pub use config::Config;
 #[cfg(feature = "compress")]
 pub use encode::Levels;
 pub use error::{Error, ErrorKind, Result};
-pub use manifest::Manifest;
+pub use model::coding::Codec;
+pub use model::manifest::Manifest;
 #[cfg(feature = "compress")]
 pub use pipeline::{run, NoProgress, Progress};
 #[cfg(feature = "compress")]

@@ -257,7 +257,7 @@ fn failed(e: &Error) -> u8 {
 fn merge(args: cli::args::MergeArgs) -> u8 {
     let manifest = args
         .manifest
-        .unwrap_or_else(|| precompressor::manifest::default_path(&args.dir));
+        .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
     match precompressor::shard::merge(&args.dir, &manifest) {
         Ok(m) => {
             println!(
@@ -296,7 +296,7 @@ fn check(args: CheckArgs) -> u8 {
         .manifest
         .clone()
         .or(file.manifest)
-        .unwrap_or_else(|| precompressor::manifest::default_path(&args.dir));
+        .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
     let options = precompressor::check::Options {
         dictionary_from: if args.dictionary_from.is_empty() {
             file.dictionary_from

@@ -30,17 +30,19 @@ use rayon::prelude::*;
 
 use crate::cache::{Cache, Hit};
 use crate::config::Config;
-use crate::dictionary::{
-    available_dictionary, delta_path, delta_source, is_candidate, use_as_dictionary,
-};
 use crate::encode::brotli_split::{compress_part, concat_parts, parts_for};
 use crate::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
 use crate::encode::{new_encoder, BrotliEncoder, Codec, Encoder};
 use crate::error::{Error, Result};
-use crate::filter::{content_kind, content_type, Filter, SkipReason};
+use crate::filter::Filter;
 use crate::fsutil::{lock, open_to_read, probe_writable, remove_if_exists, write_atomic, CopyMeta};
 use crate::journal::{self, Journal};
-use crate::manifest::{etag, Asset, Delta, Manifest, SkippedDelta, Variant};
+use crate::model::content::{content_kind, content_type};
+use crate::model::dictionary::{
+    available_dictionary, delta_path, delta_source, is_candidate, use_as_dictionary,
+};
+use crate::model::manifest::{etag, Asset, Delta, Manifest, SkippedDelta, Variant};
+use crate::model::skip::SkipReason;
 use crate::plan::{plan, Inputs, Job, JobKind, Outcome, Plan, Source, Unit};
 use crate::releases::{self, OldFile, Releases};
 use crate::report::{thread_cpu_micros, JobTiming, Report, RunCounts};
@@ -1657,7 +1659,7 @@ fn recover(
         {
             continue; // not what the killed run wrote, or listed already
         }
-        let source = crate::filter::variant_source(path)
+        let source = crate::model::content::variant_source(path)
             .map(|(s, _)| s)
             .or_else(|| delta_source(path).map(|(s, _)| s));
         if source.and_then(|s| disk.get(s)) == Some(&e.source.as_str()) {

@@ -12,10 +12,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::coding::{Codec, DeltaCoding};
-use crate::dictionary::{available_dictionary, delta_path};
-use crate::filter::SkipReason;
-use crate::manifest::{Asset, Delta, Manifest, SkippedDelta, Variant};
+use crate::model::coding::{Codec, DeltaCoding};
+use crate::model::dictionary::{available_dictionary, delta_path};
+use crate::model::manifest::{Asset, Delta, Manifest, SkippedDelta, Variant};
+use crate::model::skip::SkipReason;
 
 /// The largest dictionary plus file a `dcb` stream can reach across: brotli's
 /// window (16 MiB less 16 bytes, RFC 9842 §4). Beyond it the C decoder that
@@ -424,7 +424,7 @@ fn compress_jobs(file: usize, codec: Codec, brotli_parts: usize) -> Vec<Job> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::etag;
+    use crate::model::manifest::etag;
 
     const SETTINGS: [(&str, &str); 3] = [("br", "q11"), ("zstd", "l19"), ("gzip", "l12")];
 

@@ -3,7 +3,7 @@
 //! asset of the new release, the earlier file to compress it against.
 //!
 //! An asset is paired with the files of PREV that have its pairing key
-//! ([`crate::dictionary::pairing_key`]: the path with the content hash taken
+//! ([`crate::model::dictionary::pairing_key`]: the path with the content hash taken
 //! out). With one such file, that is the dictionary. With several (a release
 //! that kept old assets, or bundles that share a name, like Vite's
 //! `index-*.js` chunks), each is tried with a fast zstd delta and the one that
@@ -15,10 +15,10 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::dictionary::{is_candidate, pairing_key};
 use crate::error::{Error, Result};
 use crate::fsutil::open_to_read;
-use crate::manifest::Manifest;
+use crate::model::dictionary::{is_candidate, pairing_key};
+use crate::model::manifest::Manifest;
 use crate::walk::walk;
 
 /// At most this many same-named files of one release are tried as the
@@ -95,7 +95,7 @@ impl Releases {
         };
         for (i, root) in roots.iter().enumerate() {
             check_folder(root, canon_dir.as_deref())?;
-            let mpath = crate::manifest::default_path(root);
+            let mpath = crate::model::manifest::default_path(root);
             if mpath.is_file() {
                 if let Err(e) = Manifest::read(&mpath) {
                     warnings.push(format!(

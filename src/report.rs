@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::encode::Codec;
 use crate::error::Error;
-use crate::manifest::Manifest;
+use crate::model::manifest::Manifest;
 use crate::walk::Passed;
 
 /// Bytes in and out for one codec.
@@ -280,7 +280,7 @@ impl Report {
             let parts: Vec<String> = self
                 .skipped
                 .iter()
-                .map(|(r, n)| format!("{n} {}", crate::filter::reason_in_words(r)))
+                .map(|(r, n)| format!("{n} {}", crate::model::skip::reason_in_words(r)))
                 .collect();
             let _ = writeln!(
                 s,

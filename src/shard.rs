@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::coding::{Codec, DeltaCoding};
 use crate::error::{Error, Result};
-use crate::manifest::{Asset, Manifest};
+use crate::model::coding::{Codec, DeltaCoding};
+use crate::model::manifest::{Asset, Manifest};
 
 /// The most shards a run can be split into.
 pub const MAX_SHARDS: u32 = 256;
@@ -77,11 +77,11 @@ pub fn group_key(rel: &str, coding: &str, dictionary: Option<&[u8; 32]>) -> Stri
 /// The group key of a variant or delta path (`app.js.br`, `app.js.HEX.dcz`),
 /// for telling which shard's a file on disk is.
 pub fn group_of_path(path: &str) -> Option<String> {
-    if let Some((src, coding)) = crate::dictionary::delta_source(path) {
+    if let Some((src, coding)) = crate::model::dictionary::delta_source(path) {
         let hex = &path[src.len() + 1..src.len() + 65];
         return Some(format!("{src}\t{}\t{hex}", coding.token()));
     }
-    let (src, codec) = crate::filter::variant_source(path)?;
+    let (src, codec) = crate::model::content::variant_source(path)?;
     Some(group_key(src, codec.token(), None))
 }
 
@@ -228,13 +228,12 @@ impl Partial {
     }
 
     fn read(path: &Path) -> Result<Partial> {
-        let bytes =
-            crate::fsutil::read_regular(path, crate::manifest::MAX_SIZE).map_err(|source| {
-                Error::Read {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?;
+        let bytes = crate::fsutil::read_regular(path, crate::model::manifest::MAX_SIZE).map_err(
+            |source| Error::Read {
+                path: path.to_path_buf(),
+                source,
+            },
+        )?;
         serde_json::from_slice(&bytes).map_err(|e| Error::Manifest {
             path: path.to_path_buf(),
             detail: format!("not a shard's partial manifest: {e}"),
@@ -266,9 +265,9 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
     if !root.is_dir() {
         return Err(Error::Config(format!("{}: not a folder", root.display())));
     }
-    let default = crate::manifest::default_path(root);
+    let default = crate::model::manifest::default_path(root);
     if crate::fsutil::canonical(manifest) != crate::fsutil::canonical(&default) {
-        crate::manifest::may_replace(manifest)
+        crate::model::manifest::may_replace(manifest)
             .map_err(|why| Error::Config(format!("--manifest {}: {why}", manifest.display())))?;
     }
     // Not while a run writes in DIR.
@@ -551,7 +550,7 @@ fn verify_asset(root: &Path, rel: &str, a: &Asset) -> std::result::Result<(), St
                 root.join(p).display()
             ));
         }
-        if etag != crate::manifest::etag(b3) {
+        if etag != crate::model::manifest::etag(b3) {
             return Err(format!(
                 "{rel}: the {what}'s etag {etag} is not its blake3's"
             ));
@@ -563,7 +562,7 @@ fn verify_asset(root: &Path, rel: &str, a: &Asset) -> std::result::Result<(), St
     if a.sha256 != base64::engine::general_purpose::STANDARD.encode(src.sha256) {
         return Err(format!("{rel}: sha256 is not the file's"));
     }
-    if a.content_type != crate::filter::content_type(rel) {
+    if a.content_type != crate::model::content::content_type(rel) {
         return Err(format!(
             "{rel}: content_type {:?} is not its name's",
             a.content_type
@@ -584,7 +583,7 @@ fn verify_asset(root: &Path, rel: &str, a: &Asset) -> std::result::Result<(), St
         )?;
     }
     for d in &a.deltas {
-        let sha = crate::dictionary::parse_available_dictionary(&d.dictionary);
+        let sha = crate::model::dictionary::parse_available_dictionary(&d.dictionary);
         let coding = DeltaCoding::parse(&d.coding);
         let (Some(sha), Some(coding)) = (sha, coding) else {
             return Err(format!(
@@ -592,7 +591,7 @@ fn verify_asset(root: &Path, rel: &str, a: &Asset) -> std::result::Result<(), St
                 d.path
             ));
         };
-        if crate::dictionary::delta_path(rel, &sha, coding) != d.path {
+        if crate::model::dictionary::delta_path(rel, &sha, coding) != d.path {
             return Err(format!(
                 "{rel}: delta {} is not the {} against {}",
                 d.path, d.coding, d.dictionary

@@ -26,7 +26,8 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::encode::{new_encoder, Codec, ContentKind, Encoder, Levels};
 use crate::error::{Error, Result};
-use crate::filter::{content_kind, Filter};
+use crate::filter::Filter;
+use crate::model::content::content_kind;
 use crate::report::{human, plural, thread_cpu_micros};
 
 /// `--sample`'s default: enough of a site to rank the levels, and about a

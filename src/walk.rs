@@ -6,14 +6,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::dictionary::delta_source;
 use crate::error::Error;
-use crate::filter::variant_source;
+use crate::model::content::variant_source;
+use crate::model::dictionary::delta_source;
 
 /// Prefix and suffix of our temporary files: dot-files with a random middle,
 /// a name no server is asked for and none picks as a variant.
-pub const TMP_PREFIX: &str = ".precompress-";
-pub const TMP_SUFFIX: &str = ".tmp";
+pub use crate::model::names::{TMP_PREFIX, TMP_SUFFIX};
 /// The lock file a run holds in DIR (never an asset).
 pub const LOCK_NAME: &str = ".precompress.lock";
 
@@ -249,7 +248,7 @@ impl Walk<'_> {
         if self.ignored(entry) {
             return Seen::Ignored;
         }
-        if crate::serve::path::check_relative(&rel).is_err() {
+        if crate::model::path::check_relative(&rel).is_err() {
             return Seen::Passed(rel, Passed::NameNotServable);
         }
         Seen::File(Found {

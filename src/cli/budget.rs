@@ -12,7 +12,7 @@ use std::fmt;
 use precompressor::filter::Pattern;
 
 use precompressor::error::{Error, Result};
-use precompressor::manifest::Manifest;
+use precompressor::model::manifest::Manifest;
 use precompressor::report::{human, JobTiming};
 
 /// One `GLOB=SIZE` budget.
@@ -136,7 +136,7 @@ impl AssetSize {
                 let mut why: Vec<&str> = self
                     .why_none
                     .iter()
-                    .map(|c| precompressor::filter::reason_in_words(c))
+                    .map(|c| precompressor::model::skip::reason_in_words(c))
                     .filter(|w| !w.is_empty())
                     .collect();
                 why.dedup();

@@ -230,7 +230,7 @@ pub fn largest_table(assets: &[AssetSize], n: usize) -> String {
 }
 
 fn reason_meaning(reason: &str) -> &'static str {
-    precompressor::filter::reason_in_words(reason)
+    precompressor::model::skip::reason_in_words(reason)
 }
 
 /// The whole job summary. `title` names the folder, as the workflow gave it.

@@ -24,7 +24,7 @@ use zstd::zstd_safe::{CCtx, CParameter, DCtx, DParameter};
 
 use super::brotli::window_for;
 use super::ContentKind;
-pub use crate::coding::{DeltaCoding, DCB_MAGIC, DCZ_MAGIC};
+pub use crate::model::coding::{DeltaCoding, DCB_MAGIC, DCZ_MAGIC};
 
 /// The largest `dcz` window RFC 9842 lets a client demand: 128 MiB.
 const DCZ_WINDOW_CAP: u64 = 128 << 20;

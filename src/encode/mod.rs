@@ -19,7 +19,7 @@ use std::io;
 pub use self::brotli::BrotliEncoder;
 pub use self::gzip::GzipEncoder;
 pub use self::zstd::{frame_window_size, ZstdEncoder, ZSTD_MAX_WINDOW_LOG};
-pub use crate::coding::{Codec, ContentKind};
+pub use crate::model::coding::{Codec, ContentKind};
 
 /// Compresses whole buffers and checks that the output decodes back.
 pub trait Encoder: Send {

@@ -49,7 +49,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::dictionary::{available_dictionary, delta_path, hex};
+use crate::model::dictionary::{available_dictionary, delta_path, hex};
 use crate::serve::{config_assets, Coding, Entry, Index};
 
 /// The name of the generated snippet.

@@ -242,7 +242,7 @@ impl ServeManifest {
             })?;
         let mpath = manifest
             .map(Path::to_path_buf)
-            .unwrap_or_else(|| crate::manifest::default_path(given));
+            .unwrap_or_else(|| crate::model::manifest::default_path(given));
         let loaded = Site::load(&root, &mpath)?;
         Ok(ServeManifest {
             site: Arc::new(Site {
@@ -595,8 +595,8 @@ fn accept_encoding(h: &HeaderMap) -> Option<String> {
 /// its hash; a preview should not publish what production would not).
 fn internal(site: &Site, key: &str, found: &Path) -> bool {
     let beside_its_asset = |src: &str| resolve(&site.root, src).is_some_and(|p| p.is_file());
-    crate::filter::variant_source(key).is_some_and(|(src, _)| beside_its_asset(src))
-        || crate::dictionary::delta_source(key).is_some_and(|(src, _)| beside_its_asset(src))
+    crate::model::content::variant_source(key).is_some_and(|(src, _)| beside_its_asset(src))
+        || crate::model::dictionary::delta_source(key).is_some_and(|(src, _)| beside_its_asset(src))
         || site.manifest_canonical == found
 }
 
@@ -657,7 +657,7 @@ async fn plain(site: &Site, key: &str) -> io::Result<(std::fs::File, Headers, bo
         .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
     let mut headers: Headers = vec![
-        ("Content-Type", crate::filter::content_type(key)),
+        ("Content-Type", crate::model::content::content_type(key)),
         ("Content-Length", md.len().to_string()),
         ("ETag", format!("W/\"{:x}-{stamp:x}\"", md.len())),
     ];

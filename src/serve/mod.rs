@@ -52,10 +52,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::coding::{Codec, DeltaCoding};
-use crate::dictionary::parse_available_dictionary;
 use crate::error::{Error, Result};
-use crate::manifest::{Asset, Delta, Manifest, Variant};
+use crate::model::coding::{Codec, DeltaCoding};
+use crate::model::dictionary::parse_available_dictionary;
+use crate::model::manifest::{Asset, Delta, Manifest, Variant};
 
 pub use negotiate::AcceptEncoding;
 
@@ -169,7 +169,10 @@ impl Index {
     /// precompress ran) is left out: its variants and ETags would be stale, so
     /// it is a plain file to this index ([`Selection::NotInManifest`]).
     pub fn load(root: &Path, manifest: Option<&Path>) -> Result<Index> {
-        let mpath = manifest.map_or_else(|| crate::manifest::default_path(root), Path::to_path_buf);
+        let mpath = manifest.map_or_else(
+            || crate::model::manifest::default_path(root),
+            Path::to_path_buf,
+        );
         let m = Manifest::read(&mpath)?;
         let recorded: HashMap<String, String> = m
             .files
@@ -530,13 +533,13 @@ fn is_strong_etag(s: &str) -> bool {
 }
 
 /// Whether a file name carries a content hash, so its bytes can never change
-/// under that name: the forms [`crate::dictionary::logical_name`] recognizes
+/// under that name: the forms [`crate::model::dictionary::logical_name`] recognizes
 /// (`name-HASH.ext` as Vite, Rollup and esbuild write it, `name.HASH.ext` and
 /// `name.HASH.chunk.ext` as webpack and Parcel do). Conservative on purpose: a
 /// miss only costs a revalidation, a false hit can pin a stale file in caches
 /// for a year.
 pub fn is_fingerprinted(path: &str) -> bool {
-    crate::dictionary::logical_name(path).is_some()
+    crate::model::dictionary::logical_name(path).is_some()
 }
 
 /// Manifests built from a few literals, for the unit tests of the server
@@ -546,7 +549,7 @@ pub(crate) mod fixture {
     use std::path::Path;
 
     use super::Index;
-    use crate::dictionary::{available_dictionary, hex};
+    use crate::model::dictionary::{available_dictionary, hex};
 
     /// An asset: key, deltas as (coding, dictionary byte, size), use_as_dictionary.
     pub type Asset<'a> = (&'a str, &'a [(&'a str, u8, u64)], Option<&'a str>);
@@ -689,9 +692,9 @@ mod tests {
 
     #[test]
     fn deltas_go_to_clients_that_hold_the_dictionary_and_accept_the_coding() {
-        let d1 = crate::dictionary::available_dictionary(&[1; 32]);
-        let d2 = crate::dictionary::available_dictionary(&[2; 32]);
-        let d3 = crate::dictionary::available_dictionary(&[3; 32]);
+        let d1 = crate::model::dictionary::available_dictionary(&[1; 32]);
+        let d2 = crate::model::dictionary::available_dictionary(&[2; 32]);
+        let d3 = crate::model::dictionary::available_dictionary(&[3; 32]);
         let app = [
             variant("app-3f2a9c1b.js", "br", "br", 300),
             variant("app-3f2a9c1b.js", "gzip", "gz", 400),
@@ -829,15 +832,23 @@ mod tests {
                 r#""skipped": {}"#,
                 &format!(
                     r#""skipped": {{}}, "deltas": [{}]"#,
-                    delta("dcx", &crate::dictionary::available_dictionary(&[1; 32]), 1)
+                    delta(
+                        "dcx",
+                        &crate::model::dictionary::available_dictionary(&[1; 32]),
+                        1
+                    )
                 ),
             ),
             asset("a.js", 1, "").replace(
                 r#""skipped": {}"#,
                 &format!(
                     r#""skipped": {{}}, "deltas": [{}]"#,
-                    delta("dcb", &crate::dictionary::available_dictionary(&[1; 32]), 1)
-                        .replace("app-3f2a9c1b.js.dcb1", "../x.dcb")
+                    delta(
+                        "dcb",
+                        &crate::model::dictionary::available_dictionary(&[1; 32]),
+                        1
+                    )
+                    .replace("app-3f2a9c1b.js.dcb1", "../x.dcb")
                 ),
             ),
             asset("a.js", 1, "").replace(

@@ -14,7 +14,7 @@
 //!   ranks below every coding the client listed with a non-zero weight.
 //! - Among equal weights the smallest representation wins.
 
-use crate::coding::Codec;
+use crate::model::coding::Codec;
 
 /// A weight in thousandths: 0 (refused) ..= 1000 (`q=1`, the default).
 pub type Weight = u16;

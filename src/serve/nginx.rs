@@ -51,8 +51,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use crate::coding::DeltaCoding;
-use crate::dictionary::{available_dictionary, delta_path};
+use crate::model::coding::DeltaCoding;
+use crate::model::dictionary::{available_dictionary, delta_path};
 use crate::serve::{config_assets, Coding, ConfigAsset, Index, Representation};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
@@ -395,7 +395,7 @@ fn regex_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dictionary::hex;
+    use crate::model::dictionary::hex;
 
     const APP: &str = "assets/app-5e6f7a8b.js";
 

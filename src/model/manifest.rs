@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::filter::SkipReason;
 use crate::fsutil::write_atomic;
+use crate::model::skip::SkipReason;
 
 /// The schema version this crate writes and reads.
 pub const VERSION: u32 = 1;
@@ -198,7 +198,7 @@ impl Asset {
     /// writes what one run would have.
     pub fn settle(&mut self) -> Vec<String> {
         let rank = |token: &str| {
-            crate::coding::Codec::ALL
+            crate::model::coding::Codec::ALL
                 .iter()
                 .position(|c| c.token() == token)
                 .unwrap_or(usize::MAX)

@@ -20,7 +20,7 @@
 
 use base64::Engine;
 
-use crate::coding::DeltaCoding;
+use crate::model::coding::DeltaCoding;
 
 /// Extensions of assets that are marked as dictionaries: what a browser
 /// fetches again, changed a little, after each release.
@@ -126,7 +126,8 @@ fn pattern_safe(path: &str) -> bool {
 pub fn is_candidate(path: &str, size: u64) -> bool {
     size >= DICTIONARY_MIN_SIZE
         && pattern_safe(path)
-        && crate::filter::extension(path).is_some_and(|e| DICTIONARY_TYPES.contains(&e.as_str()))
+        && crate::model::content::extension(path)
+            .is_some_and(|e| DICTIONARY_TYPES.contains(&e.as_str()))
         && logical_name(path).is_some()
 }
 
@@ -140,7 +141,7 @@ pub fn use_as_dictionary(path: &str, size: u64) -> Option<String> {
     }
     let logical = logical_name(path)?;
     let mut v = format!("match=\"/{logical}\"");
-    if crate::filter::extension(path).as_deref() == Some("css") {
+    if crate::model::content::extension(path).as_deref() == Some("css") {
         v.push_str(", match-dest=(\"style\")");
     }
     Some(v)
