@@ -21,7 +21,7 @@ use crate::fsutil::read_regular;
 use crate::model::dictionary::parse_available_dictionary;
 use crate::model::manifest::{Asset, Manifest};
 use crate::model::path::check_relative;
-use crate::walk::{walk, Tree, LOCK_NAME};
+use crate::run::walk::{walk, Tree, LOCK_NAME};
 
 /// One thing wrong with DIR.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -177,7 +177,7 @@ impl Options {
     pub fn validate(&self, root: &Path) -> crate::Result<()> {
         let canon_dir = root.canonicalize().ok();
         for prev in &self.dictionary_from {
-            crate::releases::check_folder(prev, canon_dir.as_deref())?;
+            crate::run::releases::check_folder(prev, canon_dir.as_deref())?;
         }
         Ok(())
     }

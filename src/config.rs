@@ -85,7 +85,7 @@ pub struct Config {
     pub use_as_dictionary: bool,
     /// Run only shard K of N of the jobs and write a partial manifest beside
     /// the manifest, for `precompress merge` (default none: the whole run).
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::run::shard::Shard>,
 }
 
 impl Config {
@@ -105,7 +105,7 @@ impl Config {
             dry_run: false,
             force: false,
             cache_dir: None,
-            cache_max_size: crate::cache::DEFAULT_MAX_SIZE,
+            cache_max_size: crate::run::cache::DEFAULT_MAX_SIZE,
             dictionary_from: Vec::new(),
             delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
@@ -156,7 +156,7 @@ impl Config {
         let canon_cache = self.cache_dir.as_deref().map(crate::fsutil::canonical);
         for prev in &self.dictionary_from {
             // Missing, not a folder, DIR itself: said first, as such.
-            crate::releases::check_folder(prev, Some(&dir))?;
+            crate::run::releases::check_folder(prev, Some(&dir))?;
             let p = crate::fsutil::canonical(prev);
             let named = |what: &str| format!("--dictionary-from {}: {what}", prev.display());
             if p != dir && p.starts_with(&dir) {
@@ -198,7 +198,7 @@ impl Config {
             .map_err(|e| bad("gzip level", e))?;
         limits::ratio(&self.min_ratio.to_string()).map_err(|e| bad("min ratio", e))?;
         if let Some(s) = self.shard {
-            crate::shard::Shard::parse(&s.to_string()).map_err(|e| bad("shard", e))?;
+            crate::run::shard::Shard::parse(&s.to_string()).map_err(|e| bad("shard", e))?;
         }
         if self.codecs.is_empty() {
             return Err(bad("formats", "no coding asked for".into()));

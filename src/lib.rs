@@ -27,9 +27,6 @@
 // `dictionary`, `coding`) does not, so a server embedding `Index::select`
 // builds with `default-features = false` and no brotli, zstd or libdeflate.
 #[cfg(feature = "compress")]
-#[doc(hidden)]
-pub mod cache;
-#[cfg(feature = "compress")]
 pub mod check;
 #[cfg(feature = "compress")]
 pub mod config;
@@ -37,31 +34,19 @@ pub mod config;
 #[doc(hidden)]
 pub mod encode;
 pub mod error;
-pub mod filter;
-#[doc(hidden)]
-pub mod model;
-pub use model::{coding, dictionary, manifest};
-// Parts of these serve only the run (feature `compress`).
+// Parts of it serve only the run (feature `compress`).
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod fsutil;
-#[cfg(feature = "compress")]
-mod journal;
-#[cfg(feature = "compress")]
 #[doc(hidden)]
-pub mod pipeline;
-#[cfg(feature = "compress")]
-mod plan;
-#[cfg(feature = "compress")]
-mod releases;
+pub mod model;
 #[cfg(feature = "compress")]
 pub mod report;
+#[cfg(feature = "compress")]
+#[doc(hidden)]
+pub mod run;
 pub mod serve;
 #[cfg(feature = "compress")]
-pub mod shard;
-#[cfg(feature = "compress")]
 pub mod tune;
-#[cfg_attr(not(feature = "compress"), allow(dead_code))]
-mod walk;
 
 #[cfg(feature = "compress")]
 pub use config::Config;
@@ -70,7 +55,13 @@ pub use encode::Levels;
 pub use error::{Error, ErrorKind, Result};
 pub use model::coding::Codec;
 pub use model::manifest::Manifest;
-#[cfg(feature = "compress")]
-pub use pipeline::{run, NoProgress, Progress};
+pub use model::{coding, dictionary, manifest};
 #[cfg(feature = "compress")]
 pub use report::Report;
+#[cfg(feature = "compress")]
+pub use run::shard::{merge, Merged};
+#[cfg(feature = "compress")]
+#[doc(hidden)]
+pub use run::{filter, shard};
+#[cfg(feature = "compress")]
+pub use run::{run, NoProgress, Progress};

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::encode::Codec;
 use crate::error::Error;
 use crate::model::manifest::Manifest;
-use crate::walk::Passed;
+use crate::run::walk::Passed;
 
 /// Bytes in and out for one codec.
 #[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]

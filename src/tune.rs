@@ -26,9 +26,9 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::encode::{new_encoder, Codec, ContentKind, Encoder, Levels};
 use crate::error::{Error, Result};
-use crate::filter::Filter;
 use crate::model::content::content_kind;
 use crate::report::{human, plural, thread_cpu_micros};
+use crate::run::filter::Filter;
 
 /// `--sample`'s default: enough of a site to rank the levels, and about a
 /// minute of CPU on two cores for all 34 levels.
@@ -175,7 +175,7 @@ pub fn prepare(cfg: &Config, limit: u64) -> Result<Sample> {
     cfg.check_root()?;
     cfg.validate()?;
     let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
-    let tree = crate::pipeline::walk_assets(cfg);
+    let tree = crate::run::walk_assets(cfg);
     let mut warnings: Vec<String> = tree.errors.iter().map(ToString::to_string).collect();
     let mut assets = Vec::new();
     for f in tree.files {

@@ -17,7 +17,7 @@ use crate::encode::delta::DeltaCoding;
 use crate::encode::Codec;
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
-use crate::walk::{TMP_PREFIX, TMP_SUFFIX};
+use crate::run::walk::{TMP_PREFIX, TMP_SUFFIX};
 
 /// Where one (source, coding, settings) is stored, and the key that binds
 /// an entry's bytes to it.

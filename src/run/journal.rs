@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
-use crate::shard::Shard;
+use crate::run::shard::Shard;
 
 /// The journal's file name in DIR (a shard's: `…-K-of-N`).
 const NAME: &str = ".precompress-journal";

@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::manifest::{Asset, Manifest};
+use crate::run::plan::{Job, Unit};
+use crate::run::scan::{Dict, Scanned};
 
 /// The most shards a run can be split into.
 pub const MAX_SHARDS: u32 = 256;
@@ -271,7 +273,7 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
             .map_err(|why| Error::Config(format!("--manifest {}: {why}", manifest.display())))?;
     }
     // Not while a run writes in DIR.
-    let _lock = crate::fsutil::lock(root, crate::walk::LOCK_NAME, || {})?;
+    let _lock = crate::fsutil::lock(root, crate::run::walk::LOCK_NAME, || {})?;
     let found = find_partials(manifest)?;
     let n = found[0].0.count;
     let partials = read_partials(manifest, found)?;
@@ -655,6 +657,61 @@ fn union(a: &mut Asset, b: &Asset) -> std::result::Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `--shard K/N`: keeps the jobs of shard K only, the split computed the
+/// same way in every shard ([`shard::split`]) from every unit the settings
+/// ask for, costed by what making it would take ([`unit_cost`]), whatever is
+/// already on disk: shards run one after another in one folder, or a shard
+/// run again, split as the first did. Returns the shard, the digest of all
+/// units, the ones kept, and the owner of each.
+pub(crate) fn take_shard(
+    s: Shard,
+    units: &[Unit],
+    jobs: &mut Vec<Job>,
+    files: &[Scanned],
+    dicts: &[Dict],
+) -> (Shard, String, Vec<String>, BTreeMap<String, u32>) {
+    let key = |file: usize, token: &str, dict: Option<usize>| {
+        group_key(
+            &files[file].found.rel,
+            token,
+            dict.map(|d| &dicts[d].sha256),
+        )
+    };
+    let groups: Vec<Group> = units
+        .iter()
+        .map(|u| Group {
+            key: key(u.file, u.token, u.dict),
+            cost: unit_cost(u, files, dicts),
+        })
+        .collect();
+    let owner = split(&groups, s.count);
+    let digest = digest_keys(owner.keys());
+    let owned: Vec<String> = owner
+        .iter()
+        .filter(|(_, &k)| k == s.index)
+        .map(|(key, _)| key.clone())
+        .collect();
+    jobs.retain(|j| owner.get(&key(j.file, j.token(), j.dict())) == Some(&s.index));
+    (s, digest, owned, owner)
+}
+
+/// What making a unit costs, for the shard split: its bytes in (a delta's
+/// dictionary too) times its coding's relative cost.
+pub(crate) fn unit_cost(u: &Unit, files: &[Scanned], dicts: &[Dict]) -> u64 {
+    let size = files[u.file].size;
+    match u.dict {
+        Some(d) => {
+            let coding = DeltaCoding::parse(u.token).expect("a delta unit's token");
+            (size + dicts[d].old.size) * coding.cost_weight()
+        }
+        None => {
+            size * Codec::parse(u.token)
+                .expect("a variant unit's token")
+                .cost_weight()
+        }
+    }
 }
 
 #[cfg(test)]

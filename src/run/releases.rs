@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::fsutil::open_to_read;
 use crate::model::dictionary::{is_candidate, pairing_key};
 use crate::model::manifest::Manifest;
-use crate::walk::walk;
+use crate::run::walk::walk;
 
 /// At most this many same-named files of one release are tried as the
 /// dictionary of one asset; the others are passed over.

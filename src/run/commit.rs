@@ -1,0 +1,249 @@
+//! The commit stage: each job's outcome folded into its source's, each
+//! source's into its manifest entry (settled: variants smallest first, deltas
+//! only when smaller than the best variant), and what the run leaves unlisted
+//! said.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use crate::error::Error;
+use crate::model::content::content_type;
+use crate::model::dictionary::delta_source;
+use crate::model::manifest::{etag, Asset, Manifest};
+use crate::report::{JobTiming, RunCounts};
+use crate::run::plan::{Job, Outcome};
+
+use super::execute::*;
+use super::scan::*;
+
+/// Warns of the deltas on disk that the manifest will not list and this run
+/// left in place (against a dictionary it was not given, and no journal says
+/// they are ours): `check` would call them unlisted, and nothing here may
+/// remove them.
+pub(crate) fn unlisted_deltas_left(
+    manifest: &Manifest,
+    on_disk: &[(String, Option<String>)],
+    root: &Path,
+    errors: &[Error],
+    counts: &mut RunCounts,
+) {
+    let listed: HashSet<&str> = manifest
+        .files
+        .values()
+        .flat_map(|a| a.deltas.iter().map(|d| d.path.as_str()))
+        .collect();
+    let failed: HashSet<PathBuf> = errors
+        .iter()
+        .filter_map(|e| e.path().map(Path::to_path_buf))
+        .collect();
+    for (rel, _) in on_disk {
+        if delta_source(rel).is_none()
+            || listed.contains(rel.as_str())
+            || counts.removed.contains(rel)
+            || failed.contains(&root.join(rel))
+            || std::fs::symlink_metadata(root.join(rel)).is_err()
+        {
+            continue;
+        }
+        counts.warnings.push(format!(
+            "{rel}: a delta the manifest does not list, against a dictionary this run was not given: left alone (give its earlier release with --dictionary-from to check and list it, or remove it)"
+        ));
+    }
+}
+
+/// Commit, first half: each job's outcome into its source's [`Outcome`] and
+/// the run's counts; a source found changed after its last job is marked.
+/// Returns the jobs' timings, in job order.
+pub(crate) fn fold_outcomes(
+    jobs: &[Job],
+    results: Vec<(JobOutcome, Timing)>,
+    files: &[Scanned],
+    outcomes: &mut [Outcome],
+    progress: &[FileProgress],
+    counts: &mut RunCounts,
+    errors: &mut Vec<Error>,
+) -> Vec<JobTiming> {
+    let mut timings = Vec::with_capacity(jobs.len());
+    for (job, (outcome, t)) in jobs.iter().zip(results) {
+        let f = &files[job.file];
+        let o = &mut outcomes[job.file];
+        let output = match &outcome {
+            JobOutcome::Written { variant, .. } | JobOutcome::Adopted(variant) => variant.size,
+            JobOutcome::DeltaWritten { delta, .. } => delta.size,
+            _ => f.size,
+        };
+        timings.push(JobTiming {
+            path: f.found.rel.clone(),
+            coding: job.token(),
+            input: f.size,
+            output,
+            micros: t.micros,
+            cpu_micros: t.cpu_micros,
+            encode_micros: t.encode_micros,
+            verify_micros: t.verify_micros,
+        });
+        match outcome {
+            JobOutcome::Written { variant, cached } => {
+                counts.compressed += u64::from(!cached);
+                counts.from_cache += u64::from(cached);
+                o.written.push(variant.path.clone());
+                o.variants.push(variant);
+            }
+            JobOutcome::Adopted(v) => {
+                counts.foreign.push(v.path.clone());
+                o.variants.push(v);
+            }
+            JobOutcome::Skipped(reason) => {
+                // A job all the same: with the written ones it adds up to what
+                // a rerun finds unchanged.
+                counts.not_kept += 1;
+                o.skipped.insert(job.codec.token().to_string(), reason);
+            }
+            JobOutcome::DeltaWritten { delta, cached } => {
+                counts.compressed += u64::from(!cached);
+                counts.from_cache += u64::from(cached);
+                o.written.push(delta.path.clone());
+                o.deltas.push(delta);
+            }
+            JobOutcome::DeltaAdopted(d) => {
+                counts.foreign.push(d.path.clone());
+                o.deltas.push(d);
+            }
+            JobOutcome::DeltaSkipped(skipped) => {
+                counts.not_kept += 1;
+                o.skipped_deltas.push(skipped);
+            }
+            JobOutcome::NoDelta(why) => counts.warnings.push(why),
+            JobOutcome::Part => {}
+            JobOutcome::Failed(e) => {
+                o.changed |= matches!(e, Error::Changed { .. });
+                errors.push(e);
+            }
+        }
+    }
+    for ((f, o), p) in files.iter().zip(outcomes.iter_mut()).zip(progress) {
+        if p.changed.load(Ordering::Relaxed) && !o.changed {
+            o.changed = true;
+            errors.push(Error::Changed {
+                path: f.found.path.clone(),
+            });
+        }
+    }
+    timings
+}
+
+/// A source's manifest entry from what the run left it with, settled
+/// ([`Asset::settle`]) unless `raw` (a shard's, whose deltas are weighed
+/// against the other shards' variants by `merge`), and the deltas not worth
+/// keeping (to remove). `mark` is its `Use-As-Dictionary`, if any.
+pub(crate) fn asset_entry(
+    f: &Scanned,
+    o: Outcome,
+    mark: Option<String>,
+    raw: bool,
+) -> (Asset, Vec<String>) {
+    let mut asset = Asset {
+        size: f.size,
+        blake3: f.blake3.clone(),
+        sha256: f.sha256.clone(),
+        content_type: content_type(&f.found.rel),
+        deltas: o.deltas,
+        etag: etag(&f.blake3),
+        encodings: o.variants,
+        skipped: o.skipped,
+        skipped_deltas: o.skipped_deltas,
+        use_as_dictionary: mark,
+    };
+    let remove = if raw { Vec::new() } else { asset.settle() };
+    (asset, remove)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+    use crate::fsutil::CopyMeta;
+    use crate::model::manifest::{Delta, Variant};
+    use crate::model::skip::SkipReason;
+    use crate::run::walk::Found;
+
+    fn variant(coding: &str, size: u64) -> Variant {
+        Variant {
+            blake3: coding.into(),
+            coding: coding.into(),
+            etag: etag(coding),
+            path: format!("app.js.{coding}"),
+            size,
+        }
+    }
+
+    fn delta(coding: &str, dict: &str, size: u64) -> Delta {
+        Delta {
+            blake3: "d".into(),
+            coding: coding.into(),
+            dictionary: dict.into(),
+            dictionary_path: "old.js".into(),
+            etag: etag("d"),
+            path: format!("app.js.{dict}.{coding}"),
+            size,
+        }
+    }
+
+    #[test]
+    fn an_asset_lists_variants_smallest_first_and_deltas_only_if_smaller_than_the_best() {
+        let f = Scanned {
+            found: Found {
+                rel: "app.js".into(),
+                path: "app.js".into(),
+            },
+            size: 1000,
+            blake3: "ab".repeat(32),
+            sha256: String::new(),
+            sha256_raw: [0; 32],
+            meta: CopyMeta {
+                permissions: std::fs::metadata(".").unwrap().permissions(),
+                modified: SystemTime::UNIX_EPOCH,
+            },
+            content: None,
+            incompressible: false,
+        };
+        let o = Outcome {
+            variants: vec![
+                variant("gzip", 400),
+                variant("zstd", 300),
+                variant("br", 300),
+            ],
+            deltas: vec![
+                delta("dcz", ":b:", 50),
+                delta("dcb", ":a:", 40),
+                delta("dcb", ":b:", 300),
+            ],
+            ..Outcome::default()
+        };
+        let (a, remove) = asset_entry(&f, o, Some("match=\"/app-*.js\"".into()), false);
+        let codings: Vec<&str> = a.encodings.iter().map(|v| v.coding.as_str()).collect();
+        // Equal sizes: br before zstd.
+        assert_eq!(codings, ["br", "zstd", "gzip"]);
+        let deltas: Vec<(&str, &str)> = a
+            .deltas
+            .iter()
+            .map(|d| (d.dictionary.as_str(), d.coding.as_str()))
+            .collect();
+        assert_eq!(deltas, [(":a:", "dcb"), (":b:", "dcz")]);
+        // As large as br: not kept, recorded, and its file to be removed.
+        assert_eq!(remove, ["app.js.:b:.dcb"]);
+        assert_eq!(a.skipped_deltas.len(), 1);
+        assert_eq!(a.skipped_deltas[0].reason, SkipReason::NotSmaller);
+        assert_eq!(a.use_as_dictionary.as_deref(), Some("match=\"/app-*.js\""));
+        // With no variant, the file itself is the bar.
+        let o = Outcome {
+            deltas: vec![delta("dcz", ":a:", 999), delta("dcb", ":a:", 1000)],
+            ..Outcome::default()
+        };
+        let (a, remove) = asset_entry(&f, o, None, false);
+        assert_eq!(a.deltas.len(), 1);
+        assert_eq!(remove, ["app.js.:a:.dcb"]);
+    }
+}

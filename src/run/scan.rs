@@ -1,0 +1,392 @@
+//! The scan stage: every source read once through both hashes (blake3,
+//! SHA-256) and, from [`PROBE_MIN`] on, a fast probe of whether it shrinks;
+//! every variant and delta on disk hashed; each candidate asset's
+//! dictionaries in the earlier releases chosen; and what the plan needs of
+//! each source. Small sources are kept in memory (up to [`HELD_FILE_MAX`]
+//! each and [`HELD_TOTAL_MAX`] in all), so their codec jobs share one read.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use base64::Engine;
+use rayon::prelude::*;
+
+use crate::encode::brotli_split::parts_for;
+use crate::encode::Codec;
+use crate::error::{Error, Result};
+use crate::fsutil::{open_to_read, CopyMeta};
+use crate::model::content::content_kind;
+use crate::model::dictionary::is_candidate;
+use crate::run::cache::Cache;
+use crate::run::filter::Filter;
+use crate::run::plan::Source;
+use crate::run::releases::{self, OldFile, Releases};
+use crate::run::walk::Found;
+
+/// Sources up to this size are kept in memory by the scan: with many small
+/// files, opening, reading and hashing each again per codec cost more than the
+/// hashing itself.
+pub const HELD_FILE_MAX: u64 = 256 * 1024;
+/// At most this much source is held in memory at once; larger trees re-read
+/// the rest per job.
+pub const HELD_TOTAL_MAX: u64 = 256 * 1024 * 1024;
+
+/// Sources of this size or more are probed by the scan with zstd level 1 as
+/// they are hashed (about 1% of brotli q11's time): one that the probe does
+/// not shrink at all gets no variant job (`incompressible`), where q11 spent
+/// 26 minutes of CPU on a 300 MB incompressible script for nothing.
+pub const PROBE_MIN: u64 = 4 << 20;
+
+/// What the scan learned about one source.
+#[derive(Debug)]
+pub(crate) struct Scanned {
+    pub(crate) found: Found,
+    pub(crate) size: u64,
+    pub(crate) blake3: String,
+    pub(crate) sha256: String,
+    pub(crate) sha256_raw: [u8; 32],
+    pub(crate) meta: CopyMeta,
+    /// The bytes that were hashed, for a small source (see [`HELD_FILE_MAX`]).
+    pub(crate) content: Option<Vec<u8>>,
+    /// A large source that zstd level 1 did not shrink ([`PROBE_MIN`]).
+    pub(crate) incompressible: bool,
+}
+
+/// The earlier files one asset gets deltas against, with their SHA-256.
+pub(crate) type Chosen = Vec<(OldFile, [u8; 32])>;
+
+/// A dictionary this run compresses against: an earlier release's file.
+pub(crate) struct Dict {
+    pub(crate) old: OldFile,
+    pub(crate) sha256: [u8; 32],
+}
+
+/// What the plan needs of each source, and the run's dictionaries (each
+/// source's [`Chosen`] earlier files, numbered across the run).
+pub(crate) fn plan_sources<'a>(
+    files: &'a [Scanned],
+    chosen: Vec<Chosen>,
+    filter: &Filter,
+    cache: Option<&Cache>,
+    settings: &BTreeMap<String, String>,
+) -> (Vec<Source<'a>>, Vec<Dict>) {
+    let mut dicts: Vec<Dict> = Vec::new();
+    let mut sources = Vec::with_capacity(files.len());
+    for (f, chosen) in files.iter().zip(chosen) {
+        let mut dictionaries = Vec::with_capacity(chosen.len());
+        for (old, sha256) in chosen {
+            dictionaries.push((dicts.len(), old.size, sha256));
+            dicts.push(Dict { old, sha256 });
+        }
+        // A large brotli job runs as parts on several workers, unless the
+        // cache may already hold it (the whole job reads it from there, and
+        // on a miss produces the same bytes by compressing the parts itself).
+        let parts = parts_for(f.size as usize, content_kind(&f.found.rel));
+        let in_cache = parts > 1
+            && cache.is_some_and(|c| {
+                settings
+                    .get(Codec::Brotli.token())
+                    .is_some_and(|s| c.contains(&f.blake3, Codec::Brotli, s))
+            });
+        sources.push(Source {
+            rel: &f.found.rel,
+            size: f.size,
+            blake3: &f.blake3,
+            decision: filter.decide(&f.found.rel, f.size),
+            incompressible: f.incompressible,
+            brotli_parts: if in_cache { 1 } else { parts },
+            dictionaries,
+        });
+    }
+    (sources, dicts)
+}
+
+/// The scan stage (on the run's pool): every source read once through both
+/// hashes ([`scan`]), every variant and delta on disk hashed. Sources that
+/// cannot be read go to `errors`.
+pub(crate) fn scan_tree(
+    sources: Vec<Found>,
+    variants: Vec<Found>,
+    deltas: Vec<Found>,
+    filter: &Filter,
+    errors: &mut Vec<Error>,
+) -> (Vec<Scanned>, Vec<(String, Option<String>)>) {
+    let held = AtomicU64::new(0);
+    let scanned: Vec<Result<Scanned>> = sources
+        .into_par_iter()
+        .map(|f| scan(f, filter, &held))
+        .collect();
+    let on_disk = variants
+        .into_par_iter()
+        .chain(deltas.into_par_iter())
+        .map(|f| (f.rel, hash_file(&f.path).ok()))
+        .collect();
+    let mut files = Vec::with_capacity(scanned.len());
+    for s in scanned {
+        match s {
+            Ok(s) => files.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    (files, on_disk)
+}
+
+/// Per source that may get deltas, the earlier file of each release it is
+/// paired with and that file's SHA-256 (read once, in parallel on the run's
+/// pool); earlier files that could not be read are warnings.
+pub(crate) fn chosen_dictionaries(
+    files: &[Scanned],
+    filter: &Filter,
+    releases: &Releases,
+    warnings: &mut Vec<String>,
+) -> Vec<Chosen> {
+    if releases.is_empty() {
+        return vec![Vec::new(); files.len()];
+    }
+    let per_file: Vec<(Chosen, Vec<String>)> = files
+        .par_iter()
+        .map(|f| choose_dictionaries(f, filter, releases))
+        .collect();
+    per_file
+        .into_iter()
+        .map(|(c, w)| {
+            warnings.extend(w);
+            c
+        })
+        .collect()
+}
+
+pub(crate) fn hash_file(path: &Path) -> std::io::Result<String> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(open_to_read(path)?)?;
+    Ok(h.finalize().to_hex().to_string())
+}
+
+/// Reads a file once, streaming it through both hashes; keeps the bytes of a
+/// small file that will be compressed while `held` (the bytes kept so far)
+/// stays within [`HELD_TOTAL_MAX`].
+pub(crate) fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Scanned> {
+    let rerr = |source| Error::Read {
+        path: found.path.clone(),
+        source,
+    };
+    let mut file = open_to_read(&found.path).map_err(rerr)?;
+    let md = file.metadata().map_err(rerr)?;
+    if !md.is_file() {
+        return Err(rerr(std::io::Error::other("no longer a regular file")));
+    }
+    let mut b3 = blake3::Hasher::new();
+    let mut sha = <sha2::Sha256 as sha2::Digest>::new();
+    let mut size = 0u64;
+    let keep = md.len() <= HELD_FILE_MAX
+        && filter.decide(&found.rel, md.len()).is_none()
+        && held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                (h + md.len() <= HELD_TOTAL_MAX).then_some(h + md.len())
+            })
+            .is_ok();
+    let mut content = None;
+    let mut incompressible = false;
+    if keep {
+        // Exactly the size the metadata gave, without read_to_end's own stat,
+        // seek and end-of-file read: a file that grows meanwhile is caught
+        // after its variants are written (size and mtime).
+        let mut bytes = vec![0u8; md.len() as usize];
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(rerr(e)),
+            }
+        }
+        bytes.truncate(filled);
+        b3.update(&bytes);
+        sha2::Digest::update(&mut sha, &bytes);
+        size = bytes.len() as u64;
+        content = Some(bytes);
+    } else {
+        let mut probe = (md.len() >= PROBE_MIN && filter.decide(&found.rel, md.len()).is_none())
+            .then(Probe::new)
+            .flatten();
+        // One buffer per rayon thread: allocating and zeroing it per file cost
+        // more than hashing a small file.
+        thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; 256 * 1024]));
+        BUF.with_borrow_mut(|buf| -> Result<()> {
+            loop {
+                let n = file.read(buf).map_err(rerr)?;
+                if n == 0 {
+                    return Ok(());
+                }
+                b3.update(&buf[..n]);
+                sha2::Digest::update(&mut sha, &buf[..n]);
+                if let Some(p) = &mut probe {
+                    p.feed(&buf[..n]);
+                }
+                size += n as u64;
+            }
+        })?;
+        incompressible = probe.is_some_and(|p| p.finish() >= size);
+    }
+    let sha256_raw: [u8; 32] = sha2::Digest::finalize(sha).into();
+    Ok(Scanned {
+        content,
+        incompressible,
+        size,
+        blake3: b3.finalize().to_hex().to_string(),
+        sha256: base64::engine::general_purpose::STANDARD.encode(sha256_raw),
+        sha256_raw,
+        meta: CopyMeta {
+            permissions: md.permissions(),
+            modified: md.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        },
+        found,
+    })
+}
+
+/// zstd level 1 over a source as the scan reads it, counting what it writes.
+pub(crate) struct Probe {
+    pub(crate) cctx: zstd::zstd_safe::CCtx<'static>,
+    pub(crate) out: Vec<u8>,
+    pub(crate) written: u64,
+}
+
+impl Probe {
+    fn new() -> Option<Probe> {
+        let mut cctx = zstd::zstd_safe::CCtx::create();
+        cctx.set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(1))
+            .ok()?;
+        Some(Probe {
+            cctx,
+            out: vec![0; zstd::zstd_safe::CCtx::out_size()],
+            written: 0,
+        })
+    }
+
+    fn feed(&mut self, mut data: &[u8]) {
+        while !data.is_empty() {
+            let mut input = zstd::zstd_safe::InBuffer::around(data);
+            let mut output = zstd::zstd_safe::OutBuffer::around(&mut self.out[..]);
+            if self.cctx.compress_stream(&mut output, &mut input).is_err() {
+                self.written = u64::MAX; // no verdict: treated as compressible
+                return;
+            }
+            self.written = self.written.saturating_add(output.pos() as u64);
+            data = &data[input.pos()..];
+        }
+    }
+
+    /// The bytes the probe wrote for the whole source.
+    fn finish(mut self) -> u64 {
+        if self.written == u64::MAX {
+            return 0;
+        }
+        loop {
+            let mut output = zstd::zstd_safe::OutBuffer::around(&mut self.out[..]);
+            match self.cctx.end_stream(&mut output) {
+                Ok(left) => {
+                    self.written += output.pos() as u64;
+                    if left == 0 {
+                        return self.written;
+                    }
+                }
+                Err(_) => return 0,
+            }
+        }
+    }
+}
+
+/// The earlier files an asset gets deltas against: for each release, the one
+/// [`releases::choose`] picks, each dictionary once. Only assets that are
+/// compressed and are dictionary candidates themselves get deltas (a browser
+/// holds only what was sent as a dictionary). With warnings for earlier files
+/// that could not be read.
+pub(crate) fn choose_dictionaries(
+    f: &Scanned,
+    filter: &Filter,
+    releases: &Releases,
+) -> (Chosen, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut chosen: Chosen = Vec::new();
+    let rel = &f.found.rel;
+    if filter.decide(rel, f.size).is_some() || !is_candidate(rel, f.size) {
+        return (chosen, warnings);
+    }
+    let mut ends: Option<(Vec<u8>, Vec<u8>)> = None;
+    for group in releases.paired(rel, f.size) {
+        let group = if group.len() > releases::MAX_TRIED {
+            let (head, tail) = ends.get_or_insert_with(|| source_ends(f));
+            releases::shortlist(group, head, tail)
+        } else {
+            group
+        };
+        let input = || {
+            f.content
+                .clone()
+                .or_else(|| crate::fsutil::read_regular(&f.found.path, u64::MAX).ok())
+        };
+        if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
+            if !chosen.iter().any(|(_, s)| *s == sha) {
+                chosen.push((old.clone(), sha));
+            }
+        }
+    }
+    (chosen, warnings)
+}
+
+/// The first and last [`releases::AFFINITY_BYTES`] of a source (empty if it
+/// cannot be read), to rank its candidate dictionaries.
+pub(crate) fn source_ends(f: &Scanned) -> (Vec<u8>, Vec<u8>) {
+    let n = releases::AFFINITY_BYTES;
+    match &f.content {
+        Some(c) => (
+            c[..n.min(c.len())].to_vec(),
+            c[c.len().saturating_sub(n)..].to_vec(),
+        ),
+        None => releases::file_ends(&f.found.path, f.size).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 300 MB incompressible script took 26 minutes of q11 CPU for no
+    /// variant. The scan's probe marks random bytes (what no encoder shrinks),
+    /// never text, and the scan stays the same otherwise.
+    #[test]
+    fn the_scan_marks_a_large_source_no_encoder_shrinks_as_incompressible() {
+        let dir = tempfile::tempdir().unwrap();
+        let filter = Filter::new(&[], &[], 1024).unwrap();
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        let random: Vec<u8> = (0..PROBE_MIN as usize + 1000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let text = "export const a = () => 1;\n".repeat(PROBE_MIN as usize / 20);
+        for (name, bytes, want) in [
+            ("noise.js", random.clone(), true),
+            ("app.js", text.into_bytes(), false),
+            ("small.js", random[..PROBE_MIN as usize - 1].to_vec(), false),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let found = Found {
+                rel: name.into(),
+                path,
+            };
+            let s = scan(found, &filter, &AtomicU64::new(0)).unwrap();
+            assert_eq!(s.incompressible, want, "{name}");
+            assert_eq!(s.size, bytes.len() as u64);
+            assert_eq!(s.blake3, blake3::hash(&bytes).to_hex().to_string());
+        }
+    }
+}
