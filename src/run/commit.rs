@@ -8,14 +8,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use crate::error::Error;
+use crate::fsutil::remove_if_exists;
 use crate::model::content::content_type;
 use crate::model::dictionary::delta_source;
+use crate::model::dictionary::use_as_dictionary;
 use crate::model::manifest::{etag, Asset, Manifest};
 use crate::report::{JobTiming, RunCounts};
+use crate::run::journal::Journal;
 use crate::run::plan::{Job, Outcome};
+use crate::run::shard::{self, Shard};
 
 use super::execute::*;
 use super::scan::*;
+use crate::run::{Env, Log};
 
 /// Warns of the deltas on disk that the manifest will not list and this run
 /// left in place (against a dictionary it was not given, and no journal says
@@ -61,9 +66,9 @@ pub(crate) fn fold_outcomes(
     files: &[Scanned],
     outcomes: &mut [Outcome],
     progress: &[FileProgress],
-    counts: &mut RunCounts,
-    errors: &mut Vec<Error>,
+    log: &mut Log,
 ) -> Vec<JobTiming> {
+    let Log { counts, errors } = log;
     let mut timings = Vec::with_capacity(jobs.len());
     for (job, (outcome, t)) in jobs.iter().zip(results) {
         let f = &files[job.file];
@@ -157,6 +162,109 @@ pub(crate) fn asset_entry(
     };
     let remove = if raw { Vec::new() } else { asset.settle() };
     (asset, remove)
+}
+
+/// Commit, second half: each source's outcome into its manifest entry, in
+/// path order. A source that changed during the run loses what was written
+/// from it and is left to the next run; deltas not worth keeping are removed
+/// (unless adopted: precompress did not write them). `raw`: a shard's
+/// entries, whose deltas `merge` weighs.
+pub(crate) fn commit_entries(
+    env: &Env,
+    files: &[Scanned],
+    outcomes: Vec<Outcome>,
+    raw: bool,
+    journaled: &HashSet<&str>,
+    log: &mut Log,
+) -> Manifest {
+    let mut manifest = Manifest::new(env.settings.clone());
+    for (f, o) in files.iter().zip(outcomes) {
+        if o.changed {
+            // Variants written before the change was seen are of content that is
+            // no longer there: remove them, and leave the file to the next run.
+            for p in &o.written {
+                log.remove(&env.root.join(p), p);
+            }
+            continue;
+        }
+        let rel = &f.found.rel;
+        let mark = (env.cfg.use_as_dictionary && env.filter.decide(rel, f.size).is_none())
+            .then(|| use_as_dictionary(rel, f.size))
+            .flatten();
+        let (asset, not_worth_keeping) = asset_entry(f, o, mark, raw);
+        if !env.cfg.dry_run {
+            for p in &not_worth_keeping {
+                if log.counts.foreign.contains(p) && !journaled.contains(p.as_str()) {
+                    log.counts.warnings.push(format!(
+                        "{p}: a delta precompress did not write, no smaller than the asset's best variant: not listed; remove it"
+                    ));
+                    continue;
+                }
+                if let Err(e) = remove_if_exists(&env.root.join(p)) {
+                    log.errors.push(e);
+                }
+            }
+        }
+        manifest.files.insert(rel.clone(), asset);
+    }
+    manifest
+}
+
+/// Writes what the run commits (unless dry run): the manifest, or a shard's
+/// partial manifest for `merge`; then the journals are done with, and the
+/// cache is brought within its bound.
+pub(crate) fn write_outputs(
+    env: &Env,
+    manifest: &Manifest,
+    sharded: Option<(Shard, String, Vec<String>)>,
+    journal: Option<Journal>,
+    journals_read: &[PathBuf],
+    log: &mut Log,
+) {
+    if env.cfg.dry_run {
+        return;
+    }
+    let written = match sharded {
+        Some((shard, jobs_digest, owned)) => shard::Partial {
+            shard: shard.index,
+            of: shard.count,
+            jobs: jobs_digest,
+            tree: shard::tree_digest(
+                manifest
+                    .files
+                    .iter()
+                    .map(|(r, a)| (r.as_str(), a.blake3.as_str())),
+                &env.settings,
+            ),
+            owned,
+            errors: log.errors.len() as u64,
+            manifest: manifest.clone(),
+            seal: String::new(), // set by write
+        }
+        .write(&shard::partial_path(&env.manifest_path, shard)),
+        None => manifest.write(&env.manifest_path),
+    };
+    match written {
+        Ok(()) => {
+            log.counts.manifest_written = true;
+            // Everything the journals named is now listed or gone.
+            let done = match journal {
+                Some(j) => j.finish(journals_read),
+                None => journals_read
+                    .iter()
+                    .try_for_each(|p| remove_if_exists(p).map(|_| ())),
+            };
+            if let Err(e) = done {
+                log.counts.warnings.push(format!("journal: {e}"));
+            }
+        }
+        Err(e) => log.errors.push(e),
+    }
+    if let Some(c) = &env.cache {
+        if let Err(e) = c.evict() {
+            log.counts.warnings.push(format!("cache eviction: {e}"));
+        }
+    }
 }
 
 #[cfg(test)]

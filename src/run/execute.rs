@@ -130,6 +130,42 @@ pub(crate) struct PartsState {
     pub(crate) failed: bool,
 }
 
+/// The execute stage: the jobs run on the run's threads, each file's jobs
+/// counted so its last one checks the source once ([`JobContext::file_job_done`]).
+/// Returns every job's outcome and timing in job order, and each file's
+/// progress (whether it changed under the run).
+pub(crate) fn execute_stage(
+    env: &Env,
+    files: &[Scanned],
+    jobs: &[Job],
+    dicts: &[Dict],
+    journal: Option<&Journal>,
+    progress: &dyn Progress,
+    log: &mut Log,
+) -> (Vec<(JobOutcome, Timing)>, Vec<FileProgress>) {
+    progress.start(jobs.len() as u64);
+    let mut progress_of: Vec<FileProgress> =
+        files.iter().map(|_| FileProgress::default()).collect();
+    for j in jobs {
+        *progress_of[j.file].left.get_mut() += 1;
+    }
+    let ctx = JobContext {
+        cfg: env.cfg,
+        root: env.root,
+        settings: &env.settings,
+        cache: env.cache.as_ref(),
+        journal,
+        dicts,
+        delta: delta_encoder(env.cfg),
+        parts: Mutex::new(HashMap::new()),
+        files: progress_of,
+    };
+    let started = Instant::now();
+    let results = run_jobs(&ctx, files, jobs, env.threads, progress);
+    log.counts.jobs_wall_ms = started.elapsed().as_millis() as u64;
+    (results, ctx.files)
+}
+
 /// Runs the jobs on `threads` workers that take the next job from a shared
 /// counter, so the order is exactly longest-first and no worker idles while a
 /// job is left. Returns outcomes in job order with their durations (µs).

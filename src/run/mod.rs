@@ -35,9 +35,8 @@ pub(crate) mod scan;
 pub mod shard;
 pub(crate) mod walk;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::config::Config;
@@ -45,7 +44,6 @@ use crate::encode::delta::{DeltaEncoder, DeltaLevels};
 use crate::encode::new_encoder;
 use crate::error::{Error, Result};
 use crate::fsutil::{lock, probe_writable, remove_if_exists};
-use crate::model::dictionary::use_as_dictionary;
 use crate::model::manifest::Manifest;
 use crate::report::{Report, RunCounts};
 use crate::run::cache::Cache;
@@ -150,130 +148,249 @@ fn delta_encoder(cfg: &Config) -> DeltaEncoder {
     })
 }
 
-/// Runs precompress over `cfg.root`. Per-file failures are in the report's
-/// `errors`; `Err` is returned only when the run cannot happen at all.
-///
-/// Why this is one long function: it is only the wiring between the stages,
-/// each in a function of its own (`previous_manifest`, `walk`, `scan_tree`,
-/// `chosen_dictionaries`, `plan`, `sort_jobs`, `run_jobs`, `fold_outcomes`,
-/// `asset_entry`), kept in one place so that the order of the side effects
-/// reads top to bottom: lock, probe, temporary files out, stale variants out
-/// before any job, jobs, manifest written last.
-pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
-    let started = Instant::now();
-    let root = cfg.root.as_path();
-    cfg.check_root()?;
-    cfg.validate()?;
-    cfg.check_outputs()?;
-    let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
-    let manifest_path = cfg.manifest_path();
-    let settings = settings_of(cfg)?;
-    let mut release_warnings = Vec::new();
-    let releases = Releases::open(&cfg.dictionary_from, root, &mut release_warnings)?;
-    let threads = cfg.worker_threads_with(releases.largest());
-    let cache = cfg
-        .cache_dir
-        .as_deref()
-        .map(|d| Cache::open(d, cfg.cache_max_size))
-        .transpose()?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
+/// What a run works with besides the tree: its settings, the earlier
+/// releases, the cache and the thread pool, set up (and refused with a
+/// configuration error) before anything is touched.
+pub(crate) struct Env<'a> {
+    pub(crate) cfg: &'a Config,
+    pub(crate) root: &'a Path,
+    pub(crate) filter: Filter,
+    pub(crate) manifest_path: PathBuf,
+    pub(crate) settings: BTreeMap<String, String>,
+    pub(crate) releases: Releases,
+    pub(crate) threads: usize,
+    pub(crate) cache: Option<Cache>,
+    pub(crate) pool: rayon::ThreadPool,
+}
 
-    let _lock = lock(root, LOCK_NAME, || progress.waiting_for_lock(root))?;
-    if !cfg.dry_run {
-        // Found out now, not after compressing everything for nothing.
-        probe_folders(root, &manifest_path, cache.as_ref())?;
+impl<'a> Env<'a> {
+    /// Checks `cfg` and opens what the run needs; warnings of the earlier
+    /// releases go to `warnings`.
+    fn open(cfg: &'a Config, warnings: &mut Vec<String>) -> Result<Env<'a>> {
+        let root = cfg.root.as_path();
+        cfg.check_root()?;
+        cfg.validate()?;
+        cfg.check_outputs()?;
+        let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
+        let settings = settings_of(cfg)?;
+        let releases = Releases::open(&cfg.dictionary_from, root, warnings)?;
+        let threads = cfg.worker_threads_with(releases.largest());
+        let cache = cfg
+            .cache_dir
+            .as_deref()
+            .map(|d| Cache::open(d, cfg.cache_max_size))
+            .transpose()?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
+        Ok(Env {
+            cfg,
+            root,
+            filter,
+            manifest_path: cfg.manifest_path(),
+            settings,
+            releases,
+            threads,
+            cache,
+            pool,
+        })
     }
+}
 
-    let mut counts = RunCounts {
-        dry_run: cfg.dry_run,
-        warnings: release_warnings,
-        ..RunCounts::default()
-    };
-    let prev = previous_manifest(&manifest_path, &mut counts.warnings);
-    let mut ours = written_by(prev.as_ref());
+/// What the run has said so far: its counts and warnings, and the per-file
+/// errors, which never stop it.
+pub(crate) struct Log {
+    pub(crate) counts: RunCounts,
+    pub(crate) errors: Vec<Error>,
+}
 
-    let tree = walk_assets(cfg);
-    let mut errors = tree.errors;
-    for (rel, why) in &tree.passed {
-        if *why == crate::run::walk::Passed::NameNotServable {
-            counts.warnings.push(format!(
-                "{rel}: no URL path can name a file with a backslash in its name; not compressed, not in the manifest (rename it)"
-            ));
+impl Log {
+    fn new(cfg: &Config, warnings: Vec<String>) -> Log {
+        Log {
+            counts: RunCounts {
+                dry_run: cfg.dry_run,
+                warnings,
+                ..RunCounts::default()
+            },
+            errors: Vec::new(),
         }
     }
-    let remove = |path: &Path, rel: &str, counts: &mut RunCounts, errors: &mut Vec<Error>| {
-        if !cfg.dry_run {
+
+    /// Removes a file of ours at `path` (`rel` in DIR), unless dry run, and
+    /// counts it; a failure is an error of the run.
+    pub(crate) fn remove(&mut self, path: &Path, rel: &str) {
+        if !self.counts.dry_run {
             if let Err(e) = remove_if_exists(path) {
-                errors.push(e);
+                self.errors.push(e);
                 return;
             }
         }
-        counts.removed.push(rel.to_string());
-    };
-    for t in &tree.temps {
-        // Left by a run that was killed: never a valid file, never served as a variant.
-        remove(&t.path, &t.rel, &mut counts, &mut errors);
+        self.counts.removed.push(rel.to_string());
     }
-    counts.removed.clear(); // temporary files are not worth listing
+}
 
-    // Hash everything: sources fully (blake3 + sha256), variants on disk (blake3).
-    let (mut files, variants_on_disk) =
-        pool.install(|| scan_tree(tree.files, tree.variants, tree.deltas, &filter, &mut errors));
-    // What an interrupted run wrote and its journal proves: ours too.
-    let (journal_entries, journals_read) = journal::read(root, cfg.shard);
-    let journaled = recover(&journal_entries, &files, &variants_on_disk, &mut ours);
-    let journaled: HashSet<&str> = journaled.iter().map(String::as_str).collect();
-    // Sources deleted since the previous run: their variants now look like
-    // assets of their own. Ours (same hash as recorded) go; others stay.
-    files.retain(|f| match ours.get(&f.found.rel) {
-        Some(b3) if *b3 == f.blake3 => {
-            remove(&f.found.path, &f.found.rel, &mut counts, &mut errors);
-            false
-        }
-        _ => true,
-    });
-    let existing: HashMap<&str, Option<&str>> = variants_on_disk
-        .iter()
-        .map(|(rel, h)| (rel.as_str(), h.as_deref()))
-        .collect();
-    let chosen =
-        pool.install(|| chosen_dictionaries(&files, &filter, &releases, &mut counts.warnings));
-    let (sources, dicts) = plan_sources(&files, chosen, &filter, cache.as_ref(), &settings);
-    // Links passed over by the walk: where a variant would go, they are not ours.
-    let symlinks: HashSet<&str> = tree
-        .passed
-        .iter()
-        .filter(|(_, why)| *why == crate::run::walk::Passed::Symlink)
-        .map(|(rel, _)| rel.as_str())
-        .collect();
-    let Plan {
-        mut jobs,
-        units,
-        files: mut outcomes,
-        mut refused,
-        mut stale,
-        reused,
-    } = plan(
+/// Runs precompress over `cfg.root`. Per-file failures are in the report's
+/// `errors`; `Err` is returned only when the run cannot happen at all.
+///
+/// The stages in order, each in a function of its own, so the order of the
+/// side effects reads top to bottom: lock, probe, temporary files out, stale
+/// variants out before any job, jobs, manifest written last.
+pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
+    let started = Instant::now();
+    let mut release_warnings = Vec::new();
+    let env = Env::open(cfg, &mut release_warnings)?;
+    let root = env.root;
+    let _lock = lock(root, LOCK_NAME, || progress.waiting_for_lock(root))?;
+    if !cfg.dry_run {
+        // Found out now, not after compressing everything for nothing.
+        probe_folders(root, &env.manifest_path, env.cache.as_ref())?;
+    }
+    let mut log = Log::new(cfg, release_warnings);
+    // What earlier runs left.
+    let prev = previous_manifest(&env.manifest_path, &mut log.counts.warnings);
+    let mut ours = written_by(prev.as_ref());
+
+    // Walk, then scan: every file hashed, the journals of interrupted runs
+    // read, the variants of deleted sources out, the dictionaries chosen.
+    let tree = walk_stage(cfg, &mut log);
+    let found = (tree.files, tree.variants, tree.deltas);
+    let scanned = scan_stage(&env, found, &mut ours, &mut log);
+    let journaled: HashSet<&str> = scanned.journaled.iter().map(String::as_str).collect();
+    let (sources, dicts) = plan_sources(
+        &scanned.files,
+        scanned.chosen,
+        &env.filter,
+        env.cache.as_ref(),
+        &env.settings,
+    );
+
+    // Plan, then remove what is stale before any job runs.
+    let existing = on_disk_map(&scanned.on_disk);
+    let mut planned = plan_stage(
+        &env,
         &Inputs {
             prev: prev.as_ref(),
-            settings: &settings,
+            settings: &env.settings,
             ours: &ours,
             on_disk: &existing,
-            symlinks: &symlinks,
+            symlinks: &symlinks(&tree.passed),
             journaled: &journaled,
             codecs: &cfg.codecs,
             delta_codings: &cfg.delta_codings,
             force: cfg.force,
         },
         &sources,
+        (&scanned.files, &dicts),
+        &mut log,
     );
     drop(sources);
-    counts.reused += reused;
-    let sharded = cfg.shard.map(|s| {
-        let (shard, digest, owned, owner) = take_shard(s, &units, &mut jobs, &files, &dicts);
+
+    // Execute, then commit.
+    let files = &scanned.files;
+    let journal = (!cfg.dry_run && !planned.jobs.is_empty())
+        .then(|| Journal::open(root, cfg.shard))
+        .transpose()?;
+    log.counts.prepare_ms = started.elapsed().as_millis() as u64;
+    let (results, file_progress) = execute_stage(
+        &env,
+        files,
+        &planned.jobs,
+        &dicts,
+        journal.as_ref(),
+        progress,
+        &mut log,
+    );
+    let outcomes = &mut planned.outcomes;
+    let timings = fold_outcomes(
+        &planned.jobs,
+        results,
+        files,
+        outcomes,
+        &file_progress,
+        &mut log,
+    );
+    let raw = planned.sharded.is_some();
+    let manifest = commit_entries(&env, files, planned.outcomes, raw, &journaled, &mut log);
+    if planned.sharded.is_none() && !cfg.dry_run {
+        unlisted_deltas_left(
+            &manifest,
+            &scanned.on_disk,
+            root,
+            &log.errors,
+            &mut log.counts,
+        );
+    }
+    write_outputs(
+        &env,
+        &manifest,
+        planned.sharded,
+        journal,
+        &scanned.journals_read,
+        &mut log,
+    );
+    Ok(report(&env, manifest, tree.passed, timings, started, log))
+}
+
+/// The walk stage: DIR's files as a run takes them; a killed run's
+/// temporary files removed; names no URL can hold said.
+fn walk_stage(cfg: &Config, log: &mut Log) -> walk::Tree {
+    let mut tree = walk_assets(cfg);
+    log.errors.append(&mut tree.errors);
+    for (rel, why) in &tree.passed {
+        if *why == walk::Passed::NameNotServable {
+            log.counts.warnings.push(format!(
+                "{rel}: no URL path can name a file with a backslash in its name; not compressed, not in the manifest (rename it)"
+            ));
+        }
+    }
+    for t in &tree.temps {
+        // Left by a run that was killed: never a valid file, never served as a variant.
+        log.remove(&t.path, &t.rel);
+    }
+    log.counts.removed.clear(); // temporary files are not worth listing
+    tree
+}
+
+/// Links passed over by the walk: where a variant would go, they are not ours.
+fn symlinks(passed: &[(String, walk::Passed)]) -> HashSet<&str> {
+    passed
+        .iter()
+        .filter(|(_, why)| *why == walk::Passed::Symlink)
+        .map(|(rel, _)| rel.as_str())
+        .collect()
+}
+
+/// What the plan stage leaves for the jobs.
+pub(crate) struct Planned {
+    pub(crate) jobs: Vec<crate::run::plan::Job>,
+    pub(crate) outcomes: Vec<crate::run::plan::Outcome>,
+    /// A shard's: the shard, the digest of all units, the units it owns.
+    pub(crate) sharded: Option<(shard::Shard, String, Vec<String>)>,
+}
+
+/// The plan stage: [`plan`], this shard's part of it, refusals as errors,
+/// and the stale variants and deltas removed, before any job, so a run killed
+/// from here on leaves no stale variant (the ones redone are written again
+/// by their jobs). Jobs come out longest first.
+fn plan_stage(
+    env: &Env,
+    inputs: &Inputs,
+    sources: &[crate::run::plan::Source],
+    (files, dicts): (&[Scanned], &[Dict]),
+    log: &mut Log,
+) -> Planned {
+    let Plan {
+        mut jobs,
+        units,
+        files: outcomes,
+        mut refused,
+        mut stale,
+        reused,
+    } = plan(inputs, sources);
+    log.counts.reused += reused;
+    let sharded = env.cfg.shard.map(|s| {
+        let (shard, digest, owned, owner) = take_shard(s, &units, &mut jobs, files, dicts);
         // Another shard's files are that shard's to keep, check or remove.
         let mine =
             |path: &str| shard::group_of_path(path).and_then(|g| owner.get(&g)) == Some(&s.index);
@@ -282,158 +399,53 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         (shard, digest, owned)
     });
     for (rel, detail) in refused {
-        errors.push(Error::Foreign {
-            path: root.join(rel),
+        log.errors.push(Error::Foreign {
+            path: env.root.join(rel),
             detail: detail.into(),
         });
     }
-    // Removed before any compression, so a run killed from here on leaves no
-    // stale variant; the ones being redone are written again by their jobs.
     for rel in &stale {
-        remove(&root.join(rel), rel, &mut counts, &mut errors);
+        log.remove(&env.root.join(rel), rel);
     }
-
-    sort_jobs(&mut jobs, &files, &dicts);
-    let journal = if cfg.dry_run || jobs.is_empty() {
-        None
-    } else {
-        Some(Journal::open(root, cfg.shard)?)
-    };
-    progress.start(jobs.len() as u64);
-
-    let mut progress_of: Vec<FileProgress> =
-        files.iter().map(|_| FileProgress::default()).collect();
-    for j in &jobs {
-        *progress_of[j.file].left.get_mut() += 1;
+    sort_jobs(&mut jobs, files, dicts);
+    Planned {
+        jobs,
+        outcomes,
+        sharded,
     }
-    let ctx = JobContext {
-        cfg,
-        root,
-        settings: &settings,
-        cache: cache.as_ref(),
-        journal: journal.as_ref(),
-        dicts: &dicts,
-        delta: delta_encoder(cfg),
-        parts: Mutex::new(HashMap::new()),
-        files: progress_of,
-    };
-    counts.prepare_ms = started.elapsed().as_millis() as u64;
-    let jobs_started = Instant::now();
-    let results = run_jobs(&ctx, &files, &jobs, threads, progress);
-    counts.jobs_wall_ms = jobs_started.elapsed().as_millis() as u64;
+}
 
-    // Commit: each job's outcome into its source's, then each source's into
-    // the manifest, in path order.
-    let timings = fold_outcomes(
-        &jobs,
-        results,
-        &files,
-        &mut outcomes,
-        &ctx.files,
-        &mut counts,
-        &mut errors,
-    );
-
-    let mut manifest = Manifest::new(settings.clone());
-    for (f, o) in files.iter().zip(outcomes) {
-        if o.changed {
-            // Variants written before the change was seen are of content that is
-            // no longer there: remove them, and leave the file to the next run.
-            for p in &o.written {
-                remove(&root.join(p), p, &mut counts, &mut errors);
-            }
-            continue;
-        }
-        let mark = (cfg.use_as_dictionary && filter.decide(&f.found.rel, f.size).is_none())
-            .then(|| use_as_dictionary(&f.found.rel, f.size))
-            .flatten();
-        let (asset, not_worth_keeping) = asset_entry(f, o, mark, sharded.is_some());
-        // Not stale, only not worth keeping: removed without being listed,
-        // unless precompress did not write it (adopted, not journaled).
-        if !cfg.dry_run {
-            for p in &not_worth_keeping {
-                if counts.foreign.contains(p) && !journaled.contains(p.as_str()) {
-                    counts.warnings.push(format!(
-                        "{p}: a delta precompress did not write, no smaller than the asset's best variant: not listed; remove it"
-                    ));
-                    continue;
-                }
-                if let Err(e) = remove_if_exists(&root.join(p)) {
-                    errors.push(e);
-                }
-            }
-        }
-        manifest.files.insert(f.found.rel.clone(), asset);
-    }
-    if sharded.is_none() && !cfg.dry_run {
-        unlisted_deltas_left(&manifest, &variants_on_disk, root, &errors, &mut counts);
-    }
-    if !cfg.dry_run {
-        let written = match sharded {
-            // A shard writes its part; `precompress merge` writes the manifest.
-            Some((shard, jobs_digest, owned)) => shard::Partial {
-                shard: shard.index,
-                of: shard.count,
-                jobs: jobs_digest,
-                tree: shard::tree_digest(
-                    manifest
-                        .files
-                        .iter()
-                        .map(|(r, a)| (r.as_str(), a.blake3.as_str())),
-                    &settings,
-                ),
-                owned,
-                errors: errors.len() as u64,
-                manifest: manifest.clone(),
-                seal: String::new(), // set by write
-            }
-            .write(&shard::partial_path(&manifest_path, shard)),
-            None => manifest.write(&manifest_path),
-        };
-        match written {
-            Ok(()) => {
-                counts.manifest_written = true;
-                // Everything the journals named is now listed or gone.
-                let done = match journal {
-                    Some(j) => j.finish(&journals_read),
-                    None => journals_read
-                        .iter()
-                        .try_for_each(|p| remove_if_exists(p).map(|_| ())),
-                };
-                if let Err(e) = done {
-                    counts.warnings.push(format!("journal: {e}"));
-                }
-            }
-            Err(e) => errors.push(e),
-        }
-        if let Some(c) = &cache {
-            if let Err(e) = c.evict() {
-                counts.warnings.push(format!("cache eviction: {e}"));
-            }
-        }
-    }
-
-    errors.sort_by(|a, b| a.path().cmp(&b.path()));
+/// The report of the run, its lists sorted.
+fn report(
+    env: &Env,
+    manifest: Manifest,
+    passed: Vec<(String, walk::Passed)>,
+    timings: Vec<crate::report::JobTiming>,
+    started: Instant,
+    mut log: Log,
+) -> Report {
+    log.errors.sort_by(|a, b| a.path().cmp(&b.path()));
+    let counts = &mut log.counts;
     // One unreadable earlier file is reported once, not once per asset.
     counts.warnings.sort();
     counts.warnings.dedup();
     counts.removed.sort();
     counts.foreign.sort();
-    Ok(Report::new(
+    Report::new(
         manifest,
-        &cfg.codecs,
-        tree.passed,
-        errors,
+        &env.cfg.codecs,
+        passed,
+        log.errors,
         timings,
         started.elapsed(),
         // What this run wrote: a shard's partial, not the manifest.
-        match cfg.shard {
-            Some(s) => shard::partial_path(&manifest_path, s),
-            None => manifest_path,
+        match env.cfg.shard {
+            Some(s) => shard::partial_path(&env.manifest_path, s),
+            None => env.manifest_path.clone(),
         },
-        threads,
-        counts,
-    ))
+        env.threads,
+        log.counts,
+    )
 }
 
 /// Fails with a write error naming the folder unless DIR, the manifest's

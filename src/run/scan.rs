@@ -5,7 +5,7 @@
 //! each source. Small sources are kept in memory (up to [`HELD_FILE_MAX`]
 //! each and [`HELD_TOTAL_MAX`] in all), so their codec jobs share one read.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,8 +23,10 @@ use crate::model::dictionary::is_candidate;
 use crate::run::cache::Cache;
 use crate::run::filter::Filter;
 use crate::run::plan::Source;
+use crate::run::prior::recover;
 use crate::run::releases::{self, OldFile, Releases};
 use crate::run::walk::Found;
+use crate::run::{Env, Log};
 
 /// Sources up to this size are kept in memory by the scan: with many small
 /// files, opening, reading and hashing each again per codec cost more than the
@@ -348,6 +350,65 @@ pub(crate) fn source_ends(f: &Scanned) -> (Vec<u8>, Vec<u8>) {
             c[c.len().saturating_sub(n)..].to_vec(),
         ),
         None => releases::file_ends(&f.found.path, f.size).unwrap_or_default(),
+    }
+}
+
+/// What the scan stage found.
+pub(crate) struct ScanOut {
+    /// The sources, hashed (less the variants of deleted sources).
+    pub(crate) files: Vec<Scanned>,
+    /// Variants and deltas on disk: path and blake3 (`None`: unreadable).
+    pub(crate) on_disk: Vec<(String, Option<String>)>,
+    /// What interrupted runs wrote from the sources as they are now.
+    pub(crate) journaled: Vec<String>,
+    /// The journals read, removed once the manifest is written.
+    pub(crate) journals_read: Vec<std::path::PathBuf>,
+    /// Per source, its dictionaries in the earlier releases.
+    pub(crate) chosen: Vec<Chosen>,
+}
+
+/// Variants and deltas on disk ([`ScanOut::on_disk`]) by path, as the plan
+/// takes them.
+pub(crate) fn on_disk_map(on_disk: &[(String, Option<String>)]) -> HashMap<&str, Option<&str>> {
+    on_disk
+        .iter()
+        .map(|(rel, h)| (rel.as_str(), h.as_deref()))
+        .collect()
+}
+
+/// The scan stage, on the run's pool: every file hashed ([`scan_tree`]);
+/// what the journals of interrupted runs prove ours added to `ours`
+/// ([`recover`]); the variants of sources deleted since the previous run
+/// (which now look like assets of their own) removed when ours; each
+/// candidate's dictionaries chosen.
+pub(crate) fn scan_stage(
+    env: &Env,
+    (sources, variants, deltas): (Vec<Found>, Vec<Found>, Vec<Found>),
+    ours: &mut HashMap<String, String>,
+    log: &mut Log,
+) -> ScanOut {
+    let (mut files, on_disk) = env
+        .pool
+        .install(|| scan_tree(sources, variants, deltas, &env.filter, &mut log.errors));
+    let (entries, journals_read) = crate::run::journal::read(env.root, env.cfg.shard);
+    let journaled = recover(&entries, &files, &on_disk, ours);
+    files.retain(|f| match ours.get(&f.found.rel) {
+        Some(b3) if *b3 == f.blake3 => {
+            log.remove(&f.found.path, &f.found.rel);
+            false
+        }
+        _ => true,
+    });
+    let warnings = &mut log.counts.warnings;
+    let chosen = env
+        .pool
+        .install(|| chosen_dictionaries(&files, &env.filter, &env.releases, warnings));
+    ScanOut {
+        files,
+        on_disk,
+        journaled,
+        journals_read,
+        chosen,
     }
 }
 
