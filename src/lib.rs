@@ -6,7 +6,7 @@
 //! ```no_run
 //! let cfg = precompressor::Config::new("dist");
 //! let report = precompressor::run(&cfg, &precompressor::NoProgress)?;
-//! println!("{}", report.summary());
+//! println!("{} of {} assets compressed", report.compressed, report.files);
 //! # Ok::<(), precompressor::Error>(())
 //! ```
 //!

@@ -182,7 +182,7 @@ fn tune(args: cli::args::TuneArgs) -> u8 {
             let out = if args.json {
                 serde_json::to_string_pretty(&t).expect("plain data") + "\n"
             } else {
-                t.table()
+                cli::render::tune_table(&t)
             };
             let _ = std::io::stdout().write_all(out.as_bytes());
             exit::SUCCESS
@@ -405,7 +405,7 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
     } else if args.quiet {
         String::new()
     } else {
-        report.summary()
+        cli::render::run_summary(&report)
     };
     let within_budget = after_run(&args, &cfg, &report, &settings);
     // A closed pipe (`| head`) is not an error worth a message.

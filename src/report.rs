@@ -1,7 +1,6 @@
 //! What a run tells the user: a one-screen summary, or JSON with per-job timings.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -40,6 +39,7 @@ pub struct JobTiming {
     pub verify_micros: u64,
 }
 
+#[doc(hidden)]
 /// CPU time consumed by the calling thread, in µs: unlike wall time, not
 /// inflated when other processes share the cores.
 pub fn thread_cpu_micros() -> u64 {
@@ -247,109 +247,15 @@ impl Report {
     pub fn ok(&self) -> bool {
         self.errors.is_empty()
     }
-
-    /// The human summary printed at the end of a run.
-    pub fn summary(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "precompress: {} ({}), {} compressed, {}, {:.1}s on {} threads",
-            plural(self.files, "file", "files"),
-            human(self.bytes),
-            self.compressed,
-            plural(self.errors.len() as u64, "error", "errors"),
-            self.wall_ms as f64 / 1000.0,
-            self.threads
-        );
-        for (coding, c) in &self.codecs {
-            let saved = if c.bytes_before > 0 {
-                100.0 * (1.0 - c.bytes_after as f64 / c.bytes_before as f64)
-            } else {
-                0.0
-            };
-            let _ = writeln!(
-                s,
-                "  {coding:<5} {:>6} files  {:>10} -> {:>10}  (-{saved:.1}%)",
-                c.files,
-                human(c.bytes_before),
-                human(c.bytes_after)
-            );
-        }
-        if !self.skipped.is_empty() {
-            // Counted once per file and coding: a png with three codings counts 3.
-            let parts: Vec<String> = self
-                .skipped
-                .iter()
-                .map(|(r, n)| format!("{n} {}", crate::model::skip::reason_in_words(r)))
-                .collect();
-            let _ = writeln!(
-                s,
-                "  no variant (counted per file and coding): {}",
-                parts.join("; ")
-            );
-        }
-        if !self.passed.is_empty() {
-            let parts: Vec<String> = self
-                .passed
-                .iter()
-                .map(|(r, n)| format!("{n} {r}"))
-                .collect();
-            let _ = writeln!(s, "  passed over: {}", parts.join(", "));
-        }
-        if self.dictionaries > 0 {
-            let _ = writeln!(
-                s,
-                "  {} assets marked as dictionaries for the next release's deltas (Use-As-Dictionary)",
-                self.dictionaries
-            );
-        }
-        let r = &self.run;
-        let _ = writeln!(
-            s,
-            "  variants: {} encoded, {} from cache, {} not worth keeping, {} unchanged from the last run (each counts (file x coding) pairs); {} removed as stale{}",
-            r.compressed,
-            r.from_cache,
-            r.not_kept,
-            r.reused,
-            r.removed.len(),
-            if r.dry_run { " (dry run: nothing written or removed)" } else { "" }
-        );
-        // After a lost manifest every earlier variant is foreign: a count and
-        // a few names, not a line each.
-        const SHOWN: usize = 5;
-        if !r.foreign.is_empty() {
-            let _ = writeln!(
-                s,
-                "  kept {} the manifest did not list (it was lost, or a run was interrupted) that decode to their sources, so they are listed now:",
-                plural(r.foreign.len() as u64, "variant or delta", "variants and deltas")
-            );
-        }
-        for f in r.foreign.iter().take(SHOWN) {
-            let _ = writeln!(s, "    {f}");
-        }
-        if r.foreign.len() > SHOWN {
-            let _ = writeln!(
-                s,
-                "    ... and {} more (--json lists them all)",
-                r.foreign.len() - SHOWN
-            );
-        }
-        if r.manifest_written {
-            let _ = writeln!(s, "  manifest: {}", self.manifest.display());
-        } else if r.dry_run {
-            let _ = writeln!(s, "  manifest: not written (dry run)");
-        } else {
-            let _ = writeln!(s, "  manifest: not written (see the error above)");
-        }
-        s
-    }
 }
 
+#[doc(hidden)]
 /// `1 file`, `2 files`.
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+#[doc(hidden)]
 /// Bytes in KiB/MiB/GiB with one decimal.
 pub fn human(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];

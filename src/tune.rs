@@ -9,13 +9,12 @@
 //! bytes: [`prepare`], [`pick_sample`]), the measurements (the run's own
 //! encoders through [`new_encoder`], so the same parameters, zstd's 8 MiB window
 //! cap included, timed in per-thread CPU time: [`measure`]), the rule that
-//! turns them into a recommendation ([`recommend`]) and the table
-//! ([`Tuning::table`]).
+//! turns them into a recommendation ([`recommend`]), all in a [`Tuning`]
+//! (the binary renders it as tables, `--json` as it is).
 //!
 //! It must never write anything into DIR: no variant, no manifest, no lock, no
 //! temporary file. It lists and reads, nothing else.
 
-use std::fmt::Write as _;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,7 +26,7 @@ use crate::config::Config;
 use crate::encode::{new_encoder, Codec, ContentKind, Encoder, Levels};
 use crate::error::{Error, Result};
 use crate::model::content::content_kind;
-use crate::report::{human, plural, thread_cpu_micros};
+use crate::report::{human, thread_cpu_micros};
 use crate::run::filter::Filter;
 
 /// `--sample`'s default: enough of a site to rank the levels, and about a
@@ -302,7 +301,8 @@ pub struct Recommendation {
 }
 
 /// `a` relative to `b` as a signed percentage (`+0.31%`).
-fn signed_pct(a: u64, b: u64) -> String {
+#[doc(hidden)]
+pub fn signed_pct(a: u64, b: u64) -> String {
     if b == 0 {
         return "n/a".into();
     }
@@ -703,138 +703,6 @@ fn coding_table(codec: Codec, current: i32, rows: Vec<Measured>) -> CodingTable 
     }
 }
 
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-impl Tuning {
-    /// The human report: a header saying what was sampled, one table per
-    /// coding (a screen each), and the precompress.toml lines to pin.
-    pub fn table(&self) -> String {
-        let mut s = String::new();
-        self.write_header(&mut s);
-        for c in &self.codings {
-            write_coding(&mut s, c);
-        }
-        let _ = writeln!(s);
-        let _ = writeln!(s, "rule: {}.", self.rule.describe());
-        let _ = writeln!(s, "To pin them, in precompress.toml:");
-        for c in &self.codings {
-            if c.recommendation.change {
-                let _ = writeln!(s, "{}  # was {}", c.recommendation.toml, c.current);
-            } else {
-                let _ = writeln!(s, "{}", c.recommendation.toml);
-            }
-        }
-        s
-    }
-
-    /// What was sampled, what it is compared with, and what the columns mean.
-    fn write_header(&self, s: &mut String) {
-        let sm = &self.sample;
-        let _ = writeln!(s, "precompress tune: {}", self.dir.display());
-        let _ = writeln!(
-            s,
-            "sample: {} (--sample {}: whole files, spread evenly in path order; the same tree gives the same sample)",
-            sm.describe(),
-            human(sm.limit)
-        );
-        if sm.over_limit > 0 {
-            let _ = writeln!(
-                s,
-                "        {} larger than --sample on their own, never sampled",
-                plural(sm.over_limit, "asset is", "assets are")
-            );
-        }
-        let levels: Vec<String> = self
-            .codings
-            .iter()
-            .map(|c| format!("{} {}", c.key, c.current))
-            .collect();
-        let _ = writeln!(
-            s,
-            "compared with: {} ({})",
-            levels.join(", "),
-            match &self.config_file {
-                Some(f) => format!("from {}", f.display()),
-                None => "the defaults and flags; no precompress.toml".into(),
-            }
-        );
-        let _ = writeln!(
-            s,
-            "bytes: encoder output summed over the sample; CPU: encoder time on its thread, summed ({}, {:.1} s wall)",
-            plural(self.threads as u64, "thread", "threads"),
-            self.wall_ms as f64 / 1000.0
-        );
-    }
-}
-
-/// One coding's table: a row per level, then its pick and notes.
-fn write_coding(s: &mut String, c: &CodingTable) {
-    let now = c.current;
-    let _ = writeln!(s);
-    let _ = writeln!(s, "{} ({}, now {now})", c.coding, c.key);
-    // Seconds, or milliseconds for a sample too small to take one.
-    let (unit, per) = if c.levels.iter().any(|r| r.cpu_micros >= 1_000_000) {
-        ("CPU s", 1e6)
-    } else {
-        ("CPU ms", 1e3)
-    };
-    let _ = writeln!(
-        s,
-        "  {:>5}  {:>13}  {:>8}  {:>9}  {:>10}",
-        "level",
-        "bytes",
-        format!("vs {now}"),
-        unit,
-        format!("CPU vs {now}")
-    );
-    let bytes_of_now = c
-        .levels
-        .iter()
-        .find(|r| r.level == now)
-        .map_or(0, |r| r.bytes);
-    for r in &c.levels {
-        let mut tags = Vec::new();
-        if r.level == now {
-            tags.push("now");
-        }
-        if r.level == c.recommendation.level {
-            tags.push("pick");
-        }
-        if r.level == c.smallest {
-            tags.push("smallest");
-        }
-        let line = format!(
-            "  {:>5}  {:>13}  {:>8}  {:>9.3}  {:>10}  {}",
-            r.level,
-            thousands(r.bytes),
-            signed_pct(r.bytes, bytes_of_now),
-            r.cpu_micros as f64 / per,
-            format!("{:.2}x", r.cpu_relative),
-            tags.join(", ")
-        );
-        let _ = writeln!(s, "{}", line.trim_end());
-    }
-    let _ = writeln!(
-        s,
-        "  pin: {}    ({})",
-        c.recommendation.toml, c.recommendation.why
-    );
-    for n in &c.recommendation.notes {
-        let _ = writeln!(s, "  note: {n}");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1053,10 +921,6 @@ mod tests {
 
     #[test]
     fn numbers_read_well() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(cpu_words(37, 100), "63% less CPU");
         assert_eq!(cpu_words(210, 100), "2.1x the CPU");
         assert_eq!(cpu_words(101, 100), "about the same CPU");

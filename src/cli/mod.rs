@@ -1,6 +1,7 @@
 //! The `precompress` binary's own rooms, outside the library: argument
 //! parsing (`args`), `precompress.toml` (`configfile`), size budgets
-//! (`budget`) and the GitHub Actions output (`github`). They turn what a
+//! (`budget`), the GitHub Actions output (`github`) and what a person
+//! reads (`render`). They turn what a
 //! person or CI typed into a library [`precompressor::Config`] and the
 //! library's reports into what a person or CI reads; none of the work is here.
 
@@ -8,3 +9,4 @@ pub mod args;
 pub mod budget;
 pub mod configfile;
 pub mod github;
+pub mod render;

@@ -1,0 +1,242 @@
+//! What a person reads: the run's summary and `tune`'s tables, rendered from
+//! the library's reports (which hold the numbers, for `--json` as for these).
+
+use std::fmt::Write;
+
+use precompressor::report::{human, plural, Report};
+use precompressor::tune::{signed_pct, CodingTable, Tuning};
+
+/// The human summary printed at the end of a run.
+pub fn run_summary(r0: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "precompress: {} ({}), {} compressed, {}, {:.1}s on {} threads",
+        plural(r0.files, "file", "files"),
+        human(r0.bytes),
+        r0.compressed,
+        plural(r0.errors.len() as u64, "error", "errors"),
+        r0.wall_ms as f64 / 1000.0,
+        r0.threads
+    );
+    for (coding, c) in &r0.codecs {
+        let saved = if c.bytes_before > 0 {
+            100.0 * (1.0 - c.bytes_after as f64 / c.bytes_before as f64)
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            s,
+            "  {coding:<5} {:>6} files  {:>10} -> {:>10}  (-{saved:.1}%)",
+            c.files,
+            human(c.bytes_before),
+            human(c.bytes_after)
+        );
+    }
+    if !r0.skipped.is_empty() {
+        // Counted once per file and coding: a png with three codings counts 3.
+        let parts: Vec<String> = r0
+            .skipped
+            .iter()
+            .map(|(r, n)| format!("{n} {}", precompressor::model::skip::reason_in_words(r)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  no variant (counted per file and coding): {}",
+            parts.join("; ")
+        );
+    }
+    if !r0.passed.is_empty() {
+        let parts: Vec<String> = r0.passed.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        let _ = writeln!(s, "  passed over: {}", parts.join(", "));
+    }
+    if r0.dictionaries > 0 {
+        let _ = writeln!(
+            s,
+            "  {} assets marked as dictionaries for the next release's deltas (Use-As-Dictionary)",
+            r0.dictionaries
+        );
+    }
+    let r = &r0.run;
+    let _ = writeln!(
+            s,
+            "  variants: {} encoded, {} from cache, {} not worth keeping, {} unchanged from the last run (each counts (file x coding) pairs); {} removed as stale{}",
+            r.compressed,
+            r.from_cache,
+            r.not_kept,
+            r.reused,
+            r.removed.len(),
+            if r.dry_run { " (dry run: nothing written or removed)" } else { "" }
+        );
+    // After a lost manifest every earlier variant is foreign: a count and
+    // a few names, not a line each.
+    const SHOWN: usize = 5;
+    if !r.foreign.is_empty() {
+        let _ = writeln!(
+                s,
+                "  kept {} the manifest did not list (it was lost, or a run was interrupted) that decode to their sources, so they are listed now:",
+                plural(r.foreign.len() as u64, "variant or delta", "variants and deltas")
+            );
+    }
+    for f in r.foreign.iter().take(SHOWN) {
+        let _ = writeln!(s, "    {f}");
+    }
+    if r.foreign.len() > SHOWN {
+        let _ = writeln!(
+            s,
+            "    ... and {} more (--json lists them all)",
+            r.foreign.len() - SHOWN
+        );
+    }
+    if r.manifest_written {
+        let _ = writeln!(s, "  manifest: {}", r0.manifest.display());
+    } else if r.dry_run {
+        let _ = writeln!(s, "  manifest: not written (dry run)");
+    } else {
+        let _ = writeln!(s, "  manifest: not written (see the error above)");
+    }
+    s
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// `precompress tune`'s human report: a header saying what was sampled, one
+/// table per coding (a screen each), and the precompress.toml lines to pin.
+pub fn tune_table(t: &Tuning) -> String {
+    let mut s = String::new();
+    write_header(t, &mut s);
+    for c in &t.codings {
+        write_coding(&mut s, c);
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "rule: {}.", t.rule.describe());
+    let _ = writeln!(s, "To pin them, in precompress.toml:");
+    for c in &t.codings {
+        if c.recommendation.change {
+            let _ = writeln!(s, "{}  # was {}", c.recommendation.toml, c.current);
+        } else {
+            let _ = writeln!(s, "{}", c.recommendation.toml);
+        }
+    }
+    s
+}
+
+/// What was sampled, what it is compared with, and what the columns mean.
+fn write_header(t: &Tuning, s: &mut String) {
+    let sm = &t.sample;
+    let _ = writeln!(s, "precompress tune: {}", t.dir.display());
+    let _ = writeln!(
+            s,
+            "sample: {} (--sample {}: whole files, spread evenly in path order; the same tree gives the same sample)",
+            sm.describe(),
+            human(sm.limit)
+        );
+    if sm.over_limit > 0 {
+        let _ = writeln!(
+            s,
+            "        {} larger than --sample on their own, never sampled",
+            plural(sm.over_limit, "asset is", "assets are")
+        );
+    }
+    let levels: Vec<String> = t
+        .codings
+        .iter()
+        .map(|c| format!("{} {}", c.key, c.current))
+        .collect();
+    let _ = writeln!(
+        s,
+        "compared with: {} ({})",
+        levels.join(", "),
+        match &t.config_file {
+            Some(f) => format!("from {}", f.display()),
+            None => "the defaults and flags; no precompress.toml".into(),
+        }
+    );
+    let _ = writeln!(
+            s,
+            "bytes: encoder output summed over the sample; CPU: encoder time on its thread, summed ({}, {:.1} s wall)",
+            plural(t.threads as u64, "thread", "threads"),
+            t.wall_ms as f64 / 1000.0
+        );
+}
+
+/// One coding's table: a row per level, then its pick and notes.
+fn write_coding(s: &mut String, c: &CodingTable) {
+    let now = c.current;
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{} ({}, now {now})", c.coding, c.key);
+    // Seconds, or milliseconds for a sample too small to take one.
+    let (unit, per) = if c.levels.iter().any(|r| r.cpu_micros >= 1_000_000) {
+        ("CPU s", 1e6)
+    } else {
+        ("CPU ms", 1e3)
+    };
+    let _ = writeln!(
+        s,
+        "  {:>5}  {:>13}  {:>8}  {:>9}  {:>10}",
+        "level",
+        "bytes",
+        format!("vs {now}"),
+        unit,
+        format!("CPU vs {now}")
+    );
+    let bytes_of_now = c
+        .levels
+        .iter()
+        .find(|r| r.level == now)
+        .map_or(0, |r| r.bytes);
+    for r in &c.levels {
+        let mut tags = Vec::new();
+        if r.level == now {
+            tags.push("now");
+        }
+        if r.level == c.recommendation.level {
+            tags.push("pick");
+        }
+        if r.level == c.smallest {
+            tags.push("smallest");
+        }
+        let line = format!(
+            "  {:>5}  {:>13}  {:>8}  {:>9.3}  {:>10}  {}",
+            r.level,
+            thousands(r.bytes),
+            signed_pct(r.bytes, bytes_of_now),
+            r.cpu_micros as f64 / per,
+            format!("{:.2}x", r.cpu_relative),
+            tags.join(", ")
+        );
+        let _ = writeln!(s, "{}", line.trim_end());
+    }
+    let _ = writeln!(
+        s,
+        "  pin: {}    ({})",
+        c.recommendation.toml, c.recommendation.why
+    );
+    for n in &c.recommendation.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}
