@@ -612,15 +612,7 @@ impl<'a> Worker<'a> {
         // Checked against the source once all of its jobs are done.
         self.write(f, &dest_rel, &b3)?;
         Ok(JobOutcome::DeltaWritten {
-            delta: Delta {
-                coding: coding.token().into(),
-                dictionary: available_dictionary(&dict.sha256),
-                dictionary_path: dict.old.rel.clone(),
-                path: dest_rel,
-                size: self.output.len() as u64,
-                etag: etag(&b3),
-                blake3: b3,
-            },
+            delta: dict.delta_entry(coding, dest_rel, self.output.len(), b3),
             cached,
         })
     }
@@ -674,15 +666,12 @@ impl<'a> Worker<'a> {
         match r {
             Ok(()) => {
                 let b3 = blake3::hash(&bytes).to_hex().to_string();
-                Ok(JobOutcome::DeltaAdopted(Delta {
-                    coding: coding.token().into(),
-                    dictionary: available_dictionary(&dict.sha256),
-                    dictionary_path: dict.old.rel.clone(),
-                    path: dest_rel,
-                    size: bytes.len() as u64,
-                    etag: etag(&b3),
-                    blake3: b3,
-                }))
+                Ok(JobOutcome::DeltaAdopted(dict.delta_entry(
+                    coding,
+                    dest_rel,
+                    bytes.len(),
+                    b3,
+                )))
             }
             Err(_) if ours => self.delta(f, dict, coding, input),
             Err(detail) => Err(Error::Foreign { path: dest, detail }),

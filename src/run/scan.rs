@@ -66,6 +66,28 @@ pub(crate) struct Dict {
     pub(crate) sha256: [u8; 32],
 }
 
+impl Dict {
+    /// The manifest entry of a delta against this dictionary at `path`, of
+    /// `size` bytes with blake3 `b3`: what a run writes and what it adopts.
+    pub(crate) fn delta_entry(
+        &self,
+        coding: crate::model::coding::DeltaCoding,
+        path: String,
+        size: usize,
+        b3: String,
+    ) -> crate::model::manifest::Delta {
+        crate::model::manifest::Delta {
+            coding: coding.token().into(),
+            dictionary: crate::model::dictionary::available_dictionary(&self.sha256),
+            dictionary_path: self.old.rel.clone(),
+            path,
+            size: size as u64,
+            etag: crate::model::manifest::etag(&b3),
+            blake3: b3,
+        }
+    }
+}
+
 /// What the plan needs of each source, and the run's dictionaries (each
 /// source's [`Chosen`] earlier files, numbered across the run).
 pub(crate) fn plan_sources<'a>(
