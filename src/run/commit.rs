@@ -14,12 +14,12 @@ use crate::model::dictionary::delta_source;
 use crate::model::dictionary::use_as_dictionary;
 use crate::model::manifest::{etag, Asset, Manifest};
 use crate::report::{JobTiming, RunCounts};
+use crate::run::execute::{FileProgress, JobOutcome, Timing};
 use crate::run::journal::Journal;
 use crate::run::plan::{Job, Outcome};
+use crate::run::scan::Scanned;
 use crate::run::shard::{self, Shard};
 
-use super::execute::*;
-use super::scan::*;
 use crate::run::{Env, Log};
 
 /// Warns of the deltas on disk that the manifest will not list and this run

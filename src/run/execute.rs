@@ -28,10 +28,9 @@ use crate::report::thread_cpu_micros;
 use crate::run::cache::{Cache, Hit};
 use crate::run::journal::Journal;
 use crate::run::plan::{Job, JobKind};
-use crate::run::releases::{self};
-
-use super::scan::*;
-use super::*;
+use crate::run::releases;
+use crate::run::scan::{Dict, Scanned};
+use crate::run::{delta_encoder, Env, Log, Progress};
 
 /// Sources of this size or more are mapped rather than read into each job's
 /// own buffer.

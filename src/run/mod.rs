@@ -47,17 +47,16 @@ use crate::fsutil::{lock, probe_writable, remove_if_exists};
 use crate::model::manifest::Manifest;
 use crate::report::{Report, RunCounts};
 use crate::run::cache::Cache;
+use crate::run::commit::{commit_entries, fold_outcomes, unlisted_deltas_left, write_outputs};
+use crate::run::execute::{execute_stage, sort_jobs};
 use crate::run::filter::Filter;
 use crate::run::journal::Journal;
 use crate::run::plan::{plan, Inputs, Plan};
+use crate::run::prior::{previous_manifest, written_by};
 use crate::run::releases::Releases;
+use crate::run::scan::{on_disk_map, plan_sources, scan_stage, Dict, Scanned};
 use crate::run::shard::take_shard;
 use crate::run::walk::{walk, LOCK_NAME};
-
-use self::commit::*;
-use self::execute::*;
-use self::prior::*;
-use self::scan::*;
 
 pub use self::execute::MAP_MIN;
 pub use self::scan::{HELD_FILE_MAX, HELD_TOTAL_MAX, PROBE_MIN};

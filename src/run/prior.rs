@@ -8,8 +8,7 @@ use std::path::Path;
 use crate::model::dictionary::delta_source;
 use crate::model::manifest::Manifest;
 use crate::run::journal::{self};
-
-use super::scan::*;
+use crate::run::scan::Scanned;
 
 /// The previous run's manifest, if there is one that can be read (a corrupt
 /// one is a warning: the run rebuilds it, deleting nothing it cannot prove
