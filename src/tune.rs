@@ -6,10 +6,10 @@
 //! bytes. So a team should measure on what it ships and pin the result rather
 //! than trust the defaults. This module owns the sample (the run's own walk and
 //! filter, then whole files spread evenly over the path order up to `--sample`
-//! bytes: [`prepare`], [`pick_sample`]), the measurements (the run's own
+//! bytes: [`prepare`], `pick_sample`), the measurements (the run's own
 //! encoders through [`new_encoder`], so the same parameters, zstd's 8 MiB window
 //! cap included, timed in per-thread CPU time: [`measure`]), the rule that
-//! turns them into a recommendation ([`recommend`]), all in a [`Tuning`]
+//! turns them into a recommendation (`recommend`), all in a [`Tuning`]
 //! (the binary renders it as tables, `--json` as it is).
 //!
 //! It must never write anything into DIR: no variant, no manifest, no lock, no
@@ -35,7 +35,7 @@ pub const DEFAULT_SAMPLE: u64 = 8 << 20;
 
 /// The levels measured for `codec`: from the fastest a team would still ship
 /// precompressed up to the highest there is.
-pub fn levels(codec: Codec) -> RangeInclusive<i32> {
+pub(crate) fn levels(codec: Codec) -> RangeInclusive<i32> {
     match codec {
         Codec::Brotli => 5..=11,
         Codec::Zstd => 3..=22,
@@ -44,7 +44,7 @@ pub fn levels(codec: Codec) -> RangeInclusive<i32> {
 }
 
 /// The precompress.toml key (and long option) that sets `codec`'s level.
-pub fn key(codec: Codec) -> &'static str {
+pub(crate) fn key(codec: Codec) -> &'static str {
     match codec {
         Codec::Brotli => "brotli-quality",
         Codec::Zstd => "zstd-level",
@@ -53,7 +53,7 @@ pub fn key(codec: Codec) -> &'static str {
 }
 
 /// `codec`'s level in `levels`.
-pub fn level_of(levels: &Levels, codec: Codec) -> i32 {
+pub(crate) fn level_of(levels: &Levels, codec: Codec) -> i32 {
     match codec {
         Codec::Brotli => levels.brotli_quality as i32,
         Codec::Zstd => levels.zstd_level,
@@ -71,9 +71,9 @@ fn with_level(mut levels: Levels, codec: Codec, level: i32) -> Levels {
     levels
 }
 
-/// The levels measured for `codec` when the run uses `current`: [`levels`],
+/// The levels measured for `codec` when the run uses `current`: `levels`,
 /// plus `current` when it lies outside them (every row is compared with it).
-pub fn levels_to_measure(codec: Codec, current: i32) -> Vec<i32> {
+pub(crate) fn levels_to_measure(codec: Codec, current: i32) -> Vec<i32> {
     let mut l: Vec<i32> = levels(codec).collect();
     if !l.contains(&current) {
         l.push(current);
@@ -103,7 +103,7 @@ fn spread(n: usize) -> impl Iterator<Item = usize> {
 /// is taken if it still fits, so a small limit still reaches from the first
 /// folder to the last, and the same tree always gives the same sample. A file
 /// larger than `limit` is never taken. Returns indices, ascending.
-pub fn pick_sample(sizes: &[u64], limit: u64) -> Vec<usize> {
+pub(crate) fn pick_sample(sizes: &[u64], limit: u64) -> Vec<usize> {
     let mut left = limit;
     let mut picked = Vec::new();
     for i in spread(sizes.len()) {
@@ -168,7 +168,7 @@ pub struct Sample {
 }
 
 /// Walks DIR as a run does (the same walk, the same files never taken for
-/// assets, the same filter) and picks the sample ([`pick_sample`]).
+/// assets, the same filter) and picks the sample (`pick_sample`).
 pub fn prepare(cfg: &Config, limit: u64) -> Result<Sample> {
     let root = cfg.root.as_path();
     cfg.check_root()?;
@@ -239,7 +239,7 @@ pub fn prepare(cfg: &Config, limit: u64) -> Result<Sample> {
     })
 }
 
-/// The thresholds of [`recommend`].
+/// The thresholds of `recommend`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Rule {
     /// Totals within this fraction of the smallest count as the same bytes (0.001: 0.1%).
@@ -335,7 +335,7 @@ fn cpu_words(a: u64, b: u64) -> String {
 /// that would save less than `rule.cpu_saving` of its CPU. Bytes come
 /// first (a variant is encoded once and downloaded many times); CPU decides
 /// between levels that give the same bytes. `key` is the precompress.toml key.
-pub fn recommend(key: &str, rows: &[Measured], current: i32, rule: Rule) -> Recommendation {
+pub(crate) fn recommend(key: &str, rows: &[Measured], current: i32, rule: Rule) -> Recommendation {
     let cur = *rows
         .iter()
         .find(|r| r.level == current)
@@ -492,7 +492,7 @@ struct Job {
 }
 
 /// One coding to measure: its codec, the run's current level, and the levels
-/// measured ([`levels_to_measure`]).
+/// measured (`levels_to_measure`).
 type Table = (Codec, i32, Vec<i32>);
 
 /// What one job measured: (index of the job, output bytes, encoder CPU µs).
