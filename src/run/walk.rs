@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::fsutil::canonical;
 use crate::model::content::variant_source;
 use crate::model::dictionary::delta_source;
 
@@ -80,27 +81,6 @@ pub struct Tree {
     pub passed: Vec<(String, Passed)>,
     /// Entries that could not be read: these fail the run.
     pub errors: Vec<Error>,
-}
-
-/// `path` with symlinks and `.`/`..` resolved, for a file that may not exist
-/// yet (its folder is resolved); as given when even that fails.
-fn canonical(path: &Path) -> PathBuf {
-    if let Ok(c) = path.canonicalize() {
-        return c;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(dir), Some(name)) => {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            dir.canonicalize()
-                .map(|d| d.join(name))
-                .unwrap_or_else(|_| path.to_path_buf())
-        }
-        _ => path.to_path_buf(),
-    }
 }
 
 /// Walks `root`. `ignore` are paths never taken as files or walked into (the
