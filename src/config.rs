@@ -133,7 +133,7 @@ impl Config {
 
     /// Refuses a run that would write where it must not (a configuration
     /// error, exit 2, before anything is written). The rules, in the README's
-    /// "What precompress writes, and where": `--manifest` names a new file or
+    /// "Nothing but its own files is written": `--manifest` names a new file or
     /// a precompress manifest ([`crate::model::manifest::may_replace`]), never a
     /// source or any other file; nothing is written inside an earlier release
     /// (`--manifest`, `--cache-dir`); an earlier release is neither DIR, nor
@@ -156,13 +156,12 @@ impl Config {
         let canon_cache = self.cache_dir.as_deref().map(crate::fsutil::canonical);
         for prev in &self.dictionary_from {
             // Missing, not a folder, DIR itself: said first, as such.
-            crate::run::releases::check_folder(prev, Some(&dir))?;
-            let p = crate::fsutil::canonical(prev);
+            let p = crate::run::releases::check_folder(prev, Some(&dir))?;
             let named = |what: &str| format!("--dictionary-from {}: {what}", prev.display());
-            if p != dir && p.starts_with(&dir) {
+            if p.starts_with(&dir) {
                 return Err(bad(named("is inside DIR: the earlier release would be compressed and published with the new one; keep it outside DIR")));
             }
-            if p != dir && dir.starts_with(&p) {
+            if dir.starts_with(&p) {
                 return Err(bad(named("holds DIR: this run would write into the earlier release; keep the two side by side")));
             }
             if canon_manifest.starts_with(&p) {

@@ -197,11 +197,10 @@ pub(crate) fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Sc
         path: found.path.clone(),
         source,
     };
+    // Refused there unless still a regular file (one swapped for a FIFO is
+    // never waited on).
     let mut file = open_to_read(&found.path).map_err(rerr)?;
     let md = file.metadata().map_err(rerr)?;
-    if !md.is_file() {
-        return Err(rerr(std::io::Error::other("no longer a regular file")));
-    }
     let mut b3 = blake3::Hasher::new();
     let mut sha = <sha2::Sha256 as sha2::Digest>::new();
     let mut size = 0u64;
