@@ -26,17 +26,25 @@ use crate::model::coding::DeltaCoding;
 /// fetches again, changed a little, after each release.
 pub const DICTIONARY_TYPES: &[&str] = &["js", "mjs", "cjs", "css", "wasm", "json"];
 
-/// Smaller assets are not marked: their brotli variant is under a kilobyte or
-/// so, and the request headers a dictionary adds (about 100 bytes) and the
-/// browser's storage of it would eat most of what a delta saves.
-pub const DICTIONARY_MIN_SIZE: u64 = 2048;
+/// Smaller assets are not marked: their brotli variant is about 150 bytes,
+/// and the headers a dictionary adds (`Use-As-Dictionary` once, then about
+/// 70 bytes of `Available-Dictionary` on each later request) with a delta's
+/// own 36-40 byte header would eat what it saves. Above it, a framework's
+/// many small chunks (SvelteKit's entry and node files, re-sent after every
+/// release because the names they import change) do get deltas: at 2 KiB,
+/// they were 12% of a SvelteKit visit's JS and CSS re-sent whole.
+pub const DICTIONARY_MIN_SIZE: u64 = 256;
 
 /// The path with its content hash replaced by `*`, when its file name carries
-/// one: `name.HASH.ext` with HASH 8+ hex digits (`hex_hash`), also before a
-/// further suffix (`main.HASH.chunk.js`), and `name-HASH.ext` with HASH exactly
-/// 8 characters of `[A-Za-z0-9_-]` that read as a hash (`base64url_hash`). Conservative
-/// on purpose: a miss costs a revalidation or a delta, a false hit can pin a
-/// stale file in caches for a year.
+/// one beside a name: `name.HASH.ext`, also before a further suffix
+/// (`main.HASH.chunk.js`), and `name-HASH.ext`, where HASH is 8+ hex digits
+/// with a letter and a digit ([`hex_hash`]: webpack, Parcel, Next.js) or 8
+/// characters of `[A-Za-z0-9_-]` that read as a hash ([`base64url_hash`]:
+/// Vite, Rollup, esbuild, Angular after `-`; Astro, SvelteKit and Nuxt after
+/// `.`). A name that is only a hash (`_app/immutable/chunks/CxId8T4r.js`) has
+/// no logical name ([`is_hash_only`]). Conservative on purpose: a miss costs a
+/// revalidation or a delta, a false hit can pin a stale file in caches for a
+/// year.
 pub fn logical_name(path: &str) -> Option<String> {
     let (folder, name) = match path.rsplit_once('/') {
         Some((d, n)) => (Some(d), n),
@@ -51,7 +59,7 @@ pub fn logical_name(path: &str) -> Option<String> {
     let segments: Vec<&str> = stem.split('.').collect();
     if let Some(i) = (1..segments.len()).find(|&i| {
         let hash = segments[i];
-        hash.len() >= 8 && hash.bytes().all(|b| b.is_ascii_hexdigit()) && hex_hash(hash)
+        (hash.len() >= 8 && hex_hash(hash)) || (hash.len() == 8 && dotted_hash(hash))
     }) {
         let mut s = segments.clone();
         s[i] = "*";
@@ -62,11 +70,8 @@ pub fn logical_name(path: &str) -> Option<String> {
         logical = stem.match_indices('-').find_map(|(i, _)| {
             let hash = &stem[i + 1..];
             let ok = i > 0
-                && hash.len() == 8
-                && hash
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                && base64url_hash(hash);
+                && ((hash.len() == 8 && base64url_hash(hash))
+                    || (matches!(hash.len(), 16 | 20 | 32) && hex_hash(hash)));
             ok.then(|| format!("{}-*.{ext}", &stem[..i]))
         });
     }
@@ -77,12 +82,59 @@ pub fn logical_name(path: &str) -> Option<String> {
     })
 }
 
-/// Whether 8+ hex digits read as a content hash rather than a number: a
-/// letter and a digit both (`3f2a9c1b`). All digits is a date or a version
-/// (`stats.20241201.json`); a real hex hash is all digits one time in 43, and
-/// missing it costs only a revalidation.
+/// Whether the file name is a content hash and nothing else, as SvelteKit
+/// (`_app/immutable/chunks/CxId8T4r.js`), Nuxt (`_nuxt/C27JxjOI.js`), Next.js
+/// (`_next/static/css/8e4c2f1a9b7d3e6c.css`) and webpack's `[contenthash].js`
+/// write them: 8 characters of `[A-Za-z0-9_-]` with an upper-case letter, a
+/// lower-case one and a digit (`FAVICON1.png` and `Settings.js` are names),
+/// or 16+ hex digits with a letter and a digit. About 3 in 10 real 8-character
+/// hashes lack one of the three and are missed; the frameworks that write
+/// such names put them in [`IMMUTABLE_FOLDERS`]. Such a name is
+/// fingerprinted, but has no logical name to pair releases by.
+pub fn is_hash_only(path: &str) -> bool {
+    let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
+    let Some((stem, ext)) = name.split_once('.') else {
+        return false;
+    };
+    !ext.is_empty()
+        && ((stem.len() == 8 && base64url_hash(stem) && mixed(stem))
+            || (stem.len() >= 16 && hex_hash(stem)))
+}
+
+/// Upper-case, lower-case and a digit, all three.
+fn mixed(s: &str) -> bool {
+    let has = |f: fn(&u8) -> bool| s.bytes().any(|b| f(&b));
+    has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit)
+}
+
+/// Folders a framework fills with content-hashed files only, served
+/// `immutable` by its own adapters: SvelteKit's `_app/immutable/`, Next.js's
+/// `_next/static/`, Astro's `_astro/` and Nuxt's `_nuxt/` (less
+/// `_nuxt/builds/`, which holds the `latest.json` a client polls).
+const IMMUTABLE_FOLDERS: &[&str] = &["_app/immutable/", "_next/static/", "_astro/", "_nuxt/"];
+
+/// Whether the asset at `path` lies in one of [`IMMUTABLE_FOLDERS`] (at DIR's
+/// top or below it, as under a base path).
+pub fn in_immutable_folder(path: &str) -> bool {
+    let at = |f: &str| path.starts_with(f) || path.contains(&format!("/{f}"));
+    IMMUTABLE_FOLDERS.iter().any(|f| at(f)) && !at("_nuxt/builds/")
+}
+
+/// Whether the asset's bytes can never change under its name, so it may be
+/// cached for a year: a content hash in its name ([`logical_name`],
+/// [`is_hash_only`]) or a framework's immutable folder.
+pub fn is_fingerprinted(path: &str) -> bool {
+    logical_name(path).is_some() || is_hash_only(path) || in_immutable_folder(path)
+}
+
+/// Whether 8+ hex digits read as a content hash rather than a number or a
+/// word: hex only, with a letter and a digit both (`3f2a9c1b`). All digits is
+/// a date or a version (`stats.20241201.json`); a real hex hash is all digits
+/// one time in 43, and missing it costs only a revalidation.
 fn hex_hash(hash: &str) -> bool {
-    hash.bytes().any(|b| b.is_ascii_digit()) && hash.bytes().any(|b| b.is_ascii_alphabetic())
+    hash.bytes().all(|b| b.is_ascii_hexdigit())
+        && hash.bytes().any(|b| b.is_ascii_digit())
+        && hash.bytes().any(|b| b.is_ascii_alphabetic())
 }
 
 /// Whether 8 characters of `[A-Za-z0-9_-]` read as a content hash (Vite's and
@@ -91,20 +143,57 @@ fn hex_hash(hash: &str) -> bool {
 /// crypto-js ships `pad-iso10126.js` and `pad-ansix923.js`, which are not
 /// fingerprinted. A hash holds an upper-case letter beside a lower-case one or
 /// a digit (`D8fKq1nN`, `5XQWBHJ2`), or `_`/`-` beside a digit (`a_b-12cd`; not
-/// `min-size`), or
-/// is hex (`hex_hash`). Real base64url hashes with none of these (about 1
-/// in 60) are missed: a miss costs a revalidation and a delta, a false hit
-/// serves a file that will change as `immutable` for a year.
+/// `min-size`), or is hex (`hex_hash`). Real base64url hashes with none of
+/// these (about 1 in 60) are missed: a miss costs a revalidation and a delta,
+/// a false hit serves a file that will change as `immutable` for a year.
 fn base64url_hash(hash: &str) -> bool {
     let has = |f: fn(&u8) -> bool| hash.bytes().any(|b| f(&b));
+    if !hash
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return false;
+    }
     let (upper, lower, digit) = (
         has(u8::is_ascii_uppercase),
         has(u8::is_ascii_lowercase),
         has(u8::is_ascii_digit),
     );
     let symbol = has(|b| *b == b'_' || *b == b'-');
-    let hex = hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    (upper && (lower || digit)) || (symbol && digit) || (hex && hex_hash(hash))
+    (upper && (lower || digit)) || (symbol && digit) || hex_hash(hash)
+}
+
+/// [`base64url_hash`], less what reads as a word: after a `.`, a segment
+/// like `app.Settings.js` is far likelier a word than a hash. Words are
+/// camel-case humps of 2+ lower-case letters (`Settings`, `MainPage`,
+/// `homePage`) or capitals alone (`app.ABOUTDOC.js`).
+fn dotted_hash(hash: &str) -> bool {
+    base64url_hash(hash) && !camel_word(hash) && !hash.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+/// `^[A-Za-z][a-z]+([A-Z][a-z]{2,})*$`-like: humps of a capital (or the first
+/// letter) and 2+ lower-case letters, nothing else.
+fn camel_word(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || !b.iter().all(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        // A hump: one letter (a capital, or any at the start), then lower-case.
+        if i > 0 && !b[i].is_ascii_uppercase() {
+            return false;
+        }
+        let start = i;
+        i += 1;
+        while i < b.len() && b[i].is_ascii_lowercase() {
+            i += 1;
+        }
+        if i - start < 3 {
+            return false;
+        }
+    }
+    true
 }
 
 /// The key under which an asset is paired across releases: its logical name,
@@ -227,6 +316,33 @@ mod tests {
             ("assets/index-4e5f6a7b.js", Some("assets/index-*.js")),
             ("assets/index-Dq_x-K2a.js", Some("assets/index-*.js")),
             ("assets/tiny-under-min-size.js", None),
+            // A dot, then 8 base64url characters (Astro, SvelteKit, Nuxt);
+            // words after a dot are names.
+            (
+                "_astro/TripPlanner.C9KqFSFg.js",
+                Some("_astro/TripPlanner.*.js"),
+            ),
+            (
+                "_app/immutable/entry/app.X0K_QGuN.js",
+                Some("_app/immutable/entry/app.*.js"),
+            ),
+            (
+                "_app/immutable/nodes/0.DqP6xYz1.js",
+                Some("_app/immutable/nodes/0.*.js"),
+            ),
+            ("app.Settings.js", None),
+            ("lodash.debounce.js", None),
+            ("app.MainPage.js", None),
+            ("app.ABOUTDOC.js", None),
+            // 16 or 20 hex digits after `-` (Next.js, webpack).
+            (
+                "_next/static/chunks/framework-64ad27b21261a9ce.js",
+                Some("_next/static/chunks/framework-*.js"),
+            ),
+            ("main-20bc8c7ae0b1d5d0a9f1.js", Some("main-*.js")),
+            ("build-1234567890123456.js", None),
+            // Hash-only names have no logical name.
+            ("_app/immutable/chunks/CxId8T4r.js", None),
         ] {
             assert_eq!(logical_name(path).as_deref(), want, "{path}");
         }
@@ -243,6 +359,47 @@ mod tests {
     }
 
     #[test]
+    fn hash_only_names_and_framework_folders_are_fingerprinted() {
+        for yes in [
+            "_app/immutable/chunks/CxId8T4r.js",
+            "_nuxt/C27JxjOI.js",
+            "_next/static/css/8e4c2f1a9b7d3e6c.css",
+            "0a1b2c3d4e5f6a7b8c9d.js",
+        ] {
+            assert!(is_hash_only(yes), "{yes}");
+            assert!(is_fingerprinted(yes), "{yes}");
+        }
+        for no in [
+            "Settings.js",
+            "FAVICON1.png",
+            "deadbeef.js",
+            "manifest.json",
+            "12345678.js",
+        ] {
+            assert!(!is_hash_only(no), "{no}");
+            assert!(!is_fingerprinted(no), "{no}");
+        }
+        // What a framework puts in its immutable folder is, whatever its name;
+        // Nuxt's `builds/latest.json` is polled and is not.
+        for yes in [
+            "_app/immutable/chunks/scheduler.js",
+            "_astro/client.js",
+            "docs/_astro/client.js",
+            "_nuxt/entry.js",
+            "_next/static/abcDEF123/_buildManifest.js",
+        ] {
+            assert!(is_fingerprinted(yes), "{yes}");
+        }
+        for no in [
+            "_nuxt/builds/latest.json",
+            "_app/version.json",
+            "my_astro/client.js",
+        ] {
+            assert!(!is_fingerprinted(no), "{no}");
+        }
+    }
+
+    #[test]
     fn dictionaries_are_fingerprinted_assets_of_a_useful_type_and_size() {
         assert_eq!(
             use_as_dictionary("assets/index-D8fKq1nN.js", 50_000).as_deref(),
@@ -253,7 +410,8 @@ mod tests {
             Some("match=\"/assets/index-*.css\", match-dest=(\"style\")")
         );
         assert_eq!(use_as_dictionary("assets/app.js", 50_000), None, "no hash");
-        assert_eq!(use_as_dictionary("assets/index-D8fKq1nN.js", 2047), None);
+        assert_eq!(use_as_dictionary("assets/index-D8fKq1nN.js", 255), None);
+        assert!(use_as_dictionary("assets/index-D8fKq1nN.js", 256).is_some());
         assert_eq!(use_as_dictionary("img/logo-D8fKq1nN.png", 50_000), None);
         // URLPattern's special characters are never written into a pattern.
         assert_eq!(use_as_dictionary("a (1)/index-D8fKq1nN.js", 50_000), None);

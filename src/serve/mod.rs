@@ -532,15 +532,7 @@ fn is_strong_etag(s: &str) -> bool {
             .all(|b| b == 0x21 || (0x23..0x7f).contains(&b))
 }
 
-/// Whether a file name carries a content hash, so its bytes can never change
-/// under that name: the forms [`crate::model::dictionary::logical_name`] recognizes
-/// (`name-HASH.ext` as Vite, Rollup and esbuild write it, `name.HASH.ext` and
-/// `name.HASH.chunk.ext` as webpack and Parcel do). Conservative on purpose: a
-/// miss only costs a revalidation, a false hit can pin a stale file in caches
-/// for a year.
-pub fn is_fingerprinted(path: &str) -> bool {
-    crate::model::dictionary::logical_name(path).is_some()
-}
+pub use crate::model::dictionary::is_fingerprinted;
 
 /// Manifests built from a few literals, for the unit tests of the server
 /// configurations (nginx, Caddy).
