@@ -86,6 +86,9 @@ pub struct Config {
     /// Run only shard K of N of the jobs and write a partial manifest beside
     /// the manifest, for `precompress merge` (default none: the whole run).
     pub shard: Option<crate::run::shard::Shard>,
+    /// The URL path DIR is served at, `/`-anchored and ending in `/` (default
+    /// `/`): dictionary patterns start with it, and the manifest records it.
+    pub base: String,
 }
 
 impl Config {
@@ -110,6 +113,7 @@ impl Config {
             delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
             shard: None,
+            base: crate::model::path::ROOT_BASE.to_string(),
         }
     }
 
@@ -201,6 +205,11 @@ impl Config {
         }
         if self.codecs.is_empty() {
             return Err(bad("formats", "no coding asked for".into()));
+        }
+        match crate::model::path::normalize_base(&self.base) {
+            Ok(b) if b == self.base => {}
+            Ok(b) => return Err(bad("base", format!("{:?} is written {b:?}", self.base))),
+            Err(e) => return Err(crate::Error::Config(e)),
         }
         Ok(())
     }

@@ -76,18 +76,26 @@ fn main() -> ExitCode {
         Some(Command::Merge(args)) => merge(args),
         Some(Command::Tune(args)) => tune(args),
         Some(Command::Serve(args)) => serve(args),
-        Some(Command::NginxMap(args)) => {
-            server_map("nginx-map", &args.dir, args.manifest.as_deref(), |i| {
+        Some(Command::NginxMap(args)) => server_map(
+            "nginx-map",
+            &args.dir,
+            args.manifest.as_deref(),
+            args.base.as_deref(),
+            |i| {
                 let m = precompressor::serve::nginx::render(i);
                 (m.config, m.skipped)
-            })
-        }
-        Some(Command::CaddyMap(args)) => {
-            server_map("caddy-map", &args.dir, args.manifest.as_deref(), |i| {
+            },
+        ),
+        Some(Command::CaddyMap(args)) => server_map(
+            "caddy-map",
+            &args.dir,
+            args.manifest.as_deref(),
+            args.base.as_deref(),
+            |i| {
                 let m = precompressor::serve::caddy::render(i);
                 (m.config, m.skipped)
-            })
-        }
+            },
+        ),
     };
     ExitCode::from(code)
 }
@@ -197,6 +205,7 @@ fn serve(args: cli::args::ServeArgs) -> u8 {
         root: args.dir,
         manifest: args.manifest,
         addr: args.addr,
+        base: args.base,
     };
     match run(&opts) {
         Ok(()) => exit::SUCCESS,
@@ -216,6 +225,7 @@ fn server_map(
     name: &str,
     dir: &std::path::Path,
     manifest: Option<&std::path::Path>,
+    base: Option<&str>,
     render: impl Fn(&precompressor::serve::Index) -> (String, Vec<String>),
 ) -> u8 {
     if !dir.is_dir() {
@@ -223,13 +233,19 @@ fn server_map(
         return exit::USAGE;
     }
     // `load`, as `serve` does: a source rebuilt since the run gets no deltas.
-    let index = match precompressor::serve::Index::load(dir, manifest) {
+    let mut index = match precompressor::serve::Index::load(dir, manifest) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("precompress: error: {e}");
             return exit::FAILURE;
         }
     };
+    if let Some(b) = base {
+        if let Some(w) = precompressor::serve::base_mismatch(&index, b) {
+            eprintln!("precompress: warning: {name}: {w}");
+        }
+        index.set_base(b);
+    }
     let (config, skipped) = render(&index);
     for s in &skipped {
         eprintln!("precompress: warning: {name}: skipped {s}");

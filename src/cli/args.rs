@@ -92,28 +92,40 @@ pub struct ServeArgs {
     /// The manifest [default: DIR/precompress-manifest.json].
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
+
+    /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
+    #[arg(long, value_name = "PATH", value_parser = parse_base)]
+    pub base: Option<String>,
 }
 
 /// Options of `precompress nginx-map`.
 #[derive(Debug, Args)]
 pub struct NginxMapArgs {
-    /// The folder precompress ran on, served at the origin's root.
+    /// The folder precompress ran on.
     pub dir: PathBuf,
 
     /// The manifest [default: DIR/precompress-manifest.json].
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
+
+    /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
+    #[arg(long, value_name = "PATH", value_parser = parse_base)]
+    pub base: Option<String>,
 }
 
 /// Options of `precompress caddy-map`.
 #[derive(Debug, Args)]
 pub struct CaddyMapArgs {
-    /// The folder precompress ran on, served at the origin's root.
+    /// The folder precompress ran on.
     pub dir: PathBuf,
 
     /// The manifest [default: DIR/precompress-manifest.json].
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
+
+    /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
+    #[arg(long, value_name = "PATH", value_parser = parse_base)]
+    pub base: Option<String>,
 }
 
 /// Options of `precompress merge`.
@@ -284,6 +296,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_use_as_dictionary: bool,
 
+    /// The URL path DIR is served at, as Vite's `base` (e.g. /app/): dictionary patterns and the manifest's URLs start with it [default: /].
+    #[arg(long, value_name = "PATH", value_parser = parse_base)]
+    pub base: Option<String>,
+
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -381,7 +397,15 @@ impl RunArgs {
             d
         };
         c.use_as_dictionary = !self.no_use_as_dictionary;
+        if let Some(b) = &self.base {
+            c.base = b.clone();
+        }
         c.shard = self.shard;
         c
     }
+}
+
+/// `--base`: a `/`-anchored path, normalized to end in `/`.
+pub fn parse_base(s: &str) -> Result<String, String> {
+    precompressor::model::path::normalize_base(s)
 }

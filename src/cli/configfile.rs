@@ -62,6 +62,8 @@ pub struct FileConfig {
     pub delta_formats: Option<Vec<String>>,
     /// `false` as `--no-use-as-dictionary`.
     pub use_as_dictionary: Option<bool>,
+    /// As `--base`: the URL path DIR is served at.
+    pub base: Option<String>,
     /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
     pub budget: Option<BTreeMap<String, toml::Value>>,
 }
@@ -168,6 +170,9 @@ impl FileConfig {
         }
         if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
             args.no_use_as_dictionary = !u;
+        }
+        if let (Some(b), false) = (&self.base, explicit("base")) {
+            args.base = Some(crate::cli::args::parse_base(b).map_err(|e| bad("base", e))?);
         }
         let mut budgets = Vec::new();
         for (glob, v) in self.budget.iter().flatten() {

@@ -223,13 +223,14 @@ pub fn is_candidate(path: &str, size: u64) -> bool {
 /// The `Use-As-Dictionary` value for the asset at `path`, if it is a
 /// candidate: `match="/assets/index-*.js"`, with `match-dest=("style")` for a
 /// stylesheet (a script may run as a worker, whose destination differs). The
-/// pattern is absolute: DIR is served at the origin's root.
-pub fn use_as_dictionary(path: &str, size: u64) -> Option<String> {
+/// pattern is the URL path the browser sees: DIR served at `base` (normalized,
+/// [`crate::model::path::normalize_base`]).
+pub fn use_as_dictionary(path: &str, size: u64, base: &str) -> Option<String> {
     if !is_candidate(path, size) {
         return None;
     }
     let logical = logical_name(path)?;
-    let mut v = format!("match=\"/{logical}\"");
+    let mut v = format!("match=\"{}\"", crate::model::path::url_of(base, &logical));
     if crate::model::content::extension(path).as_deref() == Some("css") {
         v.push_str(", match-dest=(\"style\")");
     }
@@ -402,21 +403,42 @@ mod tests {
     #[test]
     fn dictionaries_are_fingerprinted_assets_of_a_useful_type_and_size() {
         assert_eq!(
-            use_as_dictionary("assets/index-D8fKq1nN.js", 50_000).as_deref(),
+            use_as_dictionary("assets/index-D8fKq1nN.js", 50_000, "/").as_deref(),
             Some("match=\"/assets/index-*.js\"")
         );
         assert_eq!(
-            use_as_dictionary("assets/index-BxYzAbCd.css", 5_000).as_deref(),
+            use_as_dictionary("assets/index-BxYzAbCd.css", 5_000, "/").as_deref(),
             Some("match=\"/assets/index-*.css\", match-dest=(\"style\")")
         );
-        assert_eq!(use_as_dictionary("assets/app.js", 50_000), None, "no hash");
-        assert_eq!(use_as_dictionary("assets/index-D8fKq1nN.js", 255), None);
-        assert!(use_as_dictionary("assets/index-D8fKq1nN.js", 256).is_some());
-        assert_eq!(use_as_dictionary("img/logo-D8fKq1nN.png", 50_000), None);
+        assert_eq!(
+            use_as_dictionary("assets/app.js", 50_000, "/"),
+            None,
+            "no hash"
+        );
+        assert_eq!(
+            use_as_dictionary("assets/index-D8fKq1nN.js", 255, "/"),
+            None
+        );
+        assert!(use_as_dictionary("assets/index-D8fKq1nN.js", 256, "/").is_some());
+        assert_eq!(
+            use_as_dictionary("img/logo-D8fKq1nN.png", 50_000, "/"),
+            None
+        );
         // URLPattern's special characters are never written into a pattern.
-        assert_eq!(use_as_dictionary("a (1)/index-D8fKq1nN.js", 50_000), None);
-        assert_eq!(use_as_dictionary("a:b/index-D8fKq1nN.js", 50_000), None);
-        assert_eq!(use_as_dictionary("é/index-D8fKq1nN.js", 50_000), None);
+        assert_eq!(
+            use_as_dictionary("a (1)/index-D8fKq1nN.js", 50_000, "/"),
+            None
+        );
+        assert_eq!(
+            use_as_dictionary("a:b/index-D8fKq1nN.js", 50_000, "/"),
+            None
+        );
+        assert_eq!(use_as_dictionary("é/index-D8fKq1nN.js", 50_000, "/"), None);
+        // Under a base path, the pattern is the URL the browser sees.
+        assert_eq!(
+            use_as_dictionary("assets/index-D8fKq1nN.js", 50_000, "/sub/").as_deref(),
+            Some("match=\"/sub/assets/index-*.js\"")
+        );
     }
 
     #[test]

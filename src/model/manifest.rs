@@ -26,6 +26,11 @@ pub const DEFAULT_NAME: &str = "precompress-manifest.json";
 /// working; a change that older readers would misread bumps [`VERSION`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The URL path DIR is served at, when not the origin's root: an asset's
+    /// URL is the base followed by its key (`/app/` + `assets/a.js`). Servers
+    /// and server configurations made from the manifest take it from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     /// Every asset under DIR, by path relative to DIR with `/` separators.
     pub files: BTreeMap<String, Asset>,
     /// `precompress <version>` that wrote it.
@@ -125,6 +130,7 @@ impl Manifest {
     /// An empty manifest stamped with this crate's version.
     pub fn new(settings: BTreeMap<String, String>) -> Self {
         Manifest {
+            base: None,
             version: VERSION,
             generator: format!("precompress {}", env!("CARGO_PKG_VERSION")),
             settings,

@@ -178,6 +178,7 @@ pub(crate) fn commit_entries(
     log: &mut Log,
 ) -> Manifest {
     let mut manifest = Manifest::new(env.settings.clone());
+    manifest.base = (env.cfg.base != crate::model::path::ROOT_BASE).then(|| env.cfg.base.clone());
     for (f, o) in files.iter().zip(outcomes) {
         if o.changed {
             // Variants written before the change was seen are of content that is
@@ -189,7 +190,7 @@ pub(crate) fn commit_entries(
         }
         let rel = &f.found.rel;
         let mark = (env.cfg.use_as_dictionary && env.filter.decide(rel, f.size).is_none())
-            .then(|| use_as_dictionary(rel, f.size))
+            .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))
             .flatten();
         let (asset, not_worth_keeping) = asset_entry(f, o, mark, raw);
         if !env.cfg.dry_run {

@@ -281,6 +281,7 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
     let files = union_assets(manifest, &partials)?;
     on_disk(root, manifest, &files)?;
     let mut out = Manifest::new(first.manifest.settings.clone());
+    out.base = first.manifest.base.clone();
     let mut removed = Vec::new();
     for (rel, mut a) in files {
         removed.extend(a.settle());
@@ -393,6 +394,8 @@ fn read_partials(manifest: &Path, found: Vec<(Shard, PathBuf)>) -> Result<Vec<(P
             Some("set of jobs")
         } else if part.manifest.settings != first.manifest.settings {
             Some("settings")
+        } else if part.manifest.base != first.manifest.base {
+            Some("base path")
         } else {
             None
         };

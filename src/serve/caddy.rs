@@ -131,13 +131,13 @@ struct Maps {
     paths: BTreeMap<String, PathOutputs>,
 }
 
-/// The snippet for the deltas and dictionaries of `index`, served at the
-/// origin's root, with how to use it in a comment on top.
+/// The snippet for the deltas and dictionaries of `index`, served at its
+/// base path (the manifest's `base`, or [`Index::set_base`]), with how to use it in a comment on top.
 pub fn render(index: &Index) -> CaddySnippet {
     let mut skipped = Vec::new();
     let maps = gather(index, &mut skipped);
     let mut out = String::new();
-    write_usage(&mut out, &skipped);
+    write_usage(&mut out, &skipped, index.base());
     write_snippet(&mut out, &maps);
     CaddySnippet {
         config: out,
@@ -210,7 +210,7 @@ fn delta_dictionaries(
 }
 
 /// The comment on top: how to import the snippet, and what was left out.
-fn write_usage(out: &mut String, skipped: &[String]) {
+fn write_usage(out: &mut String, skipped: &[String], base: &str) {
     let _ = writeln!(
         out,
         "# RFC 9842 deltas for Caddy 2.6, by precompress {} (`precompress caddy-map`).",
@@ -220,8 +220,8 @@ fn write_usage(out: &mut String, skipped: &[String]) {
         out,
         "# Import this file at the top of the Caddyfile, outside any site block\n\
          # (it defines the snippet {SNIPPET}), and import the snippet in the\n\
-         # site block (or handle) that serves the folder with root, at the\n\
-         # origin's root, in front of its file_server:\n\
+         # site block (or handle) that serves the folder at {base} (these\n\
+         # URLs start with it; no handle_path), in front of its file_server:\n\
          #\n\
          #     import /etc/caddy/precompress-deltas.caddy\n\
          #\n\

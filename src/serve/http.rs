@@ -55,6 +55,9 @@ pub struct ServeOptions {
     pub manifest: Option<PathBuf>,
     /// Where to listen (default `127.0.0.1:8080`, loopback only).
     pub addr: SocketAddr,
+    /// The URL path the folder is served at (default: the manifest's `base`,
+    /// else `/`); normalized ([`crate::model::path::normalize_base`]).
+    pub base: Option<String>,
 }
 
 /// Why the server could not start or stopped.
@@ -81,19 +84,28 @@ type ResBody = BoxBody<Bytes, io::Error>;
 type Step<T> = ControlFlow<Response<ResBody>, T>;
 
 struct Site {
-    /// Canonical, so `resolve` can compare prefixes.
-    root: PathBuf,
-    /// The manifest, watched for reruns.
+    /// The folder as given: resolved again whenever the manifest changes, so
+    /// `current -> release-2` swapped in by `ln -sfn` is served from then on.
+    given: PathBuf,
+    /// The manifest, watched for reruns (and, through a symlinked folder,
+    /// for swaps).
     manifest: PathBuf,
-    /// Its canonical path (where it would be, if missing), to refuse serving it.
-    manifest_canonical: PathBuf,
+    /// `--base`, over the manifest's.
+    base: Option<String>,
     loaded: RwLock<Arc<Loaded>>,
     /// Held by the one request that reloads the manifest.
     reloading: std::sync::Mutex<()>,
 }
 
-/// The index and what the files looked like when it was loaded.
+/// The index and what the files looked like when it was loaded. A request
+/// takes one and uses it throughout, so it never mixes two releases' files.
 struct Loaded {
+    /// The folder, canonical (so `resolve` can compare prefixes) as it was at
+    /// load: a swapped symlink gives the next load another.
+    root: PathBuf,
+    /// The manifest's canonical path (where it would be, if missing), to
+    /// refuse serving it.
+    manifest_canonical: PathBuf,
     index: Index,
     /// The manifest's stamp, `None` when there was none.
     stamp: Option<Stamp>,
@@ -138,14 +150,28 @@ fn stamp_of(path: &Path) -> Option<Stamp> {
 }
 
 impl Site {
-    /// Loads (or, with no manifest, an empty index) and stats what it lists.
-    fn load(root: &Path, manifest: &Path) -> Result<Loaded, crate::Error> {
+    /// Resolves the folder, loads (or, with no manifest, an empty index) and
+    /// stats what it lists.
+    fn load(given: &Path, manifest: &Path, base: Option<&str>) -> Result<Loaded, ServeError> {
+        let root = std::fs::canonicalize(given)
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or_else(|| ServeError::Root {
+                path: given.to_path_buf(),
+            })?;
         let stamp = stamp_of(manifest);
-        let index = if stamp.is_some() {
-            Index::load(root, Some(manifest))?
+        let mut index = if stamp.is_some() {
+            Index::load(&root, Some(manifest))?
         } else {
             Index::default()
         };
+        if let Some(b) = base {
+            if let Some(w) = super::base_mismatch(&index, b) {
+                eprintln!("precompress serve: warning: {w}");
+            }
+            index.set_base(b);
+        }
+        let root = &root;
         let mut files = HashMap::new();
         for (_, entry) in index.iter() {
             let deltas = entry.deltas.iter().map(|(_, r)| r);
@@ -159,6 +185,9 @@ impl Site {
             }
         }
         Ok(Loaded {
+            root: root.clone(),
+            manifest_canonical: std::fs::canonicalize(manifest)
+                .unwrap_or_else(|_| manifest.to_path_buf()),
             index,
             stamp,
             files,
@@ -171,7 +200,10 @@ impl Site {
     fn current(&self) -> Arc<Loaded> {
         let loaded = self.loaded.read().unwrap().clone();
         let now = stamp_of(&self.manifest);
-        if now == loaded.stamp {
+        // The folder resolved again too: a manifest named with --manifest
+        // outside a swapped symlink does not change with it.
+        let same_root = || std::fs::canonicalize(&self.given).is_ok_and(|r| r == loaded.root);
+        if now == loaded.stamp && same_root() {
             return loaded;
         }
         let Ok(_reloading) = self.reloading.try_lock() else {
@@ -179,15 +211,17 @@ impl Site {
         };
         // Another request may have reloaded while this one waited for the lock.
         let loaded = self.loaded.read().unwrap().clone();
-        if now == loaded.stamp {
+        if now == loaded.stamp && std::fs::canonicalize(&self.given).is_ok_and(|r| r == loaded.root)
+        {
             return loaded;
         }
-        let fresh = match Site::load(&self.root, &self.manifest) {
+        let fresh = match Site::load(&self.given, &self.manifest, self.base.as_deref()) {
             Ok(fresh) => {
                 eprintln!(
-                    "precompress serve: {} changed: reloaded, {} assets",
+                    "precompress serve: {} changed: reloaded, {} assets from {}",
                     self.manifest.display(),
-                    fresh.index.len()
+                    fresh.index.len(),
+                    fresh.root.display()
                 );
                 fresh
             }
@@ -195,6 +229,8 @@ impl Site {
                 // Not tried again until the manifest changes again.
                 eprintln!("precompress serve: warning: {e}; keeping the manifest loaded before");
                 Loaded {
+                    root: loaded.root.clone(),
+                    manifest_canonical: loaded.manifest_canonical.clone(),
                     index: loaded.index.clone(),
                     stamp: now,
                     files: loaded.files.clone(),
@@ -233,22 +269,27 @@ impl ServeManifest {
         root: impl AsRef<Path>,
         manifest: Option<&Path>,
     ) -> Result<ServeManifest, ServeError> {
+        ServeManifest::with_options(root, manifest, None)
+    }
+
+    /// Serves `root` from `manifest` (default `root/precompress-manifest.json`)
+    /// at URL path `base` (default the manifest's `base`, else `/`; normalized,
+    /// [`crate::model::path::normalize_base`]): a request outside it is a 404.
+    pub fn with_options(
+        root: impl AsRef<Path>,
+        manifest: Option<&Path>,
+        base: Option<&str>,
+    ) -> Result<ServeManifest, ServeError> {
         let given = root.as_ref();
-        let root = std::fs::canonicalize(given)
-            .ok()
-            .filter(|p| p.is_dir())
-            .ok_or_else(|| ServeError::Root {
-                path: given.to_path_buf(),
-            })?;
         let mpath = manifest
             .map(Path::to_path_buf)
             .unwrap_or_else(|| crate::model::manifest::default_path(given));
-        let loaded = Site::load(&root, &mpath)?;
+        let loaded = Site::load(given, &mpath, base)?;
         Ok(ServeManifest {
             site: Arc::new(Site {
-                root,
-                manifest_canonical: std::fs::canonicalize(&mpath).unwrap_or_else(|_| mpath.clone()),
+                given: given.to_path_buf(),
                 manifest: mpath,
+                base: base.map(str::to_string),
                 loaded: RwLock::new(Arc::new(loaded)),
                 reloading: std::sync::Mutex::new(()),
             }),
@@ -289,7 +330,8 @@ impl<B> tower_service::Service<Request<B>> for ServeManifest {
 /// Serves `opts.root` until Ctrl-C. Prints the URL on stdout, then one access-log
 /// line per request.
 pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
-    let service = ServeManifest::with_manifest(&opts.root, opts.manifest.as_deref())?;
+    let service =
+        ServeManifest::with_options(&opts.root, opts.manifest.as_deref(), opts.base.as_deref())?;
     if !service.has_manifest() {
         eprintln!(
             "precompress serve: warning: no manifest at {}; every file is served uncompressed \
@@ -307,6 +349,7 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
 
 async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeError> {
     let site = &service.site;
+    let loaded = site.current();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
@@ -314,14 +357,16 @@ async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeErro
     if !local.ip().is_loopback() {
         eprintln!(
             "precompress serve: warning: listening on {local}, not loopback: anyone who can reach it can read {}",
-            site.root.display()
+            loaded.root.display()
         );
     }
     println!(
-        "precompress serve: http://{local}/ ({}, {} assets in the manifest)",
-        site.root.display(),
-        site.current().index.len()
+        "precompress serve: http://{local}{} ({}, {} assets in the manifest)",
+        loaded.index.base(),
+        loaded.root.display(),
+        loaded.index.len()
     );
+    drop(loaded);
     let mut backoff = AcceptBackoff::default();
     loop {
         let (stream, peer) = tokio::select! {
@@ -439,17 +484,19 @@ async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
             return r;
         }
     };
-    let Target { key, resolved } = match target(site, req) {
+    // One load for the whole request: never two releases' files in one answer.
+    let loaded = site.current();
+    let Target { key, resolved } = match target(&loaded, req) {
         Continue(t) => t,
         Break(r) => return r,
     };
-    let planned = match negotiated(site, req.headers(), &key, resolved) {
+    let planned = match negotiated(&loaded, req.headers(), &key, resolved) {
         Continue(p) => p,
         Break(r) => return r,
     };
     let (file, headers, identity) = match planned {
         Some(p) => p,
-        None => match plain(site, &key).await {
+        None => match plain(&loaded, &key).await {
             Ok(p) => p,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return text(StatusCode::NOT_FOUND),
             Err(e) => {
@@ -471,8 +518,16 @@ struct Target {
 
 /// Which file the request's path names, or the response when it names none
 /// that is served: 400, 404, or the redirect that adds a folder's slash.
-fn target<B>(site: &Site, req: &Request<B>) -> Step<Target> {
-    let raw_path = req.uri().path();
+fn target<B>(site: &Loaded, req: &Request<B>) -> Step<Target> {
+    let full_path = req.uri().path();
+    // Under a base, `/app/x` is the folder's `x`; anything else is not ours.
+    let Some(raw_path) = crate::model::path::strip_base(site.index.base(), full_path) else {
+        return Break(text(StatusCode::NOT_FOUND));
+    };
+    if raw_path == "/" && !full_path.ends_with('/') {
+        // `/app` is the base's index, whose relative links need the slash.
+        return Break(redirect(format!("{full_path}/"), req));
+    }
     let rp = match parse_request_path(raw_path) {
         Ok(p) => p,
         Err(PathError::Hidden) => return Break(text(StatusCode::NOT_FOUND)),
@@ -488,15 +543,12 @@ fn target<B>(site: &Site, req: &Request<B>) -> Step<Target> {
         if !rp.trailing_slash && !key.is_empty() {
             // Relative links in the index page need the slash. One leading
             // slash: `//docs/` would be a protocol-relative URL, another host.
-            let mut location = format!("/{}/", raw_path.trim_start_matches('/'));
-            if let Some(q) = req.uri().query() {
-                location = format!("{location}?{q}");
-            }
-            let mut r = text(StatusCode::MOVED_PERMANENTLY);
-            if let Ok(v) = HeaderValue::from_str(&location) {
-                r.headers_mut().insert(header::LOCATION, v);
-            }
-            return Break(r);
+            let location = format!(
+                "{}{}/",
+                &site.index.base()[..site.index.base().len() - 1],
+                format_args!("/{}", raw_path.trim_start_matches('/'))
+            );
+            return Break(redirect(location, req));
         }
         let key = if key.is_empty() {
             "index.html".into()
@@ -530,12 +582,12 @@ fn target<B>(site: &Site, req: &Request<B>) -> Step<Target> {
 /// it picks is stale (sent uncompressed instead); the 406 when the client
 /// accepts nothing it has.
 fn negotiated(
-    site: &Site,
+    loaded: &Loaded,
     h: &HeaderMap,
     key: &str,
     resolved: Option<PathBuf>,
 ) -> Step<Option<(std::fs::File, Headers, bool)>> {
-    let loaded = site.current();
+    let site = loaded;
     let accept = accept_encoding(h);
     let dictionary = single_value(h, "available-dictionary");
     match loaded
@@ -547,7 +599,7 @@ fn negotiated(
             // Identity is the source itself: open_checked makes the same check.
             let source_ok = match r.coding {
                 None => Ok(()),
-                Some(_) => unchanged(site, &loaded, key),
+                Some(_) => unchanged(loaded, key),
             };
             // Identity is the file `target` resolved: not resolved again.
             let path = match (r.coding, resolved) {
@@ -558,7 +610,7 @@ fn negotiated(
             };
             let checked = source_ok
                 .and(path)
-                .and_then(|p| open_checked(&loaded, &p, &r.path, r.size));
+                .and_then(|p| open_checked(loaded, &p, &r.path, r.size));
             match checked {
                 Ok(file) => Continue(Some((file, sel.headers, r.coding.is_none()))),
                 Err(why) => {
@@ -593,7 +645,7 @@ fn accept_encoding(h: &HeaderMap) -> Option<String> {
 /// delta beside its asset (sent only through negotiation, with the asset's
 /// type and `Content-Encoding`), and the manifest (it lists every asset with
 /// its hash; a preview should not publish what production would not).
-fn internal(site: &Site, key: &str, found: &Path) -> bool {
+fn internal(site: &Loaded, key: &str, found: &Path) -> bool {
     let beside_its_asset = |src: &str| resolve(&site.root, src).is_some_and(|p| p.is_file());
     crate::model::content::variant_source(key).is_some_and(|(src, _)| beside_its_asset(src))
         || crate::model::dictionary::delta_source(key).is_some_and(|(src, _)| beside_its_asset(src))
@@ -613,9 +665,9 @@ fn single_value<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// The source of `key` still has the size and mtime it had when the index
 /// was loaded (when its content was checked against the manifest).
-fn unchanged(site: &Site, loaded: &Loaded, key: &str) -> Result<(), String> {
+fn unchanged(loaded: &Loaded, key: &str) -> Result<(), String> {
     let then = loaded.files.get(key);
-    match (then, stamp_of(&site.root.join(key))) {
+    match (then, stamp_of(&loaded.root.join(key))) {
         (Some(a), Some(b)) if *a == b => Ok(()),
         _ => Err(format!(
             "{key} changed after precompress ran (its variants would be stale)"
@@ -646,9 +698,22 @@ fn open_checked(
     Ok(file)
 }
 
+/// A 301 to `location` (the request's query kept), for a folder asked for
+/// without its slash.
+fn redirect<B>(mut location: String, req: &Request<B>) -> Response<ResBody> {
+    if let Some(q) = req.uri().query() {
+        location = format!("{location}?{q}");
+    }
+    let mut r = text(StatusCode::MOVED_PERMANENTLY);
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
 /// Headers for a file the manifest does not describe (or describes wrongly):
 /// uncompressed, a weak ETag from size and mtime, revalidate on every use.
-async fn plain(site: &Site, key: &str) -> io::Result<(std::fs::File, Headers, bool)> {
+async fn plain(site: &Loaded, key: &str) -> io::Result<(std::fs::File, Headers, bool)> {
     let path = resolve(&site.root, key).ok_or(io::ErrorKind::NotFound)?;
     let file = crate::fsutil::open_to_read(&path)?;
     let md = file.metadata()?;
@@ -1016,7 +1081,7 @@ impl Body for FileBody {
 
 impl fmt::Debug for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Site").field("root", &self.root).finish()
+        f.debug_struct("Site").field("root", &self.given).finish()
     }
 }
 

@@ -157,9 +157,20 @@ pub enum Selection<'a> {
 }
 
 /// The manifest, indexed by path and checked, loaded once per server.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Index {
     assets: HashMap<String, Entry>,
+    /// The URL path DIR is served at: the manifest's `base`, or `/`.
+    base: String,
+}
+
+impl Default for Index {
+    fn default() -> Index {
+        Index {
+            assets: HashMap::new(),
+            base: crate::model::path::ROOT_BASE.to_string(),
+        }
+    }
 }
 
 impl Index {
@@ -208,12 +219,35 @@ impl Index {
             path: origin.to_path_buf(),
             detail,
         };
+        let base = match m.base.as_deref() {
+            None => crate::model::path::ROOT_BASE.to_string(),
+            Some(b) => match crate::model::path::normalize_base(b) {
+                Ok(n) if n == b => n,
+                _ => return Err(bad(format!("base {b:?} is not a path like /app/"))),
+            },
+        };
         let mut assets = HashMap::with_capacity(m.files.len());
         for (key, asset) in m.files {
             let entry = entry_of(&key, asset).map_err(bad)?;
             assets.insert(key, entry);
         }
-        Ok(Index { assets })
+        Ok(Index { assets, base })
+    }
+
+    /// The URL path DIR is served at (`/app/`; `/` by default).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Serves under `base` (normalized, [`crate::model::path::normalize_base`])
+    /// instead of the manifest's.
+    pub fn set_base(&mut self, base: &str) {
+        self.base = base.to_string();
+    }
+
+    /// The URL path of the file at `key` (relative to DIR).
+    pub fn url(&self, key: &str) -> String {
+        crate::model::path::url_of(&self.base, key)
     }
 
     /// The asset at `key` (relative path, `/` separators).
@@ -368,7 +402,7 @@ pub(crate) fn config_assets<'a>(
     assets.sort_by_key(|(k, _)| *k);
     let mut out = Vec::with_capacity(assets.len());
     for (key, entry) in assets {
-        let uri = format!("/{key}");
+        let uri = index.url(key);
         if let Some(why) = unwritable(&uri) {
             if !entry.deltas.is_empty() || entry.use_as_dictionary.is_some() {
                 skipped.push(format!("{key}: {why}"));
@@ -533,6 +567,20 @@ fn is_strong_etag(s: &str) -> bool {
 }
 
 pub use crate::model::dictionary::is_fingerprinted;
+
+/// Why serving `index` under `base` loses its deltas, if it does: its
+/// dictionaries' patterns were written for the manifest's own base, and a
+/// browser offers a dictionary only for URLs its pattern matches.
+pub fn base_mismatch(index: &Index, base: &str) -> Option<String> {
+    let marked = index.iter().any(|(_, e)| e.use_as_dictionary.is_some());
+    (marked && index.base() != base).then(|| {
+        format!(
+            "the manifest was written for base {}, not {base}: its dictionary patterns match \
+             no URL under {base}, so browsers send no dictionary; run precompress with --base {base}",
+            index.base()
+        )
+    })
+}
 
 /// Manifests built from a few literals, for the unit tests of the server
 /// configurations (nginx, Caddy).

@@ -145,17 +145,17 @@ fn accepts(token: &str) -> String {
     format!("~*{}", super::accept_encoding_regex(token))
 }
 
-/// The map lines for the deltas and dictionaries of `index`, served at the
-/// origin's root, and the lines for the location in a comment on top.
+/// The map lines for the deltas and dictionaries of `index`, served at its
+/// base path (the manifest's `base`, or [`Index::set_base`]), and the lines for the location in a comment on top.
 pub fn render(index: &Index) -> NginxMaps {
     let mut skipped = Vec::new();
     let mut maps = Maps::new();
     for a in config_assets(index, unwritable, &mut skipped) {
         let by_dict = deltas_by_dictionary(&a, &mut skipped);
-        maps.add(&a, &by_dict);
+        maps.add(&a, &by_dict, index);
     }
     let mut out = String::new();
-    write_usage(&mut out, &skipped);
+    write_usage(&mut out, &skipped, index.base());
     write_maps(&mut out, maps.all());
     NginxMaps {
         config: out,
@@ -227,7 +227,7 @@ impl Maps {
     }
 
     /// Adds the entries of asset `a`, with `by_dict` the deltas the maps send for it.
-    fn add(&mut self, a: &ConfigAsset, by_dict: &ByDictionary) {
+    fn add(&mut self, a: &ConfigAsset, by_dict: &ByDictionary, index: &Index) {
         let (entry, uri, use_as) = (a.entry, &a.uri, a.use_as);
         for (hash, deltas) in by_dict {
             let dict = available_dictionary(hash);
@@ -242,11 +242,11 @@ impl Maps {
                     let exact = format!("{uri}\n{flags} {dict}");
                     self.key
                         .entries
-                        .insert(exact.clone(), format!("/{}\t{exact}", rep.path));
+                        .insert(exact.clone(), format!("{}\t{exact}", index.url(&rep.path)));
                 }
             }
             for (coding, rep) in deltas {
-                let p = format!("/{}", rep.path);
+                let p = index.url(&rep.path);
                 self.vary.entries.insert(p.clone(), VARY.into());
                 self.content_type
                     .entries
@@ -280,7 +280,7 @@ impl Maps {
 }
 
 /// The comment on top: the lines for the location, and what was left out.
-fn write_usage(out: &mut String, skipped: &[String]) {
+fn write_usage(out: &mut String, skipped: &[String], base: &str) {
     let _ = writeln!(
         out,
         "# RFC 9842 deltas for nginx, by precompress {} (`precompress nginx-map`).",
@@ -290,7 +290,11 @@ fn write_usage(out: &mut String, skipped: &[String]) {
         "# Include this file in http {} before any other map (nginx takes the two\n\
          # map_hash_* lines only there, and only once: if your config sets them, keep\n\
          # the larger values). Regenerate and reload on every deploy. In the location\n\
-         # that serves the folder (with root, at the origin's root), add:\n#\n",
+         # that serves the folder at ",
+    );
+    let _ = write!(
+        out,
+        "{base} (these URLs start with it: root, or alias under a base), add:\n#\n"
     );
     for line in LOCATION_LINES.lines() {
         let _ = writeln!(out, "#     {line}");

@@ -123,8 +123,9 @@ pub fn addr_in(line: &str) -> SocketAddr {
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("no URL in {line:?}"));
-    url.trim_start_matches("http://")
-        .trim_end_matches('/')
+    // The host and port, less the base path (`http://127.0.0.1:PORT/sub/`).
+    let host = url.trim_start_matches("http://");
+    host[..host.find('/').unwrap_or(host.len())]
         .parse()
         .unwrap()
 }

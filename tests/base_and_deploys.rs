@@ -1,0 +1,180 @@
+//! Deltas as deployed: a site served under a base path (`--base /sub/`, as
+//! every GitHub Pages project site is), and an atomic symlink deploy
+//! (`ln -sfn release-2 current`) under a running `precompress serve`. Before
+//! the fix the base was unknown (patterns matched `/assets/...` for files at
+//! `/sub/assets/...`, so Chromium never offered a dictionary), and the server
+//! kept serving release 1 after the swap.
+
+mod serve_util;
+
+use std::path::Path;
+
+#[allow(unused_imports)]
+use serve_util::*;
+
+fn run(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let mut all: Vec<&std::ffi::OsStr> = vec!["--no-config".as_ref(), "-q".as_ref()];
+    all.extend_from_slice(args);
+    precompress(&all)
+}
+
+fn ok(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "precompress failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_base_path_is_in_every_pattern_and_url_and_serve_answers_under_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (r1, r2, old_js, new_js) = two_releases(tmp.path());
+    ok(&run(&[r1.as_os_str(), "--base".as_ref(), "/sub".as_ref()]));
+    ok(&run(&[
+        r2.as_os_str(),
+        "--base".as_ref(),
+        "/sub/".as_ref(),
+        "--dictionary-from".as_ref(),
+        r1.as_os_str(),
+    ]));
+    let m = manifest(&r2);
+    assert_eq!(m["base"], "/sub/");
+    let asset = &m["files"][new_js];
+    assert_eq!(asset["use_as_dictionary"], "match=\"/sub/assets/app-*.js\"");
+    assert_eq!(asset["deltas"].as_array().unwrap().len(), 2, "{asset:#}");
+
+    let s = start_precompress(&r2, &[]);
+    let r = get(s.addr, &format!("/sub/{new_js}"), Some("br"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    assert_eq!(
+        r.header("use-as-dictionary"),
+        Some("match=\"/sub/assets/app-*.js\"")
+    );
+    // The delta a browser holding release 1 asks for, at the URL it sees.
+    let old = std::fs::read(r1.join(old_js)).unwrap();
+    let dict = available(&old);
+    let r = request(
+        s.addr,
+        "GET",
+        &format!("/sub/{new_js}"),
+        &[
+            ("Accept-Encoding", "br, dcb, dcz"),
+            ("Available-Dictionary", &dict),
+        ],
+    );
+    let coding = r.header("content-encoding").unwrap().to_string();
+    assert!(coding == "dcb" || coding == "dcz", "{coding}");
+    // Outside the base nothing is served; the base itself redirects to its slash.
+    assert_eq!(get(s.addr, &format!("/{new_js}"), Some("br")).status, 404);
+    let r = get(s.addr, "/sub", None);
+    assert_eq!((r.status, r.header("location")), (301, Some("/sub/")));
+    assert_eq!(get(s.addr, "/sub/", None).status, 200);
+    assert_eq!(get(s.addr, "/subway/", None).status, 404);
+
+    // The server maps take the base from the manifest; another base warns.
+    let out = precompress(&["nginx-map".as_ref(), r2.as_os_str()]);
+    ok(&out);
+    let conf = String::from_utf8_lossy(&out.stdout);
+    assert!(conf.contains(&format!("\"/sub/{new_js}\"")), "{conf}");
+    assert!(!conf.contains(&format!("\"/{new_js}\"")), "{conf}");
+    let out = precompress(&[
+        "caddy-map".as_ref(),
+        r2.as_os_str(),
+        "--base".as_ref(),
+        "/other/".as_ref(),
+    ]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("written for base /sub/") && err.contains("--base /other/"),
+        "{err}"
+    );
+}
+
+fn available(bytes: &[u8]) -> String {
+    let sha: [u8; 32] =
+        sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(bytes)).into();
+    precompressor::dictionary::available_dictionary(&sha)
+}
+
+#[test]
+fn a_base_that_is_not_a_path_from_the_root_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (r1, _, _, _) = two_releases(tmp.path());
+    for bad in ["sub/", "./", "/a b/"] {
+        let out = run(&[r1.as_os_str(), "--base".as_ref(), bad.as_ref()]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{bad:?}")), "{bad}: {err}");
+    }
+    assert!(!r1.join("precompress-manifest.json").exists());
+    // In precompress.toml too.
+    std::fs::write(r1.join("precompress.toml"), "base = \"app/\"\n").unwrap();
+    let out = precompress(&["-q".as_ref(), r1.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"app/\""));
+    std::fs::write(r1.join("precompress.toml"), "base = \"/app\"\n").unwrap();
+    ok(&precompress(&["-q".as_ref(), r1.as_os_str()]));
+    assert_eq!(manifest(&r1)["base"], "/app/");
+}
+
+/// `ln -sfn` is not atomic; a deploy makes the new link beside and renames it.
+fn swap_link(link: &Path, to: &Path) {
+    let tmp = link.with_extension("new");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(to, &tmp).unwrap();
+    std::fs::rename(&tmp, link).unwrap();
+}
+
+#[test]
+fn serve_follows_a_swapped_symlink_to_the_next_release_and_its_deltas() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (r1, r2, old_js, new_js) = two_releases(tmp.path());
+    ok(&run(&[r1.as_os_str()]));
+    ok(&run(&[
+        r2.as_os_str(),
+        "--dictionary-from".as_ref(),
+        r1.as_os_str(),
+    ]));
+    let current = tmp.path().join("current");
+    std::os::unix::fs::symlink(&r1, &current).unwrap();
+    let s = start_precompress(&current, &[]);
+    assert_eq!(get(s.addr, &format!("/{old_js}"), Some("br")).status, 200);
+    assert_eq!(get(s.addr, &format!("/{new_js}"), Some("br")).status, 404);
+    let first = get(s.addr, "/", None);
+    assert!(String::from_utf8_lossy(&first.body).contains("release 1"));
+
+    swap_link(&current, &r2);
+    let r = get(s.addr, "/", None);
+    assert!(
+        String::from_utf8_lossy(&r.body).contains("release 2"),
+        "still release 1"
+    );
+    let r = get(s.addr, &format!("/{new_js}"), Some("br"));
+    assert_eq!((r.status, r.header("content-encoding")), (200, Some("br")));
+    assert!(decode("br", &r.body) == std::fs::read(r2.join(new_js)).unwrap());
+    assert_eq!(get(s.addr, &format!("/{old_js}"), Some("br")).status, 404);
+    let old = std::fs::read(r1.join(old_js)).unwrap();
+    let dict = available(&old);
+    let r = request(
+        s.addr,
+        "GET",
+        &format!("/{new_js}"),
+        &[
+            ("Accept-Encoding", "br, dcb, dcz"),
+            ("Available-Dictionary", &dict),
+        ],
+    );
+    let coding = r.header("content-encoding").unwrap_or("-").to_string();
+    assert!(
+        coding == "dcb" || coding == "dcz",
+        "no delta after the swap: {coding}"
+    );
+
+    // And back: a rollback is a swap too.
+    swap_link(&current, &r1);
+    assert_eq!(get(s.addr, &format!("/{old_js}"), Some("br")).status, 200);
+    assert_eq!(get(s.addr, &format!("/{new_js}"), Some("br")).status, 404);
+}
