@@ -166,7 +166,9 @@ pub struct Options {
     /// Earlier releases: each delta whose dictionary one of them holds is
     /// decoded and compared with its source.
     pub dictionary_from: Vec<PathBuf>,
-    /// The run's `--cache-dir`: inside DIR, it is not part of the site.
+    /// The run's `--cache-dir`: inside DIR, it is not part of the site; its
+    /// release store holds the dictionaries of deltas made without
+    /// `--dictionary-from`, which are decoded too.
     pub cache_dir: Option<PathBuf>,
 }
 
@@ -206,7 +208,7 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
     );
     let mut problems = walk_problems(&tree);
     let safe_files = safe_assets(&manifest, &mut problems);
-    let counts = check_listed(root, &safe_files, &options.dictionary_from, &mut problems);
+    let counts = check_listed(root, &safe_files, options, &mut problems);
     problems.extend(unlisted_deltas(&manifest, &tree));
     let listed = listed_variants(&manifest);
     problems.extend(unlisted_files(&manifest, &listed, &tree));
@@ -315,14 +317,22 @@ struct Counts {
 fn check_listed(
     root: &Path,
     safe_files: &[(&String, &Asset)],
-    dictionary_from: &[PathBuf],
+    options: &Options,
     problems: &mut Vec<Problem>,
 ) -> Counts {
+    let store = options
+        .cache_dir
+        .as_deref()
+        .map(crate::run::store::Store::new);
+    let dictionaries = Dictionaries {
+        folders: &options.dictionary_from,
+        store: store.as_ref(),
+    };
     let per_asset: Vec<(Vec<Problem>, u64, (u64, u64))> = safe_files
         .par_iter()
         .map_init(Decoders::default, |dec, &(rel, asset)| {
             let (mut p, n) = check_asset(root, rel, asset, dec);
-            let d = check_deltas(root, rel, asset, dictionary_from, &mut p);
+            let d = check_deltas(root, rel, asset, &dictionaries, &mut p);
             (p, n, d)
         })
         .collect();
@@ -433,11 +443,39 @@ fn decodes_to(
 
 /// Checks the deltas of the asset at `rel` into `out`; returns how many were
 /// checked and how many of those decoded with their dictionary.
+/// Where the dictionaries of deltas are looked for.
+struct Dictionaries<'a> {
+    /// `--dictionary-from` folders, by the delta's `dictionary_path`.
+    folders: &'a [PathBuf],
+    /// The release store, by the dictionary's hash.
+    store: Option<&'a crate::run::store::Store>,
+}
+
+impl Dictionaries<'_> {
+    /// The dictionary of SHA-256 `sha`, once at `path` in its release.
+    fn find(&self, path: &str, sha: &[u8; 32]) -> Option<Vec<u8>> {
+        let stored = self
+            .store
+            .map(|s| s.blob(&crate::model::dictionary::hex(sha)));
+        self.folders
+            .iter()
+            .map(|prev| prev.join(path))
+            .chain(stored)
+            .find_map(|p| {
+                let b = read_regular(&p, u64::MAX).ok()?;
+                let got: [u8; 32] =
+                    sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&b))
+                        .into();
+                (got == *sha).then_some(b)
+            })
+    }
+}
+
 fn check_deltas(
     root: &Path,
     rel: &str,
     asset: &Asset,
-    dictionary_from: &[PathBuf],
+    dictionaries: &Dictionaries,
     out: &mut Vec<Problem>,
 ) -> (u64, u64) {
     let (mut checked, mut decoded) = (0, 0);
@@ -500,13 +538,8 @@ fn check_deltas(
                 continue;
             }
         }
-        // The dictionary, if an earlier release given holds it unchanged.
-        let Some(dict) = dictionary_from.iter().find_map(|prev| {
-            let b = read_regular(&prev.join(&d.dictionary_path), u64::MAX).ok()?;
-            let sha: [u8; 32] =
-                sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&b)).into();
-            (sha == dict_sha).then_some(b)
-        }) else {
+        // The dictionary, if an earlier release given (or the store) holds it unchanged.
+        let Some(dict) = dictionaries.find(&d.dictionary_path, &dict_sha) else {
             continue;
         };
         if src.is_none() {

@@ -46,7 +46,10 @@ fn the_example_sites_manifest_matches_the_published_schema() {
     let m = manifest(&dir);
     let defs = &schema["$defs"];
     assert_eq!(keys(&m), required(&schema), "top-level keys");
-    assert_eq!(keys(&m), keys(&schema["properties"]));
+    // `base` is written only for a site served under one (the test below).
+    let mut top = keys(&m);
+    top.insert("base".into());
+    assert_eq!(top, keys(&schema["properties"]));
     assert_eq!(m["version"], schema["properties"]["version"]["const"]);
     let codings = strings(&defs["coding"]["enum"]);
     let reasons = strings(&defs["asset"]["properties"]["skipped"]["additionalProperties"]["enum"]);
@@ -106,11 +109,18 @@ fn deltas_and_dictionaries_match_the_published_schema() {
         .success();
     bin()
         .arg(&v2)
-        .args(["-q", "--no-config", "--dictionary-from"])
+        .args(["-q", "--no-config", "--base", "/app/", "--dictionary-from"])
         .arg(&v1)
         .assert()
         .success();
     let m = manifest(&v2);
+    let base = m["base"].as_str().unwrap();
+    let pattern = schema["properties"]["base"]["pattern"].as_str().unwrap();
+    assert_eq!((base, pattern), ("/app/", "^/([A-Za-z0-9._~-]+/)+$"));
+    assert_eq!(
+        m["files"]["app-5e6f7a8b.js"]["use_as_dictionary"],
+        "match=\"/app/app-*.js\""
+    );
     let a = &m["files"]["app-5e6f7a8b.js"];
     let mut want = required(&defs["asset"]);
     want.extend(["deltas".to_string(), "use_as_dictionary".to_string()]);
@@ -127,5 +137,5 @@ fn deltas_and_dictionaries_match_the_published_schema() {
         );
         assert!(is_hex(d["blake3"].as_str().unwrap(), 64));
     }
-    assert_eq!(a["use_as_dictionary"], "match=\"/app-*.js\"");
+    assert_eq!(a["use_as_dictionary"], "match=\"/app/app-*.js\"");
 }

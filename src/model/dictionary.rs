@@ -70,7 +70,7 @@ pub fn logical_name(path: &str) -> Option<String> {
         logical = stem.match_indices('-').find_map(|(i, _)| {
             let hash = &stem[i + 1..];
             let ok = i > 0
-                && ((hash.len() == 8 && base64url_hash(hash))
+                && ((hash.len() == 8 && (base64url_hash(hash) || base32_capitals(hash, ext)))
                     || (matches!(hash.len(), 16 | 20 | 32) && hex_hash(hash)));
             ok.then(|| format!("{}-*.{ext}", &stem[..i]))
         });
@@ -161,6 +161,13 @@ fn base64url_hash(hash: &str) -> bool {
     );
     let symbol = has(|b| *b == b'_' || *b == b'-');
     (upper && (lower || digit)) || (symbol && digit) || hex_hash(hash)
+}
+
+/// 8 capital letters after `-` in a script's or stylesheet's name: esbuild's
+/// and Angular's base32 hash with no digit (about 1 in 5 of them:
+/// `chunk-YTEQJRAJ.js`). Elsewhere capitals are a name (`logo-FACEBOOK.png`).
+fn base32_capitals(hash: &str, ext: &str) -> bool {
+    matches!(ext, "js" | "mjs" | "css") && hash.bytes().all(|b| b.is_ascii_uppercase())
 }
 
 /// [`base64url_hash`], less what reads as a word: after a `.`, a segment
@@ -357,6 +364,39 @@ mod tests {
             logical_name("assets/vendor-D8fKq1nN.js")
         );
         assert_eq!(pairing_key("assets/app.js"), "assets/app.js");
+    }
+
+    /// Every row of `fixtures/bundler-names.tsv`: names from real builds of
+    /// Vite, SvelteKit, Astro, Nuxt, Next.js (Turbopack and webpack), webpack,
+    /// Angular, Parcel, esbuild and Rspack.
+    #[test]
+    fn real_bundler_names_are_read_as_their_builds_mean_them() {
+        let table = include_str!("../../fixtures/bundler-names.tsv");
+        let mut tools = std::collections::BTreeSet::new();
+        let mut rows = 0;
+        for line in table
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
+            let [tool, path, want] = line.split('\t').collect::<Vec<_>>()[..] else {
+                panic!("bad row {line:?}");
+            };
+            let got = match (
+                logical_name(path),
+                is_hash_only(path),
+                is_fingerprinted(path),
+            ) {
+                (Some(l), _, true) => l,
+                (None, true, true) => "hash-only".into(),
+                (None, false, true) => "folder".into(),
+                (None, _, false) => "no".into(),
+                (Some(_), _, false) => unreachable!(),
+            };
+            assert_eq!(got, want, "{tool}: {path}");
+            tools.insert(tool.split(' ').next().unwrap());
+            rows += 1;
+        }
+        assert!(rows >= 90 && tools.len() >= 10, "{rows} rows, {tools:?}");
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub(crate) mod prior;
 pub(crate) mod releases;
 pub(crate) mod scan;
 pub mod shard;
+pub(crate) mod store;
 pub(crate) mod walk;
 
 use std::collections::{BTreeMap, HashSet};
@@ -109,7 +110,7 @@ pub(crate) fn walk_assets(cfg: &Config) -> crate::run::walk::Tree {
 
 /// The encoder settings string of each coding, as recorded in the manifest
 /// (`dcb` and `dcz` only when the run makes deltas).
-pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
+pub fn settings_of(cfg: &Config, deltas: bool) -> Result<BTreeMap<String, String>> {
     let mut settings = cfg
         .codecs
         .iter()
@@ -125,7 +126,7 @@ pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
             Ok((c.token().to_string(), s))
         })
         .collect::<Result<BTreeMap<_, _>>>()?;
-    if !cfg.dictionary_from.is_empty() {
+    if deltas {
         let enc = delta_encoder(cfg);
         for &c in &cfg.delta_codings {
             settings.insert(c.token().to_string(), enc.settings(c));
@@ -157,6 +158,8 @@ pub(crate) struct Env<'a> {
     pub(crate) manifest_path: PathBuf,
     pub(crate) settings: BTreeMap<String, String>,
     pub(crate) releases: Releases,
+    /// The release store in the cache folder, if one is used.
+    pub(crate) store: Option<crate::run::store::Store>,
     pub(crate) threads: usize,
     pub(crate) cache: Option<Cache>,
     pub(crate) pool: rayon::ThreadPool,
@@ -171,8 +174,13 @@ impl<'a> Env<'a> {
         cfg.validate()?;
         cfg.check_outputs()?;
         let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
-        let settings = settings_of(cfg)?;
-        let releases = Releases::open(&cfg.dictionary_from, root, warnings)?;
+        let mut releases = Releases::open(&cfg.dictionary_from, root, warnings)?;
+        // No folder given: the releases the store kept, if a cache is used.
+        let store = cfg.cache_dir.as_deref().map(crate::run::store::Store::new);
+        if let (Some(store), true) = (&store, cfg.dictionary_from.is_empty()) {
+            releases.add_stored(store, &store.releases(warnings));
+        }
+        let settings = settings_of(cfg, !releases.is_empty())?;
         let threads = cfg.worker_threads_with(releases.largest());
         let cache = cfg
             .cache_dir
@@ -190,6 +198,7 @@ impl<'a> Env<'a> {
             manifest_path: cfg.manifest_path(),
             settings,
             releases,
+            store,
             threads,
             cache,
             pool,
@@ -320,6 +329,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             &mut log.counts,
         );
     }
+    let whole = planned.sharded.is_none();
     write_outputs(
         &env,
         &manifest,
@@ -328,7 +338,30 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         &scanned.journals_read,
         &mut log,
     );
+    if whole {
+        record_release(&env, files, &mut log);
+    }
     Ok(report(&env, manifest, tree.passed, timings, started, log))
+}
+
+/// After a whole run with no error, this release's dictionary-worthy assets
+/// go to the release store, for the next runs' deltas. Not for a dry run, a
+/// shard (each has only its part), or a run with errors (a file it could not
+/// read would be missing from the release).
+fn record_release(env: &Env, files: &[Scanned], log: &mut Log) {
+    let Some(store) = &env.store else { return };
+    if env.cfg.dry_run || !log.errors.is_empty() {
+        return;
+    }
+    let assets: Vec<_> = files
+        .iter()
+        .filter(|f| {
+            env.filter.decide(&f.found.rel, f.size).is_none()
+                && crate::model::dictionary::is_candidate(&f.found.rel, f.size)
+        })
+        .map(|f| (f.found.rel.clone(), f.found.path.clone(), f.sha256_raw))
+        .collect();
+    store.record(&assets, &mut log.counts.warnings);
 }
 
 /// The walk stage: DIR's files as a run takes them; a killed run's

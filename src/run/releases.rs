@@ -47,6 +47,9 @@ pub struct OldFile {
     pub path: PathBuf,
     /// Size when listed.
     pub size: u64,
+    /// The SHA-256 it must have, when known before it is read (a release
+    /// store's blob is named by it): any other content is not used.
+    pub expect: Option<[u8; 32]>,
 }
 
 /// The dictionary files of the earlier releases, by pairing key.
@@ -124,10 +127,47 @@ impl Releases {
                         rel: f.rel,
                         path: f.path,
                         size: md.len(),
+                        expect: None,
                     });
             }
         }
         Ok(releases)
+    }
+
+    /// Adds the releases of the release store (oldest first), each as one
+    /// more earlier release: its dictionary-worthy assets read from their
+    /// blobs, each checked against the hash it is named by.
+    pub fn add_stored(
+        &mut self,
+        store: &crate::run::store::Store,
+        stored: &[crate::run::store::StoredRelease],
+    ) {
+        for r in stored {
+            let i = self.roots.len();
+            self.roots.push(
+                store
+                    .blob("")
+                    .with_file_name(format!("release-{}", &r.id[..16])),
+            );
+            for f in &r.files {
+                let Some(expect) = parse_hex32(&f.sha256) else {
+                    continue;
+                };
+                if !is_candidate(&f.rel, f.size) {
+                    continue;
+                }
+                self.by_key
+                    .entry(pairing_key(&f.rel))
+                    .or_default()
+                    .push(OldFile {
+                        release: i,
+                        rel: f.rel.clone(),
+                        path: store.blob(&f.sha256),
+                        size: f.size,
+                        expect: Some(expect),
+                    });
+            }
+        }
     }
 
     /// The size of the largest file listed as a dictionary (0 for none): a
@@ -271,7 +311,7 @@ pub fn choose<'a>(
     let mut bytes: Option<Vec<u8>> = None;
     let mut best: Option<(usize, &'a OldFile, [u8; 32])> = None;
     for f in files {
-        let l = match load(f, None) {
+        let l = match load(f, f.expect.as_ref()) {
             Ok(l) => l,
             Err(e) => {
                 warnings.push(format!("{e}: not used as a dictionary"));
@@ -294,6 +334,18 @@ pub fn choose<'a>(
         }
     }
     best.map(|(_, f, sha)| (f, sha))
+}
+
+/// 64 hex digits as 32 bytes.
+fn parse_hex32(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
 }
 
 /// The size of a fast zstd delta of `input` against `dict`.

@@ -178,3 +178,95 @@ fn serve_follows_a_swapped_symlink_to_the_next_release_and_its_deltas() {
     assert_eq!(get(s.addr, &format!("/{old_js}"), Some("br")).status, 200);
     assert_eq!(get(s.addr, &format!("/{new_js}"), Some("br")).status, 404);
 }
+
+/// Release `n` of `two_releases`' app, built into `dist` as Vite does: the
+/// folder emptied first.
+fn build_into(dist: &Path, tmp: &Path, n: usize) -> String {
+    let _ = std::fs::remove_dir_all(dist);
+    let (r1, r2, js1, js2) = two_releases(&tmp.join(format!("src-{n}")));
+    let (from, js) = if n == 1 { (r1, js1) } else { (r2, js2) };
+    copy_dir_for_tests(&from, dist);
+    if n == 3 {
+        // One more small change, under a new hash.
+        let body = std::fs::read_to_string(dist.join(js)).unwrap();
+        std::fs::remove_file(dist.join(js)).unwrap();
+        let js3 = "assets/app-9c8d7e6f.js";
+        std::fs::write(dist.join(js3), body.replace("widget 7'", "widget seven'")).unwrap();
+        return js3.to_string();
+    }
+    js.to_string()
+}
+
+#[test]
+fn the_release_store_gives_deltas_with_no_folder_kept_by_hand() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dist, cache) = (tmp.path().join("dist"), tmp.path().join("cache"));
+    let with_cache = |extra: &[&str]| {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            dist.as_os_str(),
+            "--cache-dir".as_ref(),
+            cache.as_os_str(),
+            "--json".as_ref(),
+        ];
+        args.extend(extra.iter().map(|s| std::ffi::OsStr::new(*s)));
+        let out = precompress(&[&["--no-config".as_ref()][..], &args].concat());
+        ok(&out);
+        out
+    };
+    let deltas_of = |js: &str| -> Vec<String> {
+        let m = manifest(&dist);
+        m["files"][js]["deltas"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|d| d["dictionary_path"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // The first release: nothing stored, a normal run.
+    let js1 = build_into(&dist, tmp.path(), 1);
+    with_cache(&[]);
+    assert!(deltas_of(&js1).is_empty());
+    // Release 2 into an emptied folder: deltas against release 1 from the store.
+    let js2 = build_into(&dist, tmp.path(), 2);
+    with_cache(&[]);
+    assert_eq!(
+        deltas_of(&js2),
+        vec![js1.clone(), js1.clone()],
+        "a dcb and a dcz"
+    );
+    // `check` decodes them with the store's copy (the cache given as a run gets it).
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("precompress"))
+        .args(["check", "--json"])
+        .arg(&dist)
+        .env("PRECOMPRESS_CACHE_DIR", &cache)
+        .output()
+        .unwrap();
+    ok(&out);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["deltas_decoded"], 2, "{report:#}");
+    // Release 3: deltas against both earlier releases, for a visitor of either.
+    let js3 = build_into(&dist, tmp.path(), 3);
+    with_cache(&[]);
+    let mut d = deltas_of(&js3);
+    d.sort();
+    d.dedup();
+    assert_eq!(d, vec![js1.clone(), js2.clone()]);
+    // A second run on the same build keeps what it made.
+    with_cache(&[]);
+    assert_eq!(deltas_of(&js3).len(), 4);
+
+    // A corrupt store is a warning and starts again; the run is a normal one.
+    let index = cache.join("releases/v1/index.json");
+    std::fs::write(&index, "{ corrupt").unwrap();
+    build_into(&dist, tmp.path(), 2);
+    let out = with_cache(&[]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = report["run"]["warnings"].to_string();
+    assert!(warnings.contains("started again"), "{warnings}");
+    assert!(deltas_of(&js2).is_empty());
+    let stored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&index).unwrap()).unwrap();
+    assert_eq!(stored["releases"].as_array().unwrap().len(), 1);
+}
