@@ -33,10 +33,12 @@ export interface PrecompressOptions {
   manifest?: true | string;
   /**
    * Cache encoder outputs here across builds (`--cache-dir`). Vite empties outDir on every
-   * build, so without a cache every build recompresses everything; e.g.
-   * `'node_modules/.cache/precompress'`. Default: `PRECOMPRESS_CACHE_DIR`, else no cache.
+   * build, so without a cache every build recompresses everything. The cache
+   * also keeps the last releases' assets, so each build gets deltas against
+   * them with no `dictionaryFrom`. `false`: no cache. Default:
+   * `PRECOMPRESS_CACHE_DIR`, else `'node_modules/.cache/precompress'`.
    */
-  cacheDir?: string;
+  cacheDir?: string | false;
   /** Earlier releases' build folders: changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */
   dictionaryFrom?: string | string[];
   /**

@@ -121,7 +121,8 @@ const VALIDATORS = {
     }
     return nonEmptyString('manifest', v);
   },
-  cacheDir: (v) => nonEmptyString('cacheDir', v),
+  // false: no cache (the Vite plugin's default is node_modules/.cache/precompress).
+  cacheDir: (v) => (v === false ? false : nonEmptyString('cacheDir', v)),
   dictionaryFrom: (v) => strings('dictionaryFrom', v),
   budgets(v) {
     if (v === undefined) return undefined;
@@ -187,6 +188,7 @@ export function runArgs(o, { dir, root, outDir }) {
   if (o.minSize !== undefined) args.push('--min-size', o.minSize);
   args.push(...manifestArgs(o, outDir));
   if (o.cacheDir) args.push('--cache-dir', path.resolve(root, o.cacheDir));
+  if (o.base) args.push('--base', o.base);
   args.push(...dictionaryArgs(o, root));
   for (const [glob, limit] of o.budgets ?? []) args.push(`--budget=${glob}=${limit}`);
   if (o.verbose) args.push('--verbose');

@@ -15,6 +15,21 @@ import { checkArgs, runArgs, validateOptions } from './options.js';
 
 const NAME = 'precompressor';
 
+/** Where the plugin keeps precompress's cache and release store by default. */
+export const DEFAULT_CACHE_DIR = 'node_modules/.cache/precompress';
+
+/**
+ * The URL path Vite serves the build at, for precompress's `--base`: `base`
+ * as given (`/app/`), the path of a full URL (`https://cdn.example.com/app/`
+ * is `/app/`), and none for a relative base (`./`, ''), whose URL is not
+ * known at build time (dictionary patterns then assume the origin's root).
+ */
+export function basePath(base) {
+  if (typeof base !== 'string' || base === '') return undefined;
+  if (/^https?:\/\//.test(base)) return new URL(base).pathname;
+  return base.startsWith('/') ? base : undefined;
+}
+
 /** The plugin; options are validated here, before Vite bundles anything. */
 export default function precompress(options) {
   const o = validateOptions(options);
@@ -59,7 +74,19 @@ export default function precompress(options) {
       bin ??= binary(root);
       const quiet = config.logLevel === 'silent' || config.logLevel === 'error' ? ['--quiet'] : [];
       const where = { dir, root, outDir };
-      await run(bin, [...runArgs(o, where), ...quiet], root);
+      // Vite empties outDir on every build: the cache keeps the encodings and
+      // the last releases, whose assets the next build's deltas are made against.
+      const opts = {
+        ...o,
+        cacheDir: o.cacheDir ?? (process.env.PRECOMPRESS_CACHE_DIR ? undefined : DEFAULT_CACHE_DIR),
+        base: basePath(config.base),
+      };
+      if (opts.base === undefined && config.base && config.base !== '/') {
+        config.logger.warn(
+          `[${NAME}] base ${JSON.stringify(config.base)} is relative: dictionary patterns assume the site is served at /`,
+        );
+      }
+      await run(bin, [...runArgs(opts, where), ...quiet], root);
       if (o.check) await run(bin, checkArgs(o, where), root);
     },
   };

@@ -35,7 +35,8 @@ const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\
 /** Runs the build hooks the way Vite does; `env` is Vite 6+'s this.environment. */
 async function build(options, { config = {}, env, error, closeError = error } = {}) {
   rmSync(log, { force: true });
-  const plugin = precompress({ binary: fake, ...options });
+  // No cache unless a test asks: the default one is tested on its own.
+  const plugin = precompress({ binary: fake, cacheDir: false, ...options });
   const resolved = { root, logLevel: 'info', ...config, build: { outDir: 'dist', write: true, ...config.build } };
   plugin.configResolved?.(resolved);
   plugin.buildStart?.call({});
@@ -56,6 +57,27 @@ test('the plugin object', () => {
 
 test('runs precompress on outDir, relative to root, in root', { skip }, async () => {
   assert.deepEqual(await build({ formats: ['br'] }), [`${root}|dist|--formats|br`]);
+});
+
+test('the default cache under node_modules/.cache, and Vite\'s base as --base', { skip }, async () => {
+  const cache = path.join(root, 'node_modules', '.cache', 'precompress');
+  const saved = process.env.PRECOMPRESS_CACHE_DIR;
+  delete process.env.PRECOMPRESS_CACHE_DIR;
+  try {
+    assert.deepEqual(await build({ cacheDir: undefined }), [`${root}|dist|--cache-dir|${cache}`]);
+    assert.deepEqual(await build({}, { config: { base: '/sub/' } }), [`${root}|dist|--base|/sub/`]);
+    assert.deepEqual(await build({}, { config: { base: 'https://cdn.example.com/app/' } }), [`${root}|dist|--base|/app/`]);
+    // A relative base is not known at build time: none passed, and a warning.
+    const warned = [];
+    const logger = { warn: (m) => warned.push(m), info() {}, error() {} };
+    assert.deepEqual(await build({}, { config: { base: './', logger } }), [`${root}|dist`]);
+    assert.match(warned.join('\n'), /base "\.\/" is relative/);
+    process.env.PRECOMPRESS_CACHE_DIR = '/elsewhere';
+    assert.deepEqual(await build({ cacheDir: undefined }), [`${root}|dist`], 'the variable is the binary\'s');
+  } finally {
+    if (saved === undefined) delete process.env.PRECOMPRESS_CACHE_DIR;
+    else process.env.PRECOMPRESS_CACHE_DIR = saved;
+  }
 });
 
 test('outDir outside root is passed absolute', { skip }, async () => {
