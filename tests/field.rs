@@ -270,3 +270,134 @@ fn the_release_store_gives_deltas_with_no_folder_kept_by_hand() {
         serde_json::from_slice(&std::fs::read(&index).unwrap()).unwrap();
     assert_eq!(stored["releases"].as_array().unwrap().len(), 1);
 }
+
+/// A SvelteKit-like release `n`: chunks named by their hash only, an entry
+/// that imports them, and a page. Release 2 changes a few lines of one chunk
+/// (so its name changes) and the entry's imports.
+fn hash_only_release(dir: &Path, n: usize) -> Vec<String> {
+    let _ = std::fs::remove_dir_all(dir);
+    let chunks = [
+        "_app/immutable/chunks/Bx7kQ2pA.js",
+        "_app/immutable/chunks/D4qLm9Zr.js",
+    ];
+    let changed = if n == 1 {
+        "_app/immutable/chunks/Cc3nT8vW.js"
+    } else {
+        "_app/immutable/chunks/Ek5yR1sU.js"
+    };
+    let mut names = Vec::new();
+    for (i, name) in chunks.iter().chain([&changed]).enumerate() {
+        let mut js = String::new();
+        for f in 0..120 {
+            let tweak = if i == 2 && n == 2 && f % 40 == 7 {
+                " + 2"
+            } else {
+                ""
+            };
+            // Varied text, as real code is: a hash per line.
+            let word = blake3::hash(format!("{i}-{f}").as_bytes()).to_hex()[..12].to_string();
+            js.push_str(&format!("export function c{i}_{f}(s) {{ return s.items.filter((x) => x.id > {f}{tweak}).map((x) => x.label + '{word}'); }}\n"));
+        }
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, js).unwrap();
+        names.push(name.to_string());
+    }
+    std::fs::write(
+        dir.join("index.html"),
+        format!(
+            "<!doctype html><title>r{n}</title><script type=module src=\"/{changed}\"></script>\n"
+        ),
+    )
+    .unwrap();
+    names
+}
+
+#[test]
+fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dist, cache) = (tmp.path().join("build"), tmp.path().join("cache"));
+    let run_cached = || {
+        ok(&run(&[
+            dist.as_os_str(),
+            "--cache-dir".as_ref(),
+            cache.as_os_str(),
+        ]))
+    };
+    hash_only_release(&dist, 1);
+    run_cached();
+    let m1 = manifest(&dist);
+    let d1 = m1["shared_dictionary"].as_str().unwrap().to_string();
+    assert!(
+        d1.starts_with("_app/immutable/chunks/precompress-dictionary-"),
+        "{d1}"
+    );
+    assert_eq!(
+        m1["files"][&d1]["use_as_dictionary"],
+        "match=\"/_app/immutable/chunks/*\""
+    );
+    // Members are not marked one by one: their common pattern would win.
+    assert!(m1["files"]["_app/immutable/chunks/Bx7kQ2pA.js"]["use_as_dictionary"].is_null());
+    let dict1 = std::fs::read(dist.join(&d1)).unwrap();
+
+    let names = hash_only_release(&dist, 2);
+    run_cached();
+    let m2 = manifest(&dist);
+    let d2 = m2["shared_dictionary"].as_str().unwrap().to_string();
+    assert_ne!(d1, d2);
+    assert!(
+        !dist.join(&d1).exists(),
+        "the old dictionary is not in the new release"
+    );
+    let want = available(&dict1);
+    // The changed chunk, under its new name, and the new dictionary itself
+    // come as deltas against the old dictionary the browser holds.
+    for key in [names[2].as_str(), d2.as_str()] {
+        let deltas = m2["files"][key]["deltas"].as_array().unwrap();
+        assert!(
+            deltas.iter().any(|d| d["dictionary"] == want.as_str()),
+            "{key}: {deltas:?}"
+        );
+        let smallest = deltas
+            .iter()
+            .map(|d| d["size"].as_u64().unwrap())
+            .min()
+            .unwrap();
+        let br = m2["files"][key]["encodings"][0]["size"].as_u64().unwrap();
+        assert!(smallest * 5 < br, "{key}: delta {smallest} B, br {br} B");
+    }
+    ok(
+        &std::process::Command::new(assert_cmd::cargo::cargo_bin("precompress"))
+            .arg("check")
+            .arg(&dist)
+            .env("PRECOMPRESS_CACHE_DIR", &cache)
+            .output()
+            .unwrap(),
+    );
+
+    // serve: the page links the dictionary; a browser holding the old one
+    // gets the chunk as a delta that decodes to it.
+    let s = start_precompress(&dist, &[]);
+    let page = get(s.addr, "/", Some("br"));
+    assert_eq!(
+        page.header("link"),
+        Some(format!("</{d2}>; rel=\"compression-dictionary\"").as_str())
+    );
+    let r = request(
+        s.addr,
+        "GET",
+        &format!("/{}", names[2]),
+        &[
+            ("Accept-Encoding", "br, dcb, dcz"),
+            ("Available-Dictionary", &want),
+        ],
+    );
+    let coding = r.header("content-encoding").unwrap_or("-").to_string();
+    assert!(coding == "dcb" || coding == "dcz", "{coding}");
+    let r = get(s.addr, &format!("/{d2}"), Some("br"));
+    assert_eq!(
+        r.header("use-as-dictionary"),
+        Some("match=\"/_app/immutable/chunks/*\"")
+    );
+    assert!(r.header("cache-control").unwrap().contains("immutable"));
+}

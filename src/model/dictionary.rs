@@ -217,9 +217,49 @@ fn pattern_safe(path: &str) -> bool {
         .all(|b| b.is_ascii_alphanumeric() || b"-_./~".contains(&b))
 }
 
+/// The start of a shared dictionary's file name; the rest is the first 16 hex
+/// digits of its content's blake3, then `.txt`. See `run::shared`.
+pub const SHARED_PREFIX: &str = "precompress-dictionary-";
+
+/// Where the shared dictionary whose content has blake3 `blake3_hex` goes:
+/// in `folder` (relative to DIR, `""` or ending in `/`).
+pub fn shared_dictionary_path(folder: &str, blake3_hex: &str) -> String {
+    format!("{folder}{SHARED_PREFIX}{}.txt", &blake3_hex[..16])
+}
+
+/// Whether `path` has the form of [`shared_dictionary_path`].
+pub fn is_shared_dictionary(path: &str) -> bool {
+    let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
+    name.strip_prefix(SHARED_PREFIX)
+        .and_then(|r| r.strip_suffix(".txt"))
+        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+}
+
+/// The folder of `path` with its `/` (`""` at DIR's top).
+pub fn folder_of(path: &str) -> &str {
+    path.rfind('/').map_or("", |i| &path[..=i])
+}
+
+/// The `Use-As-Dictionary` value of a shared dictionary in `folder` served
+/// under `base`: every URL under the folder, with no `match-dest`. Shorter
+/// than any per-file pattern there, so a browser holding an asset's own
+/// dictionary keeps offering that one (RFC 9842: the longest match wins).
+pub fn shared_use_as_dictionary(folder: &str, base: &str) -> Option<String> {
+    pattern_safe(folder).then(|| format!("match=\"{}*\"", crate::model::path::url_of(base, folder)))
+}
+
+/// The `Link` value an HTML response carries so a browser fetches the shared
+/// dictionary at `url` when idle.
+pub fn dictionary_link(url: &str) -> String {
+    format!("<{url}>; rel=\"compression-dictionary\"")
+}
+
 /// Whether the asset at `path` of `size` bytes is marked as a dictionary for
 /// its next versions (and so gets deltas against its earlier ones).
 pub fn is_candidate(path: &str, size: u64) -> bool {
+    if is_shared_dictionary(path) {
+        return true;
+    }
     size >= DICTIONARY_MIN_SIZE
         && pattern_safe(path)
         && crate::model::content::extension(path)
@@ -233,7 +273,7 @@ pub fn is_candidate(path: &str, size: u64) -> bool {
 /// pattern is the URL path the browser sees: DIR served at `base` (normalized,
 /// [`crate::model::path::normalize_base`]).
 pub fn use_as_dictionary(path: &str, size: u64, base: &str) -> Option<String> {
-    if !is_candidate(path, size) {
+    if !is_candidate(path, size) || is_shared_dictionary(path) {
         return None;
     }
     let logical = logical_name(path)?;

@@ -38,6 +38,11 @@ pub struct Manifest {
     /// Per coding token: the settings that decide its bytes. A later run redoes a
     /// coding whose settings changed.
     pub settings: BTreeMap<String, String>,
+    /// The shared dictionary of this release (`run::shared`), a key of
+    /// `files`: servers send HTML responses with a `Link` to it, so a browser
+    /// fetches it when idle. Absent when none was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_dictionary: Option<String>,
     /// Schema version, [`VERSION`].
     pub version: u32,
 }
@@ -131,6 +136,7 @@ impl Manifest {
     pub fn new(settings: BTreeMap<String, String>) -> Self {
         Manifest {
             base: None,
+            shared_dictionary: None,
             version: VERSION,
             generator: format!("precompress {}", env!("CARGO_PKG_VERSION")),
             settings,

@@ -175,10 +175,17 @@ pub(crate) fn commit_entries(
     outcomes: Vec<Outcome>,
     raw: bool,
     journaled: &HashSet<&str>,
+    shared: Option<&crate::run::shared::Shared>,
     log: &mut Log,
 ) -> Manifest {
     let mut manifest = Manifest::new(env.settings.clone());
     manifest.base = (env.cfg.base != crate::model::path::ROOT_BASE).then(|| env.cfg.base.clone());
+    // Members of the shared dictionary are not marked one by one: their
+    // patterns would be longer than its, and a browser would offer them.
+    let members: HashSet<&str> = shared
+        .iter()
+        .flat_map(|s| s.members.iter().map(String::as_str))
+        .collect();
     for (f, o) in files.iter().zip(outcomes) {
         if o.changed {
             // Variants written before the change was seen are of content that is
@@ -189,9 +196,16 @@ pub(crate) fn commit_entries(
             continue;
         }
         let rel = &f.found.rel;
-        let mark = (env.cfg.use_as_dictionary && env.filter.decide(rel, f.size).is_none())
-            .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))
-            .flatten();
+        let mark = match shared {
+            Some(s) if s.rel == *rel => {
+                manifest.shared_dictionary = Some(rel.clone());
+                crate::model::dictionary::shared_use_as_dictionary(&s.folder, &env.cfg.base)
+            }
+            _ if members.contains(rel.as_str()) => None,
+            _ => (env.cfg.use_as_dictionary && env.filter.takes_deltas(rel, f.size))
+                .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))
+                .flatten(),
+        };
         let (asset, not_worth_keeping) = asset_entry(f, o, mark, raw);
         if !env.cfg.dry_run {
             for p in &not_worth_keeping {

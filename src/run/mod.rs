@@ -33,6 +33,7 @@ pub(crate) mod prior;
 pub(crate) mod releases;
 pub(crate) mod scan;
 pub mod shard;
+pub(crate) mod shared;
 pub(crate) mod store;
 pub(crate) mod walk;
 
@@ -319,7 +320,15 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         &mut log,
     );
     let raw = planned.sharded.is_some();
-    let manifest = commit_entries(&env, files, planned.outcomes, raw, &journaled, &mut log);
+    let manifest = commit_entries(
+        &env,
+        files,
+        planned.outcomes,
+        raw,
+        &journaled,
+        scanned.shared.as_ref(),
+        &mut log,
+    );
     if planned.sharded.is_none() && !cfg.dry_run {
         unlisted_deltas_left(
             &manifest,
@@ -356,7 +365,7 @@ fn record_release(env: &Env, files: &[Scanned], log: &mut Log) {
     let assets: Vec<_> = files
         .iter()
         .filter(|f| {
-            env.filter.decide(&f.found.rel, f.size).is_none()
+            env.filter.takes_deltas(&f.found.rel, f.size)
                 && crate::model::dictionary::is_candidate(&f.found.rel, f.size)
         })
         .map(|f| (f.found.rel.clone(), f.found.path.clone(), f.sha256_raw))

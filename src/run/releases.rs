@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::fsutil::open_to_read;
-use crate::model::dictionary::{is_candidate, pairing_key};
+use crate::model::dictionary::{folder_of, is_candidate, is_shared_dictionary, pairing_key};
 use crate::model::manifest::Manifest;
 use crate::run::walk::walk;
 
@@ -58,6 +58,9 @@ pub struct Releases {
     /// The folders, as given.
     pub roots: Vec<PathBuf>,
     by_key: HashMap<String, Vec<OldFile>>,
+    /// Their shared dictionaries (`run::shared`), which serve every asset
+    /// under their folder.
+    shared: Vec<OldFile>,
 }
 
 /// Refuses a `--dictionary-from` folder that is missing, not a folder,
@@ -118,6 +121,15 @@ impl Releases {
                 if !is_candidate(&f.rel, md.len()) {
                     continue;
                 }
+                if is_shared_dictionary(&f.rel) {
+                    releases.shared.push(OldFile {
+                        release: i,
+                        rel: f.rel.clone(),
+                        path: f.path.clone(),
+                        size: md.len(),
+                        expect: None,
+                    });
+                }
                 releases
                     .by_key
                     .entry(pairing_key(&f.rel))
@@ -156,16 +168,20 @@ impl Releases {
                 if !is_candidate(&f.rel, f.size) {
                     continue;
                 }
+                let old = OldFile {
+                    release: i,
+                    rel: f.rel.clone(),
+                    path: store.blob(&f.sha256),
+                    size: f.size,
+                    expect: Some(expect),
+                };
+                if is_shared_dictionary(&f.rel) {
+                    self.shared.push(old.clone());
+                }
                 self.by_key
                     .entry(pairing_key(&f.rel))
                     .or_default()
-                    .push(OldFile {
-                        release: i,
-                        rel: f.rel.clone(),
-                        path: store.blob(&f.sha256),
-                        size: f.size,
-                        expect: Some(expect),
-                    });
+                    .push(old);
             }
         }
     }
@@ -204,6 +220,31 @@ impl Releases {
                     .then_with(|| a.rel.cmp(&b.rel))
             });
             g.truncate(POOL);
+        }
+        groups.retain(|g| !g.is_empty());
+        groups
+    }
+}
+
+impl Releases {
+    /// The shared dictionaries of the earlier releases that serve the asset
+    /// at `rel` (theirs is a folder it lies in), one per release, the
+    /// deepest folder first.
+    pub fn shared_for(&self, rel: &str) -> Vec<Vec<&OldFile>> {
+        let mut groups: Vec<Vec<&OldFile>> = vec![Vec::new(); self.roots.len()];
+        for f in &self.shared {
+            if rel.starts_with(folder_of(&f.rel)) && f.rel != rel {
+                groups[f.release].push(f);
+            }
+        }
+        for g in &mut groups {
+            g.sort_by(|a, b| {
+                b.rel
+                    .len()
+                    .cmp(&a.rel.len())
+                    .then_with(|| a.rel.cmp(&b.rel))
+            });
+            g.truncate(1);
         }
         groups.retain(|g| !g.is_empty());
         groups

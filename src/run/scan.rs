@@ -165,6 +165,7 @@ pub(crate) fn chosen_dictionaries(
     files: &[Scanned],
     filter: &Filter,
     releases: &Releases,
+    shared: &std::collections::HashSet<&str>,
     warnings: &mut Vec<String>,
 ) -> Vec<Chosen> {
     if releases.is_empty() {
@@ -172,7 +173,7 @@ pub(crate) fn chosen_dictionaries(
     }
     let per_file: Vec<(Chosen, Vec<String>)> = files
         .par_iter()
-        .map(|f| choose_dictionaries(f, filter, releases))
+        .map(|f| choose_dictionaries(f, filter, releases, shared.contains(f.found.rel.as_str())))
         .collect();
     per_file
         .into_iter()
@@ -327,20 +328,33 @@ impl Probe {
 /// [`releases::choose`] picks, each dictionary once. Only assets that are
 /// compressed and are dictionary candidates themselves get deltas (a browser
 /// holds only what was sent as a dictionary). With warnings for earlier files
-/// that could not be read.
+/// that could not be read. A member of the shared dictionary (`shared`), and
+/// the shared dictionary itself, get deltas against the earlier releases'
+/// shared dictionaries too: what a browser offers for them.
 pub(crate) fn choose_dictionaries(
     f: &Scanned,
     filter: &Filter,
     releases: &Releases,
+    shared: bool,
 ) -> (Chosen, Vec<String>) {
     let mut warnings = Vec::new();
     let mut chosen: Chosen = Vec::new();
     let rel = &f.found.rel;
-    if filter.decide(rel, f.size).is_some() || !is_candidate(rel, f.size) {
+    if !filter.takes_deltas(rel, f.size) || !(shared || is_candidate(rel, f.size)) {
         return (chosen, warnings);
     }
     let mut ends: Option<(Vec<u8>, Vec<u8>)> = None;
-    for group in releases.paired(rel, f.size) {
+    let groups = if shared {
+        releases.shared_for(rel)
+    } else {
+        Vec::new()
+    };
+    let paired = if is_candidate(rel, f.size) {
+        releases.paired(rel, f.size)
+    } else {
+        Vec::new()
+    };
+    for group in groups.into_iter().chain(paired) {
         let group = if group.len() > releases::MAX_TRIED {
             let (head, tail) = ends.get_or_insert_with(|| source_ends(f));
             releases::shortlist(group, head, tail)
@@ -386,6 +400,8 @@ pub(crate) struct ScanOut {
     pub(crate) journals_read: Vec<std::path::PathBuf>,
     /// Per source, its dictionaries in the earlier releases.
     pub(crate) chosen: Vec<Chosen>,
+    /// This release's shared dictionary, one of `files` (`run::shared`).
+    pub(crate) shared: Option<crate::run::shared::Shared>,
 }
 
 /// Variants and deltas on disk ([`ScanOut::on_disk`]) by path, as the plan
@@ -420,17 +436,99 @@ pub(crate) fn scan_stage(
         }
         _ => true,
     });
+    let shared = shared_stage(env, &mut files, log);
+    let members: std::collections::HashSet<&str> = shared
+        .iter()
+        .flat_map(|s| s.members.iter().map(String::as_str).chain([s.rel.as_str()]))
+        .collect();
     let warnings = &mut log.counts.warnings;
     let chosen = env
         .pool
-        .install(|| chosen_dictionaries(&files, &env.filter, &env.releases, warnings));
+        .install(|| chosen_dictionaries(&files, &env.filter, &env.releases, &members, warnings));
     ScanOut {
         files,
         on_disk,
         journaled,
         journals_read,
         chosen,
+        shared,
     }
+}
+
+/// This release's shared dictionary (`run::shared`): built from the scanned
+/// assets, written into DIR unless it is there already, and scanned as one
+/// more asset; the ones earlier runs wrote and this one does not make are
+/// removed (provably ours: named by the hash of content that starts with
+/// the marker). None without dictionaries (`--no-use-as-dictionary`) or in
+/// a dry run, which writes nothing.
+fn shared_stage(
+    env: &Env,
+    files: &mut Vec<Scanned>,
+    log: &mut Log,
+) -> Option<crate::run::shared::Shared> {
+    use crate::model::dictionary::is_shared_dictionary;
+    use crate::run::shared::{self, MAX_BYTES};
+    let read = |f: &Scanned| -> Option<Vec<u8>> {
+        f.content
+            .clone()
+            .or_else(|| crate::fsutil::read_regular(&f.found.path, MAX_BYTES * 2).ok())
+    };
+    // Ours from earlier runs are not sources of this one.
+    let mut earlier = Vec::new();
+    let mut i = 0;
+    while i < files.len() {
+        let f = &files[i];
+        if is_shared_dictionary(&f.found.rel)
+            && read(f).is_some_and(|b| shared::is_ours(&f.found.rel, &b))
+        {
+            earlier.push(files.remove(i));
+        } else {
+            i += 1;
+        }
+    }
+    let made = if env.cfg.use_as_dictionary && !env.cfg.dry_run {
+        let assets: Vec<(&str, u64)> = files
+            .iter()
+            .map(|f| (f.found.rel.as_str(), f.size))
+            .collect();
+        let passed: Vec<usize> = (0..files.len())
+            .filter(|&i| env.filter.takes_deltas(&files[i].found.rel, files[i].size))
+            .collect();
+        let sub: Vec<(&str, u64)> = passed.iter().map(|&i| assets[i]).collect();
+        shared::build(&sub, |j| read(&files[passed[j]]))
+    } else {
+        None
+    };
+    let mut keep = None;
+    for e in earlier {
+        match &made {
+            Some((s, _)) if s.rel == e.found.rel && keep.is_none() => keep = Some(e),
+            _ => log.remove(&e.found.path, &e.found.rel),
+        }
+    }
+    let (s, bytes) = made?;
+    let scanned = match keep {
+        Some(e) => e,
+        None => {
+            let path = env.root.join(&s.rel);
+            let written = crate::fsutil::write_atomic(&path, &bytes, None).and_then(|()| {
+                let found = Found {
+                    rel: s.rel.clone(),
+                    path,
+                };
+                scan(found, &env.filter, &AtomicU64::new(0))
+            });
+            match written {
+                Ok(f) => f,
+                Err(e) => {
+                    log.errors.push(e);
+                    return None;
+                }
+            }
+        }
+    };
+    files.push(scanned);
+    Some(s)
 }
 
 #[cfg(test)]

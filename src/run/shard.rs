@@ -282,6 +282,7 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
     on_disk(root, manifest, &files)?;
     let mut out = Manifest::new(first.manifest.settings.clone());
     out.base = first.manifest.base.clone();
+    out.shared_dictionary = first.manifest.shared_dictionary.clone();
     let mut removed = Vec::new();
     for (rel, mut a) in files {
         removed.extend(a.settle());
@@ -396,6 +397,8 @@ fn read_partials(manifest: &Path, found: Vec<(Shard, PathBuf)>) -> Result<Vec<(P
             Some("settings")
         } else if part.manifest.base != first.manifest.base {
             Some("base path")
+        } else if part.manifest.shared_dictionary != first.manifest.shared_dictionary {
+            Some("shared dictionary")
         } else {
             None
         };

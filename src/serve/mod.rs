@@ -123,6 +123,9 @@ pub struct Entry {
     pub last_modified: Option<SystemTime>,
     /// [`CACHE_IMMUTABLE`] or [`CACHE_REVALIDATE`].
     pub cache_control: &'static str,
+    /// The `Link` to the release's shared dictionary, on an HTML page's
+    /// responses (a browser fetches it when idle).
+    pub link: Option<String>,
 }
 
 /// Response headers, in the order they are best sent. Names are canonical case.
@@ -162,6 +165,8 @@ pub struct Index {
     assets: HashMap<String, Entry>,
     /// The URL path DIR is served at: the manifest's `base`, or `/`.
     base: String,
+    /// The manifest's `shared_dictionary`.
+    shared: Option<String>,
 }
 
 impl Default for Index {
@@ -169,6 +174,7 @@ impl Default for Index {
         Index {
             assets: HashMap::new(),
             base: crate::model::path::ROOT_BASE.to_string(),
+            shared: None,
         }
     }
 }
@@ -226,12 +232,37 @@ impl Index {
                 _ => return Err(bad(format!("base {b:?} is not a path like /app/"))),
             },
         };
+        let shared = m.shared_dictionary.clone();
+        if let Some(s) = &shared {
+            if !m.files.contains_key(s) {
+                return Err(bad(format!(
+                    "shared_dictionary {s:?} is not one of its files"
+                )));
+            }
+        }
         let mut assets = HashMap::with_capacity(m.files.len());
         for (key, asset) in m.files {
             let entry = entry_of(&key, asset).map_err(bad)?;
             assets.insert(key, entry);
         }
-        Ok(Index { assets, base })
+        let mut index = Index {
+            assets,
+            base,
+            shared: None,
+        };
+        index.set_link(shared.as_deref());
+        Ok(index)
+    }
+
+    /// Puts the `Link` to the shared dictionary at `key` on every HTML
+    /// entry (the URL under the current base).
+    fn set_link(&mut self, key: Option<&str>) {
+        let link = key.map(|k| crate::model::dictionary::dictionary_link(&self.url(k)));
+        for e in self.assets.values_mut() {
+            let html = e.content_type.starts_with("text/html");
+            e.link = link.clone().filter(|_| html);
+        }
+        self.shared = key.map(str::to_string);
     }
 
     /// The URL path DIR is served at (`/app/`; `/` by default).
@@ -243,6 +274,13 @@ impl Index {
     /// instead of the manifest's.
     pub fn set_base(&mut self, base: &str) {
         self.base = base.to_string();
+        let shared = self.shared.clone();
+        self.set_link(shared.as_deref());
+    }
+
+    /// The release's shared dictionary, if the manifest names one.
+    pub fn shared_dictionary(&self) -> Option<&str> {
+        self.shared.as_deref()
     }
 
     /// The URL path of the file at `key` (relative to DIR).
@@ -351,6 +389,9 @@ impl Entry {
         }
         if let Some(u) = &self.use_as_dictionary {
             headers.push(("Use-As-Dictionary", u.clone()));
+        }
+        if let Some(l) = &self.link {
+            headers.push(("Link", l.clone()));
         }
         Selection::Found(Selected {
             entry: self,
@@ -478,6 +519,7 @@ fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
         use_as_dictionary: asset.use_as_dictionary,
         last_modified: None,
         cache_control,
+        link: None,
     })
 }
 
