@@ -400,4 +400,52 @@ fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
         Some("match=\"/_app/immutable/chunks/*\"")
     );
     assert!(r.header("cache-control").unwrap().contains("immutable"));
+    drop(s);
+
+    // nginx and Caddy, configured by nginx-map and caddy-map, say the same.
+    let link = format!("</{d2}>; rel=\"compression-dictionary\"");
+    for generator in ["nginx-map", "caddy-map"] {
+        let out = precompress(&[generator.as_ref(), dist.as_os_str()]);
+        ok(&out);
+        let work = tmp.path().join(generator);
+        std::fs::create_dir_all(&work).unwrap();
+        let config = work.join("generated.conf");
+        std::fs::write(&config, &out.stdout).unwrap();
+        let server = if generator == "nginx-map" {
+            start_nginx_from(
+                "nginx-deltas.conf",
+                &dist,
+                &work,
+                &[("@MAPS@", config.to_str().unwrap())],
+            )
+        } else {
+            start_caddy_from(
+                "Caddyfile-deltas",
+                &dist,
+                &work,
+                &[("@SNIPPET@", config.to_str().unwrap())],
+            )
+        };
+        let page = get(server.addr, "/", Some("br"));
+        assert_eq!(page.header("link"), Some(link.as_str()), "{generator}: /");
+        let page = get(server.addr, "/index.html", Some("br"));
+        assert_eq!(
+            page.header("link"),
+            Some(link.as_str()),
+            "{generator}: /index.html"
+        );
+        let r = get(server.addr, &format!("/{}", names[0]), Some("br"));
+        assert_eq!(r.header("link"), None, "{generator}: a script gets no Link");
+        let r = request(
+            server.addr,
+            "GET",
+            &format!("/{}", names[2]),
+            &[
+                ("Accept-Encoding", "br, dcb, dcz"),
+                ("Available-Dictionary", &want),
+            ],
+        );
+        let coding = r.header("content-encoding").unwrap_or("-").to_string();
+        assert!(coding == "dcb" || coding == "dcz", "{generator}: {coding}");
+    }
 }

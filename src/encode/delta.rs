@@ -37,18 +37,23 @@ pub fn dcz_window_limit(dict_len: usize) -> u64 {
         .min(DCZ_WINDOW_CAP)
 }
 
-/// The window log a `dcz` frame is written with: one that covers the new file
-/// (a zstd dictionary stays reachable while the output is within the window),
-/// within [`dcz_window_limit`].
-fn dcz_window_log(input_len: usize, dict_len: usize) -> u32 {
+/// The window log a `dcz` frame is written with: one that covers `span`
+/// bytes (dictionary and file: a prefix stays reachable while it is within
+/// the window), within [`dcz_window_limit`].
+fn dcz_window_log(span: usize, dict_len: usize) -> u32 {
     let limit = dcz_window_limit(dict_len);
     let max_log = 63 - limit.leading_zeros(); // floor(log2(limit))
-    let needed = (input_len as u64)
-        .max(1)
-        .next_power_of_two()
-        .trailing_zeros();
+    let needed = (span as u64).max(1).next_power_of_two().trailing_zeros();
     needed.clamp(10, max_log)
 }
+
+/// From this much dictionary plus file on, `dcz` uses zstd's long-distance
+/// matcher, as `zstd --patch-from --long` does: the regular one at level 19
+/// misses most matches megabytes back. Measured (a 15.1 MB bundle against
+/// its 15.2 MB predecessor, level 19): 339,444 B without, 123,215 B with,
+/// in the same time; on echarts' 3.4 MB minor release (46,167 B) and smaller
+/// pairs it changed nothing, so below this it stays off.
+const LDM_MIN: usize = 8 << 20;
 
 /// Levels of the two delta encoders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +86,7 @@ impl DeltaEncoder {
                 self.levels.brotli_quality
             ),
             DeltaCoding::Dcz => format!(
-                "dcz (RFC 9842) by zstd {}; level {}; window fitted to the file, within max(8 MiB, 1.25 x dictionary)",
+                "dcz (RFC 9842) by zstd {}; level {}; window fitted to dictionary and file, within max(8 MiB, 1.25 x dictionary); long-distance matching from 8 MiB",
                 zstd::zstd_safe::version_string(),
                 self.levels.zstd_level
             ),
@@ -131,11 +136,17 @@ impl DeltaEncoder {
         let mut cctx = CCtx::create();
         cctx.set_parameter(CParameter::CompressionLevel(self.levels.zstd_level))
             .map_err(err)?;
+        // The window covers dictionary and file, so every byte of the
+        // dictionary stays reachable from anywhere in the file.
         cctx.set_parameter(CParameter::WindowLog(dcz_window_log(
-            input.len(),
+            input.len() + dict.len(),
             dict.len(),
         )))
         .map_err(err)?;
+        if input.len() + dict.len() >= LDM_MIN {
+            cctx.set_parameter(CParameter::EnableLongDistanceMatching(true))
+                .map_err(err)?;
+        }
         cctx.set_parameter(CParameter::ContentSizeFlag(true))
             .map_err(err)?;
         cctx.set_parameter(CParameter::ChecksumFlag(false))

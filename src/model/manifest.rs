@@ -144,6 +144,21 @@ impl Manifest {
         }
     }
 
+    /// Drops the settings of a delta coding no asset has a delta (or a
+    /// skipped one) of: a run that had earlier releases (the release store)
+    /// but nothing changed writes the manifest a run without them writes.
+    pub fn prune_delta_settings(&mut self) {
+        for c in crate::model::coding::DeltaCoding::ALL {
+            let used = self.files.values().any(|a| {
+                a.deltas.iter().any(|d| d.coding == c.token())
+                    || a.skipped_deltas.iter().any(|d| d.coding == c.token())
+            });
+            if !used {
+                self.settings.remove(c.token());
+            }
+        }
+    }
+
     /// Serializes with sorted keys and a final newline. Every struct here
     /// declares its fields in sorted order, so they are written straight from
     /// the structs (going through `Value` to sort them cost a tree of

@@ -222,6 +222,10 @@ pub(crate) fn commit_entries(
         }
         manifest.files.insert(rel.clone(), asset);
     }
+    // A shard's partial keeps them all: `merge` compares them, then prunes.
+    if !raw {
+        manifest.prune_delta_settings();
+    }
     manifest
 }
 

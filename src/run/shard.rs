@@ -288,6 +288,7 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
         removed.extend(a.settle());
         out.files.insert(rel, a);
     }
+    out.prune_delta_settings();
     out.write(manifest)?;
     for p in &removed {
         crate::fsutil::remove_if_exists(&root.join(p))?;

@@ -90,12 +90,14 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 	}
 	@pc_vary expression `{pc_vary} != "-"`
 	@pc_dictionary expression `{pc_use_as_dictionary} != "-"`
+	@pc_link expression `{pc_link} != "-"`
 	@pc_direct path_regexp \.[0-9a-f]{64}\.dc[bz]$
 
 	route {
 		error @pc_direct 404
 		header @pc_vary +Vary {pc_vary}
 		header @pc_dictionary Use-As-Dictionary {pc_use_as_dictionary}
+		header @pc_link Link {pc_link}
 		route @pc_delta {
 			header Content-Encoding {pc_coding}
 			header Content-Type {pc_type}
@@ -129,6 +131,10 @@ struct Maps {
     deltas: BTreeMap<String, String>,
     /// `{path}` -> its headers.
     paths: BTreeMap<String, PathOutputs>,
+    /// The URLs of the HTML pages, a folder's `index.html` by its folder too.
+    html: BTreeSet<String>,
+    /// The `Link` to the shared dictionary, if there is one.
+    link: Option<String>,
 }
 
 /// The snippet for the deltas and dictionaries of `index`, served at its
@@ -149,6 +155,20 @@ pub fn render(index: &Index) -> CaddySnippet {
 /// what is left out and why.
 fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
     let mut maps = Maps::default();
+    maps.link = index
+        .shared_dictionary()
+        .map(|k| crate::model::dictionary::dictionary_link(&index.url(k)))
+        .filter(|l| unwritable(l).is_none());
+    if maps.link.is_some() {
+        for (key, entry) in index.iter() {
+            if entry.content_type.starts_with("text/html") && unwritable(key).is_none() {
+                maps.html.insert(index.url(key));
+                if let Some(folder) = key.strip_suffix("index.html") {
+                    maps.html.insert(index.url(folder));
+                }
+            }
+        }
+    }
     for a in config_assets(index, unwritable, skipped) {
         let (k, entry, uri) = (a.key, a.entry, a.uri);
         let use_as = a.use_as.map(str::to_string);
@@ -281,6 +301,13 @@ fn write_snippet(out: &mut String, maps: &Maps) {
         out.push('\n');
     }
     out.push_str("\t\tdefault - - -\n\t}\n\n");
+    out.push_str("\t# The shared dictionary's Link, on every HTML page (and its folder's URL).\n\tmap {path} {pc_link} {\n");
+    for uri in &maps.html {
+        if let (Some(k), Some(l)) = (quote(uri), maps.link.as_deref().and_then(quote)) {
+            let _ = writeln!(out, "\t\t{k} {l}");
+        }
+    }
+    out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(&accept_maps());
     out.push_str(ROUTES);
     out.push_str("}\n");

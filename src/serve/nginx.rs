@@ -61,6 +61,7 @@ add_header Vary $pc_vary;
 add_header Use-As-Dictionary $pc_use_as_dictionary;
 add_header Content-Encoding $pc_content_encoding;
 add_header Content-Type $pc_content_type;
+add_header Link $pc_link;
 location ~ "\.[0-9a-f]{64}\.dc[bz]$" { internal; types { } default_type ""; }
 "#;
 
@@ -157,6 +158,7 @@ pub fn render(index: &Index) -> NginxMaps {
     let mut out = String::new();
     write_usage(&mut out, &skipped, index.base());
     write_maps(&mut out, maps.all());
+    write_link(&mut out, index);
     NginxMaps {
         config: out,
         skipped,
@@ -347,6 +349,24 @@ fn write_maps(out: &mut String, maps: [Map; 5]) {
     for m in &maps[1..] {
         m.write(out);
     }
+}
+
+/// `$pc_link`: the `Link` to the release's shared dictionary on every HTML
+/// response (by the type nginx sends, so folder URLs and `try_files` pages
+/// get it too); empty, so no header, when there is none.
+fn write_link(out: &mut String, index: &Index) {
+    let link = index
+        .shared_dictionary()
+        .map(|k| crate::model::dictionary::dictionary_link(&index.url(k)))
+        .filter(|l| unwritable(l).is_none());
+    let _ = writeln!(
+        out,
+        "\n# The shared dictionary's Link, on HTML responses.\nmap $sent_http_content_type $pc_link {{"
+    );
+    if let Some(l) = link {
+        let _ = writeln!(out, "    {} {};", quote("~^text/html"), quote(&l));
+    }
+    let _ = writeln!(out, "}}");
 }
 
 /// Why `s` cannot be written into a map value, if it cannot: nginx reads `$`
