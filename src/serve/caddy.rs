@@ -154,11 +154,13 @@ pub fn render(index: &Index) -> CaddySnippet {
 /// The maps' entries for every asset that can be written, and in `skipped`
 /// what is left out and why.
 fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
-    let mut maps = Maps::default();
-    maps.link = index
-        .shared_dictionary()
-        .map(|k| crate::model::dictionary::dictionary_link(&index.url(k)))
-        .filter(|l| unwritable(l).is_none());
+    let mut maps = Maps {
+        link: index
+            .shared_dictionary()
+            .map(|k| crate::model::dictionary::dictionary_link(&index.url(k)))
+            .filter(|l| unwritable(l).is_none()),
+        ..Maps::default()
+    };
     if maps.link.is_some() {
         for (key, entry) in index.iter() {
             if entry.content_type.starts_with("text/html") && unwritable(key).is_none() {
