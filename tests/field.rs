@@ -449,3 +449,25 @@ fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
         assert!(coding == "dcb" || coding == "dcz", "{generator}: {coding}");
     }
 }
+
+#[test]
+fn assets_no_delta_can_reach_are_named_with_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dist");
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    let js = "export const x = () => 'a line of a script';\n".repeat(40);
+    std::fs::write(dir.join("assets/a(1)-D8fKq1nN.js"), &js).unwrap();
+    std::fs::write(dir.join("assets/ok-D8fKq1nN.js"), &js).unwrap();
+    let out = precompress(&["--no-config".as_ref(), "--json".as_ref(), dir.as_os_str()]);
+    ok(&out);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = report["run"]["warnings"].to_string();
+    assert!(
+        w.contains("1 fingerprinted script(s)")
+            && w.contains(
+                "assets/a(1)-D8fKq1nN.js (its path holds characters a URL pattern reads specially)"
+            ),
+        "{w}"
+    );
+    assert!(!w.contains("assets/ok-"), "{w}");
+}

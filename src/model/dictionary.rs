@@ -212,7 +212,7 @@ pub fn pairing_key(path: &str) -> String {
 /// Characters a path may hold and still be written into a URL pattern as is:
 /// none of URLPattern's special characters (`: * ( ) { } ? + \`), nothing to
 /// percent-encode, nothing to escape in a structured-field string.
-fn pattern_safe(path: &str) -> bool {
+pub fn pattern_safe(path: &str) -> bool {
     path.bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-_./~".contains(&b))
 }

@@ -169,6 +169,29 @@ pub(crate) fn asset_entry(
 /// from it and is left to the next run; deltas not worth keeping are removed
 /// (unless adopted: precompress did not write them). `raw`: a shard's
 /// entries, whose deltas `merge` weighs.
+/// Why a fingerprinted script or stylesheet that is neither a dictionary nor
+/// in the shared one gets no deltas, if it is one such.
+fn no_delta_reason(
+    rel: &str,
+    size: u64,
+    filter: &crate::run::filter::Filter,
+) -> Option<&'static str> {
+    use crate::model::dictionary::{is_fingerprinted, DICTIONARY_MIN_SIZE};
+    let ext = crate::model::content::extension(rel)?;
+    if !matches!(ext.as_str(), "js" | "mjs" | "cjs" | "css") || !is_fingerprinted(rel) {
+        return None;
+    }
+    // What the user excluded, or too small to be worth it, is no news.
+    if !filter.takes_deltas(rel, size) || size < DICTIONARY_MIN_SIZE {
+        return None;
+    }
+    Some(if !crate::model::dictionary::pattern_safe(rel) {
+        "its path holds characters a URL pattern reads specially"
+    } else {
+        "no name of its own to pair releases by, and too few such bytes for a shared dictionary"
+    })
+}
+
 pub(crate) fn commit_entries(
     env: &Env,
     files: &[Scanned],
@@ -186,6 +209,7 @@ pub(crate) fn commit_entries(
         .iter()
         .flat_map(|s| s.members.iter().map(String::as_str))
         .collect();
+    let mut unreached = Vec::new();
     for (f, o) in files.iter().zip(outcomes) {
         if o.changed {
             // Variants written before the change was seen are of content that is
@@ -206,6 +230,11 @@ pub(crate) fn commit_entries(
                 .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))
                 .flatten(),
         };
+        if mark.is_none() && !members.contains(rel.as_str()) && env.cfg.use_as_dictionary {
+            if let Some(why) = no_delta_reason(rel, f.size, &env.filter) {
+                unreached.push(format!("{rel} ({why})"));
+            }
+        }
         let (asset, not_worth_keeping) = asset_entry(f, o, mark, raw);
         if !env.cfg.dry_run {
             for p in &not_worth_keeping {
@@ -221,6 +250,15 @@ pub(crate) fn commit_entries(
             }
         }
         manifest.files.insert(rel.clone(), asset);
+    }
+    if !unreached.is_empty() && !raw {
+        let n = unreached.len();
+        unreached.truncate(5);
+        log.counts.warnings.push(format!(
+            "{n} fingerprinted script(s) or stylesheet(s) a returning visitor fetches again get no deltas: {}{}",
+            unreached.join(", "),
+            if n > 5 { ", ..." } else { "" }
+        ));
     }
     // A shard's partial keeps them all: `merge` compares them, then prunes.
     if !raw {
