@@ -324,8 +324,11 @@ fn check_listed(
         .cache_dir
         .as_deref()
         .map(crate::run::store::Store::new);
+    let mut folders = options.dictionary_from.clone();
+    // A shared dictionary's members have deltas against the one beside them.
+    folders.push(root.to_path_buf());
     let dictionaries = Dictionaries {
-        folders: &options.dictionary_from,
+        folders: &folders,
         store: store.as_ref(),
     };
     let per_asset: Vec<(Vec<Problem>, u64, (u64, u64))> = safe_files

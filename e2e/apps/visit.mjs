@@ -25,7 +25,7 @@
 //              ("memory" | "disk" | "prefetch" | null), acceptEncoding,
 //              availableDictionary (request headers), contentEncoding,
 //              useAsDictionary, vary, contentType, encodedBytes (body bytes on
-//              the wire, request.sizes().responseBodySize), bodyBytes and
+//              the wire, request.sizes().responseBodySize; 0 for cache hits), bodyBytes and
 //              bodySha256 (hex, of the decoded body; null if unavailable)}
 // Exits 1 if a visit had errors, 2 on bad usage.
 // Chromium stores dictionaries only in secure contexts: use http://localhost:PORT.
@@ -157,13 +157,19 @@ async function visit(context, n) {
       await idle();
       release ??= await releaseText();
     }
-    pages.push({ url, finalUrl: page.url(), status: resp ? resp.status() : null, release });
+    // location.href, not page.url(): that can lag behind history.pushState.
+    const finalUrl = await page.evaluate(() => location.href).catch(() => page.url());
+    pages.push({ url, finalUrl, status: resp ? resp.status() : null, release });
   }
   await sleep(settleMs);
   await idle();
 
-  const responses = (await Promise.all(pending)).map(({ url, status, resourceType, ...rest }) =>
-    ({ url, status, resourceType, fromCache: takeCache(url), ...rest }));
+  const responses = (await Promise.all(pending)).map(({ url, status, resourceType, ...rest }) => {
+    const fromCache = takeCache(url);
+    // Nothing crossed the wire for a cache hit (Playwright's size goes negative).
+    if (fromCache || rest.encodedBytes < 0) rest.encodedBytes = 0;
+    return { url, status, resourceType, fromCache, ...rest };
+  });
   await page.close();
   return { visit: n, pages, errors, failed, responses };
 }

@@ -110,8 +110,9 @@ pub(crate) fn walk_assets(cfg: &Config) -> crate::run::walk::Tree {
 }
 
 /// The encoder settings string of each coding, as recorded in the manifest
-/// (`dcb` and `dcz` only when the run makes deltas).
-pub fn settings_of(cfg: &Config, deltas: bool) -> Result<BTreeMap<String, String>> {
+/// (`dcb` and `dcz` always: [`Manifest::prune_delta_settings`] drops them from a
+/// manifest with no delta of theirs).
+pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
     let mut settings = cfg
         .codecs
         .iter()
@@ -127,11 +128,11 @@ pub fn settings_of(cfg: &Config, deltas: bool) -> Result<BTreeMap<String, String
             Ok((c.token().to_string(), s))
         })
         .collect::<Result<BTreeMap<_, _>>>()?;
-    if deltas {
-        let enc = delta_encoder(cfg);
-        for &c in &cfg.delta_codings {
-            settings.insert(c.token().to_string(), enc.settings(c));
-        }
+    // Always: a shared dictionary's members get deltas against it even in a
+    // first release. The manifest keeps only those of codings it has deltas of.
+    let enc = delta_encoder(cfg);
+    for &c in &cfg.delta_codings {
+        settings.insert(c.token().to_string(), enc.settings(c));
     }
     Ok(settings)
 }
@@ -181,7 +182,7 @@ impl<'a> Env<'a> {
         if let (Some(store), true) = (&store, cfg.dictionary_from.is_empty()) {
             releases.add_stored(store, &store.releases(warnings));
         }
-        let settings = settings_of(cfg, !releases.is_empty())?;
+        let settings = settings_of(cfg)?;
         let threads = cfg.worker_threads_with(releases.largest());
         let cache = cfg
             .cache_dir

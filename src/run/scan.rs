@@ -344,13 +344,15 @@ pub(crate) fn choose_dictionaries(
         return (chosen, warnings);
     }
     let mut ends: Option<(Vec<u8>, Vec<u8>)> = None;
-    let groups = if shared {
-        releases.shared_for(rel)
+    let paired = if is_candidate(rel, f.size) {
+        releases.paired(rel, f.size)
     } else {
         Vec::new()
     };
-    let paired = if is_candidate(rel, f.size) {
-        releases.paired(rel, f.size)
+    // With no earlier file of its own (a new name, or a name that was a
+    // member before), what a browser offers is the shared dictionary.
+    let groups = if shared || paired.is_empty() {
+        releases.shared_for(rel)
     } else {
         Vec::new()
     };
@@ -442,9 +444,31 @@ pub(crate) fn scan_stage(
         .flat_map(|s| s.members.iter().map(String::as_str).chain([s.rel.as_str()]))
         .collect();
     let warnings = &mut log.counts.warnings;
-    let chosen = env
+    let mut chosen = env
         .pool
         .install(|| chosen_dictionaries(&files, &env.filter, &env.releases, &members, warnings));
+    // Members also get a delta against this release's own shared dictionary:
+    // a browser fetches it at idle, and from then on offers it for every
+    // chunk it loads (a lazy route, in this very visit or a later one).
+    if let Some(s) = &shared {
+        if let Some(d) = files.iter().find(|f| f.found.rel == s.rel) {
+            let own = OldFile {
+                release: usize::MAX,
+                rel: s.rel.clone(),
+                path: d.found.path.clone(),
+                size: d.size,
+                expect: Some(d.sha256_raw),
+            };
+            for (f, c) in files.iter().zip(chosen.iter_mut()) {
+                if f.found.rel != s.rel
+                    && members.contains(f.found.rel.as_str())
+                    && !c.iter().any(|(_, sha)| *sha == d.sha256_raw)
+                {
+                    c.push((own.clone(), d.sha256_raw));
+                }
+            }
+        }
+    }
     ScanOut {
         files,
         on_disk,

@@ -1,0 +1,152 @@
+// Deltas in the field: one framework app's two real releases (built by
+// e2e/apps/build.sh), precompressed as a user would (a cache folder, no
+// earlier release kept by hand), served by `precompress serve` from a
+// symlink that a deploy swaps, and visited by headless Chromium
+// (e2e/apps/visit.mjs): a returning visitor of release 1 and a first-time
+// visitor of release 2. Prints one JSON object (tests/field_browser.rs
+// asserts on it, bench/field.sh tabulates it).
+//
+//   node e2e/field.mjs APP WORK      (env PRECOMPRESS: the binary)
+//
+// WORK holds release-1 and release-2 (build.sh's output); field.mjs adds
+// cache/, live (the symlink) and copies it precompresses. Bytes are
+// encoded body bytes as Chromium counts them (request.sizes()), for the
+// scripts and stylesheets and the dictionaries the visit fetched.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const [app, work] = process.argv.slice(2);
+const bin = process.env.PRECOMPRESS;
+if (!app || !work || !bin) {
+  console.error('usage: PRECOMPRESS=BIN node e2e/field.mjs APP WORK');
+  process.exit(2);
+}
+
+// Where each app is served and which pages a visitor opens.
+const APPS = {
+  'vite-react': { base: '/app/', pages: ['/app/'] },
+  sveltekit: { base: '/', pages: ['/'] },
+  astro: { base: '/', pages: ['/', '/about/'] },
+  nuxt: { base: '/', pages: ['/'] },
+};
+const cfg = APPS[app];
+if (!cfg) throw new Error(`field.mjs: unknown app ${app}`);
+
+const run = (args) => {
+  // check decodes the deltas with the store's dictionaries: the cache, as the run had it.
+  const env = { ...process.env, PRECOMPRESS_CACHE_DIR: path.join(work, 'cache') };
+  const r = spawnSync(bin, args, { encoding: 'utf8', env });
+  if (r.status !== 0) throw new Error(`precompress ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
+  return r;
+};
+const sha256 = (b) => createHash('sha256').update(b).digest('hex');
+
+// Each release precompressed in a copy, with one cache: release 2's deltas
+// come from the release store that release 1's run filled.
+const cache = path.join(work, 'cache');
+rmSync(cache, { recursive: true, force: true });
+const deployed = [];
+for (const n of [1, 2]) {
+  const dir = path.join(work, `deploy-${n}`);
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(path.join(work, `release-${n}`), dir, { recursive: true });
+  const args = ['--no-config', '-q', dir, '--cache-dir', cache];
+  if (cfg.base !== '/') args.push('--base', cfg.base);
+  run(args);
+  run(['check', dir]);
+  deployed.push(dir);
+}
+const manifest2 = JSON.parse(readFileSync(path.join(deployed[1], 'precompress-manifest.json'), 'utf8'));
+
+const live = path.join(work, 'live');
+const point = (to) => {
+  const tmp = `${live}.new`;
+  rmSync(tmp, { force: true });
+  symlinkSync(to, tmp);
+  renameSync(tmp, live);
+};
+point(deployed[0]);
+
+// `precompress serve` on a free port; Chromium keeps dictionaries only in a
+// secure context, which http://localhost is.
+const server = spawn(bin, ['serve', live, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+let serverErr = '';
+server.stderr.on('data', (d) => (serverErr += d));
+const serverLines = createInterface({ input: server.stdout })[Symbol.asyncIterator]();
+const first = (await serverLines.next()).value ?? '';
+const port = /127\.0\.0\.1:(\d+)/.exec(first)?.[1];
+if (!port) throw new Error(`field.mjs: no address in ${first}: ${serverErr}`);
+(async () => {
+  for await (const _ of serverLines); // drain the access log
+})();
+const origin = `http://localhost:${port}`;
+
+// visit.mjs with its stdin ours: `between` runs after its first line.
+async function visits(between) {
+  const child = spawn('node', [path.join(here, 'apps', 'visit.mjs'), origin, ...cfg.pages], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const out = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const v1 = JSON.parse((await out.next()).value);
+  await between();
+  child.stdin.end('\n');
+  const v2 = JSON.parse((await out.next()).value);
+  await new Promise((r) => child.on('close', r));
+  return [v1, v2];
+}
+
+const isDictionary = (r) => r.url.includes('/precompress-dictionary-');
+const isCode = (r) => /javascript|text\/css/.test(r.contentType ?? '') && !isDictionary(r);
+const bytes = (rs) => rs.reduce((s, r) => s + (r.encodedBytes ?? 0), 0);
+
+// A returning visitor: release 1, then release 2 deployed by swapping the link.
+const [seen, returning] = await visits(async () => point(deployed[1]));
+// A first-time visitor of release 2: a fresh profile.
+const [fresh] = await visits(async () => {});
+server.kill();
+
+// What release 2 has on disk, by URL path.
+const fileOf = (url) => {
+  const p = decodeURIComponent(new URL(url).pathname);
+  const key = p.startsWith(cfg.base) ? p.slice(cfg.base.length) : null;
+  return key !== null && existsSync(path.join(deployed[1], key)) ? key : null;
+};
+const seenBodies = new Set(seen.responses.map((r) => r.bodySha256));
+const code2 = returning.responses.filter((r) => isCode(r) && r.status === 200 && r.fromCache === null);
+const changed = code2
+  .filter((r) => !seenBodies.has(r.bodySha256))
+  .map((r) => {
+    const key = fileOf(r.url);
+    const onDisk = key && sha256(readFileSync(path.join(deployed[1], key)));
+    return {
+      url: r.url,
+      contentEncoding: r.contentEncoding,
+      availableDictionary: r.availableDictionary,
+      encodedBytes: r.encodedBytes,
+      decodesToTheFile: onDisk === r.bodySha256,
+    };
+  });
+const freshCode = fresh.responses.filter((r) => isCode(r) && r.status === 200);
+const result = {
+  app,
+  base: cfg.base,
+  errors: [...seen.errors, ...returning.errors, ...fresh.errors],
+  failed: [...seen.failed, ...returning.failed, ...fresh.failed],
+  sharedDictionary: manifest2.shared_dictionary ?? null,
+  firstTime: { code: bytes(freshCode), dictionaries: bytes(fresh.responses.filter(isDictionary)) },
+  returning: {
+    code: bytes(code2),
+    dictionaries: bytes(returning.responses.filter(isDictionary)),
+    requests: code2.length,
+  },
+  changed,
+  pages: returning.pages,
+};
+result.returning.total = result.returning.code + result.returning.dictionaries;
+result.ratio = result.firstTime.code ? result.returning.total / result.firstTime.code : null;
+console.log(JSON.stringify(result, null, 2));
