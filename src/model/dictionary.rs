@@ -38,8 +38,8 @@ pub const DICTIONARY_MIN_SIZE: u64 = 256;
 /// The path with its content hash replaced by `*`, when its file name carries
 /// one beside a name: `name.HASH.ext`, also before a further suffix
 /// (`main.HASH.chunk.js`), and `name-HASH.ext`, where HASH is 8+ hex digits
-/// with a letter and a digit ([`hex_hash`]: webpack, Parcel, Next.js) or 8
-/// characters of `[A-Za-z0-9_-]` that read as a hash ([`base64url_hash`]:
+/// with a letter and a digit (`hex_hash`: webpack, Parcel, Next.js) or 8
+/// characters of `[A-Za-z0-9_-]` that read as a hash (`base64url_hash`:
 /// Vite, Rollup, esbuild, Angular after `-`; Astro, SvelteKit and Nuxt after
 /// `.`). A name that is only a hash (`_app/immutable/chunks/CxId8T4r.js`) has
 /// no logical name ([`is_hash_only`]). Conservative on purpose: a miss costs a
@@ -89,7 +89,7 @@ pub fn logical_name(path: &str) -> Option<String> {
 /// lower-case one and a digit (`FAVICON1.png` and `Settings.js` are names),
 /// or 16+ hex digits with a letter and a digit. About 3 in 10 real 8-character
 /// hashes lack one of the three and are missed; the frameworks that write
-/// such names put them in [`IMMUTABLE_FOLDERS`]. Such a name is
+/// such names put them in `IMMUTABLE_FOLDERS`. Such a name is
 /// fingerprinted, but has no logical name to pair releases by.
 pub fn is_hash_only(path: &str) -> bool {
     let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
@@ -111,7 +111,7 @@ fn mixed(s: &str) -> bool {
 /// `immutable` by its own adapters: SvelteKit's `_app/immutable/`, Next.js's
 /// `_next/static/`, Astro's `_astro/` and Nuxt's `_nuxt/` (less
 /// `_nuxt/builds/`, which holds the `latest.json` a client polls).
-const IMMUTABLE_FOLDERS: &[&str] = &["_app/immutable/", "_next/static/", "_astro/", "_nuxt/"];
+pub const IMMUTABLE_FOLDERS: &[&str] = &["_app/immutable/", "_next/static/", "_astro/", "_nuxt/"];
 
 /// Whether the asset at `path` lies in one of [`IMMUTABLE_FOLDERS`] (at DIR's
 /// top or below it, as under a base path).

@@ -110,7 +110,7 @@ pub(crate) fn walk_assets(cfg: &Config) -> crate::run::walk::Tree {
 }
 
 /// The encoder settings string of each coding, as recorded in the manifest
-/// (`dcb` and `dcz` always: [`Manifest::prune_delta_settings`] drops them from a
+/// (`dcb` and `dcz` always: [`crate::model::manifest::Manifest::prune_delta_settings`] drops them from a
 /// manifest with no delta of theirs).
 pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
     let mut settings = cfg
