@@ -30,9 +30,9 @@ if (!app || !work || !bin) {
 // Where each app is served and which pages a visitor opens.
 const APPS = {
   'vite-react': { base: '/app/', pages: ['/app/'] },
-  sveltekit: { base: '/', pages: ['/'] },
+  sveltekit: { base: '/', pages: ['/', '/about/'] },
   astro: { base: '/', pages: ['/', '/about/'] },
-  nuxt: { base: '/', pages: ['/'] },
+  nuxt: { base: '/', pages: ['/', '/about/'] },
 };
 const cfg = APPS[app];
 if (!cfg) throw new Error(`field.mjs: unknown app ${app}`);
@@ -122,9 +122,11 @@ const changed = code2
   .filter((r) => !seenBodies.has(r.bodySha256))
   .map((r) => {
     const key = fileOf(r.url);
-    const onDisk = key && sha256(readFileSync(path.join(deployed[1], key)));
+    const body = key && readFileSync(path.join(deployed[1], key));
+    const onDisk = body && sha256(body);
     return {
       url: r.url,
+      size: body ? body.length : null,
       contentEncoding: r.contentEncoding,
       availableDictionary: r.availableDictionary,
       encodedBytes: r.encodedBytes,
@@ -145,6 +147,7 @@ const result = {
     requests: code2.length,
   },
   changed,
+  pagesSeen: seen.pages,
   pages: returning.pages,
 };
 result.returning.total = result.returning.code + result.returning.dictionaries;
