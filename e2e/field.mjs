@@ -20,9 +20,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const [app, work] = process.argv.slice(2);
+const [app, workArg] = process.argv.slice(2);
+// Absolute: the deploy symlink points at folders under it.
+const work = workArg && path.resolve(workArg);
 const bin = process.env.PRECOMPRESS;
-if (!app || !work || !bin) {
+if (!app || !workArg || !bin) {
   console.error('usage: PRECOMPRESS=BIN node e2e/field.mjs APP WORK');
   process.exit(2);
 }

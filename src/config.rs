@@ -89,6 +89,9 @@ pub struct Config {
     /// The URL path DIR is served at, `/`-anchored and ending in `/` (default
     /// `/`): dictionary patterns start with it, and the manifest records it.
     pub base: String,
+    /// Make the shared dictionary for chunks no per-file dictionary can serve
+    /// (default true; `run::shared`).
+    pub shared_dictionary: bool,
 }
 
 impl Config {
@@ -114,6 +117,7 @@ impl Config {
             use_as_dictionary: true,
             shard: None,
             base: crate::model::path::ROOT_BASE.to_string(),
+            shared_dictionary: true,
         }
     }
 

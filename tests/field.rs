@@ -471,3 +471,20 @@ fn assets_no_delta_can_reach_are_named_with_why() {
     );
     assert!(!w.contains("assets/ok-"), "{w}");
 }
+
+#[test]
+fn no_shared_dictionary_makes_none_and_removes_the_one_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dist = tmp.path().join("build");
+    hash_only_release(&dist, 1);
+    ok(&run(&[dist.as_os_str()]));
+    let d = manifest(&dist)["shared_dictionary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(dist.join(&d).is_file());
+    std::fs::write(dist.join("precompress.toml"), "shared-dictionary = false\n").unwrap();
+    ok(&precompress(&["-q".as_ref(), dist.as_os_str()]));
+    assert!(manifest(&dist)["shared_dictionary"].is_null());
+    assert!(!dist.join(&d).exists(), "ours, and no longer made: removed");
+}

@@ -82,13 +82,19 @@ fn assert_deltas_reached_the_returning_visitor(r: &Value) {
     assert_eq!(r["errors"], serde_json::json!([]), "{app}: {r:#}");
     assert_eq!(r["failed"], serde_json::json!([]), "{app}: {r:#}");
     // Every page rendered, and rendered release 2 where it shows the release.
-    let (seen, now) = (r["pagesSeen"].as_array().unwrap(), r["pages"].as_array().unwrap());
+    let (seen, now) = (
+        r["pagesSeen"].as_array().unwrap(),
+        r["pages"].as_array().unwrap(),
+    );
     assert_eq!(seen.len(), now.len());
     let mut shown = 0;
     for (a, b) in seen.iter().zip(now) {
         assert_eq!(b["status"], 200, "{app}: {b}");
         if !a["release"].is_null() {
-            assert_ne!(a["release"], b["release"], "{app}: release 1 still shown: {b}");
+            assert_ne!(
+                a["release"], b["release"],
+                "{app}: release 1 still shown: {b}"
+            );
             shown += 1;
         }
     }
@@ -109,7 +115,11 @@ fn assert_deltas_reached_the_returning_visitor(r: &Value) {
         );
     }
     let ratio = r["ratio"].as_f64().unwrap();
-    assert!(ratio <= 0.10, "{app}: the returning visitor downloaded {:.1}% of a first visit", ratio * 100.0);
+    assert!(
+        ratio <= 0.10,
+        "{app}: the returning visitor downloaded {:.1}% of a first visit",
+        ratio * 100.0
+    );
 }
 
 #[test]
@@ -122,7 +132,10 @@ fn vite_react_under_a_base_path_with_same_named_lazy_chunks() {
 #[test]
 fn sveltekit_with_adapter_static() {
     let r = field("sveltekit");
-    assert!(r["sharedDictionary"].as_str().unwrap().starts_with("_app/immutable/chunks/"));
+    assert!(r["sharedDictionary"]
+        .as_str()
+        .unwrap()
+        .starts_with("_app/immutable/chunks/"));
     assert_deltas_reached_the_returning_visitor(&r);
 }
 
@@ -134,6 +147,9 @@ fn astro_static_with_a_client_island() {
 #[test]
 fn nuxt_generate() {
     let r = field("nuxt");
-    assert!(r["sharedDictionary"].as_str().unwrap().starts_with("_nuxt/"));
+    assert!(r["sharedDictionary"]
+        .as_str()
+        .unwrap()
+        .starts_with("_nuxt/"));
     assert_deltas_reached_the_returning_visitor(&r);
 }

@@ -42,6 +42,12 @@ export interface PrecompressOptions {
   /** Earlier releases' build folders: changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */
   dictionaryFrom?: string | string[];
   /**
+   * `false`: no shared dictionary for hash-only and same-named chunks
+   * (`--no-shared-dictionary`): a first visit skips its idle download, and
+   * those chunks get no deltas. Default: true.
+   */
+  sharedDictionary?: boolean;
+  /**
    * Fail the build when an asset's best variant (what a browser downloads) is larger than the
    * size: `{ 'assets/**\/*.js': '150KB' }` (`--budget GLOB=SIZE`, repeated). Added to
    * precompress.toml's `[budget]`; a glob given here replaces the file's for that glob.

@@ -296,6 +296,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_use_as_dictionary: bool,
 
+    /// Make no shared dictionary (for hash-only and same-named chunks): first visits skip its idle download, and those chunks get no deltas.
+    #[arg(long)]
+    pub no_shared_dictionary: bool,
+
     /// The URL path DIR is served at, as Vite's `base` (e.g. /app/): dictionary patterns and the manifest's URLs start with it [default: /].
     #[arg(long, value_name = "PATH", value_parser = parse_base)]
     pub base: Option<String>,
@@ -397,6 +401,7 @@ impl RunArgs {
             d
         };
         c.use_as_dictionary = !self.no_use_as_dictionary;
+        c.shared_dictionary = !self.no_shared_dictionary;
         if let Some(b) = &self.base {
             c.base = b.clone();
         }

@@ -64,6 +64,8 @@ pub struct FileConfig {
     pub use_as_dictionary: Option<bool>,
     /// As `--base`: the URL path DIR is served at.
     pub base: Option<String>,
+    /// `false` as `--no-shared-dictionary`.
+    pub shared_dictionary: Option<bool>,
     /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
     pub budget: Option<BTreeMap<String, toml::Value>>,
 }
@@ -170,6 +172,9 @@ impl FileConfig {
         }
         if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
             args.no_use_as_dictionary = !u;
+        }
+        if let (Some(s), false) = (self.shared_dictionary, explicit("no_shared_dictionary")) {
+            args.no_shared_dictionary = !s;
         }
         if let (Some(b), false) = (&self.base, explicit("base")) {
             args.base = Some(crate::cli::args::parse_base(b).map_err(|e| bad("base", e))?);

@@ -510,7 +510,7 @@ fn shared_stage(
             i += 1;
         }
     }
-    let made = if env.cfg.use_as_dictionary && !env.cfg.dry_run {
+    let made = if env.cfg.use_as_dictionary && env.cfg.shared_dictionary && !env.cfg.dry_run {
         let assets: Vec<(&str, u64)> = files
             .iter()
             .map(|f| (f.found.rel.as_str(), f.size))

@@ -124,6 +124,7 @@ const VALIDATORS = {
   // false: no cache (the Vite plugin's default is node_modules/.cache/precompress).
   cacheDir: (v) => (v === false ? false : nonEmptyString('cacheDir', v)),
   dictionaryFrom: (v) => strings('dictionaryFrom', v),
+  sharedDictionary: (v) => boolean('sharedDictionary', v),
   budgets(v) {
     if (v === undefined) return undefined;
     if (v === null || typeof v !== 'object' || Array.isArray(v)) {
@@ -190,6 +191,7 @@ export function runArgs(o, { dir, root, outDir }) {
   if (o.cacheDir) args.push('--cache-dir', path.resolve(root, o.cacheDir));
   if (o.base) args.push('--base', o.base);
   args.push(...dictionaryArgs(o, root));
+  if (o.sharedDictionary === false) args.push('--no-shared-dictionary');
   for (const [glob, limit] of o.budgets ?? []) args.push(`--budget=${glob}=${limit}`);
   if (o.verbose) args.push('--verbose');
   return args;

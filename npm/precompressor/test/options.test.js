@@ -44,6 +44,9 @@ const MAPPING = [
   [{ cacheDir: 'node_modules/.cache/p' }, ['--cache-dir', path.join(root, 'node_modules', '.cache', 'p')]],
   [{ cacheDir: path.resolve('/tmp/c') }, ['--cache-dir', path.resolve('/tmp/c')]],
   [{ dictionaryFrom: '../prev' }, ['--dictionary-from', path.resolve(root, '../prev')]],
+  [{ sharedDictionary: false }, ['--no-shared-dictionary']],
+  [{ sharedDictionary: true }, []],
+  [{ cacheDir: false }, []],
   [
     { dictionaryFrom: ['a', 'b'] },
     ['--dictionary-from', path.join(root, 'a'), '--dictionary-from', path.join(root, 'b')],
