@@ -55,16 +55,7 @@ fn a_base_path_is_in_every_pattern_and_url_and_serve_answers_under_it() {
     // The delta a browser holding release 1 asks for, at the URL it sees.
     let old = std::fs::read(r1.join(old_js)).unwrap();
     let dict = available(&old);
-    let r = request(
-        s.addr,
-        "GET",
-        &format!("/sub/{new_js}"),
-        &[
-            ("Accept-Encoding", "br, dcb, dcz"),
-            ("Available-Dictionary", &dict),
-        ],
-    );
-    let coding = r.header("content-encoding").unwrap().to_string();
+    let coding = delta_coding(s.addr, &format!("/sub/{new_js}"), &dict);
     assert!(coding == "dcb" || coding == "dcz", "{coding}");
     // Outside the base nothing is served; the base itself redirects to its slash.
     assert_eq!(get(s.addr, &format!("/{new_js}"), Some("br")).status, 404);
@@ -158,16 +149,7 @@ fn serve_follows_a_swapped_symlink_to_the_next_release_and_its_deltas() {
     assert_eq!(get(s.addr, &format!("/{old_js}"), Some("br")).status, 404);
     let old = std::fs::read(r1.join(old_js)).unwrap();
     let dict = available(&old);
-    let r = request(
-        s.addr,
-        "GET",
-        &format!("/{new_js}"),
-        &[
-            ("Accept-Encoding", "br, dcb, dcz"),
-            ("Available-Dictionary", &dict),
-        ],
-    );
-    let coding = r.header("content-encoding").unwrap_or("-").to_string();
+    let coding = delta_coding(s.addr, &format!("/{new_js}"), &dict);
     assert!(
         coding == "dcb" || coding == "dcz",
         "no delta after the swap: {coding}"
@@ -383,16 +365,7 @@ fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
         page.header("link"),
         Some(format!("</{d2}>; rel=\"compression-dictionary\"").as_str())
     );
-    let r = request(
-        s.addr,
-        "GET",
-        &format!("/{}", names[2]),
-        &[
-            ("Accept-Encoding", "br, dcb, dcz"),
-            ("Available-Dictionary", &want),
-        ],
-    );
-    let coding = r.header("content-encoding").unwrap_or("-").to_string();
+    let coding = delta_coding(s.addr, &format!("/{}", names[2]), &want);
     assert!(coding == "dcb" || coding == "dcz", "{coding}");
     let r = get(s.addr, &format!("/{d2}"), Some("br"));
     assert_eq!(
@@ -436,16 +409,7 @@ fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
         );
         let r = get(server.addr, &format!("/{}", names[0]), Some("br"));
         assert_eq!(r.header("link"), None, "{generator}: a script gets no Link");
-        let r = request(
-            server.addr,
-            "GET",
-            &format!("/{}", names[2]),
-            &[
-                ("Accept-Encoding", "br, dcb, dcz"),
-                ("Available-Dictionary", &want),
-            ],
-        );
-        let coding = r.header("content-encoding").unwrap_or("-").to_string();
+        let coding = delta_coding(server.addr, &format!("/{}", names[2]), &want);
         assert!(coding == "dcb" || coding == "dcz", "{generator}: {coding}");
     }
 }
@@ -487,4 +451,19 @@ fn no_shared_dictionary_makes_none_and_removes_the_one_there() {
     ok(&precompress(&["-q".as_ref(), dist.as_os_str()]));
     assert!(manifest(&dist)["shared_dictionary"].is_null());
     assert!(!dist.join(&d).exists(), "ours, and no longer made: removed");
+}
+
+/// The `Content-Encoding` of the asset at `url` for a client that holds the
+/// dictionary `dict` (an `Available-Dictionary` value) and accepts deltas.
+fn delta_coding(addr: std::net::SocketAddr, url: &str, dict: &str) -> String {
+    let r = request(
+        addr,
+        "GET",
+        url,
+        &[
+            ("Accept-Encoding", "br, dcb, dcz"),
+            ("Available-Dictionary", dict),
+        ],
+    );
+    r.header("content-encoding").unwrap_or("-").to_string()
 }
