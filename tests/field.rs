@@ -467,3 +467,34 @@ fn delta_coding(addr: std::net::SocketAddr, url: &str, dict: &str) -> String {
     );
     r.header("content-encoding").unwrap_or("-").to_string()
 }
+
+#[test]
+fn a_dry_run_leaves_the_shared_dictionary_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dist = tmp.path().join("build");
+    hash_only_release(&dist, 1);
+    ok(&run(&[dist.as_os_str()]));
+    let d = manifest(&dist)["shared_dictionary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let before = std::fs::read(dist.join("precompress-manifest.json")).unwrap();
+    let out = precompress(&[
+        "--no-config".as_ref(),
+        "--json".as_ref(),
+        "-n".as_ref(),
+        dist.as_os_str(),
+    ]);
+    ok(&out);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["run"]["removed"],
+        serde_json::json!([]),
+        "{report:#}"
+    );
+    assert!(dist.join(&d).is_file());
+    assert_eq!(
+        std::fs::read(dist.join("precompress-manifest.json")).unwrap(),
+        before
+    );
+}

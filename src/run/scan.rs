@@ -483,8 +483,8 @@ pub(crate) fn scan_stage(
 /// assets, written into DIR unless it is there already, and scanned as one
 /// more asset; the ones earlier runs wrote and this one does not make are
 /// removed (provably ours: named by the hash of content that starts with
-/// the marker). None without dictionaries (`--no-use-as-dictionary`) or in
-/// a dry run, which writes nothing.
+/// the marker). None without dictionaries (`--no-use-as-dictionary`,
+/// `--no-shared-dictionary`), or in a dry run when it is not on disk yet.
 fn shared_stage(
     env: &Env,
     files: &mut Vec<Scanned>,
@@ -492,6 +492,7 @@ fn shared_stage(
 ) -> Option<crate::run::shared::Shared> {
     use crate::model::dictionary::is_shared_dictionary;
     use crate::run::shared::{self, MAX_BYTES};
+
     let read = |f: &Scanned| -> Option<Vec<u8>> {
         f.content
             .clone()
@@ -510,7 +511,7 @@ fn shared_stage(
             i += 1;
         }
     }
-    let made = if env.cfg.use_as_dictionary && env.cfg.shared_dictionary && !env.cfg.dry_run {
+    let made = if env.cfg.use_as_dictionary && env.cfg.shared_dictionary {
         let assets: Vec<(&str, u64)> = files
             .iter()
             .map(|f| (f.found.rel.as_str(), f.size))
@@ -533,6 +534,9 @@ fn shared_stage(
     let (s, bytes) = made?;
     let scanned = match keep {
         Some(e) => e,
+        // A dry run writes nothing: it reports the dictionary it would make
+        // only when that one is on disk already.
+        None if env.cfg.dry_run => return None,
         None => {
             let path = env.root.join(&s.rel);
             let written = crate::fsutil::write_atomic(&path, &bytes, None).and_then(|()| {
