@@ -160,6 +160,7 @@ test('the real binary accepts every flag the options map to', { skip: real ? fal
     manifest: 'm.json',
     cacheDir: 'cache',
     dictionaryFrom: ['prev'],
+    sharedDictionary: false,
     budgets: { 'assets/**/*.js': '150KB' },
     check: true,
     verbose: true,
