@@ -305,7 +305,7 @@ run "$work/budget.log" npx --no -- vite build --config budget.config.js
 [[ $rc != 0 ]] || { show "$work/budget.log"; fail "vite build with budgets { 'assets/*.js': 100 } succeeded"; }
 ok "vite build with budgets: { 'assets/*.js': 100 } exits $rc"
 expect_grep "precompress: over budget: assets/" "$work/budget.log" "precompress's message"
-expect_grep "precompressor/vite: \`precompress dist-budget '--budget=assets/*.js=100'\` exited with code 1" "$work/budget.log" "the build error"
+expect_grep "precompressor/vite: \`precompress dist-budget --cache-dir $app/node_modules/.cache/precompress '--budget=assets/*.js=100'\` exited with code 1" "$work/budget.log" "the build error"
 [[ -f dist-budget/${built[0]}.br ]] || fail "no variants in dist-budget (precompress wrote them before checking budgets)"
 ok "the variants were still written (dist-budget/${built[0]}.br)"
 

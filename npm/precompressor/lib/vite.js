@@ -26,8 +26,9 @@ export const DEFAULT_CACHE_DIR = 'node_modules/.cache/precompress';
  */
 export function basePath(base) {
   if (typeof base !== 'string' || base === '') return undefined;
-  if (/^https?:\/\//.test(base)) return new URL(base).pathname;
-  return base.startsWith('/') ? base : undefined;
+  const p = /^https?:\/\//.test(base) ? new URL(base).pathname : base;
+  // `/` is precompress's own default: nothing to pass.
+  return p.startsWith('/') && p !== '/' ? p : undefined;
 }
 
 /** The plugin; options are validated here, before Vite bundles anything. */
@@ -81,7 +82,7 @@ export default function precompress(options) {
         cacheDir: o.cacheDir ?? (process.env.PRECOMPRESS_CACHE_DIR ? undefined : DEFAULT_CACHE_DIR),
         base: basePath(config.base),
       };
-      if (opts.base === undefined && config.base && config.base !== '/') {
+      if (config.base && !/^(\/|https?:\/\/)/.test(config.base)) {
         config.logger.warn(
           `[${NAME}] base ${JSON.stringify(config.base)} is relative: dictionary patterns assume the site is served at /`,
         );

@@ -66,6 +66,7 @@ test('the default cache under node_modules/.cache, and Vite\'s base as --base', 
   try {
     assert.deepEqual(await build({ cacheDir: undefined }), [`${root}|dist|--cache-dir|${cache}`]);
     assert.deepEqual(await build({}, { config: { base: '/sub/' } }), [`${root}|dist|--base|/sub/`]);
+    assert.deepEqual(await build({}, { config: { base: '/' } }), [`${root}|dist`], 'the default, not passed');
     assert.deepEqual(await build({}, { config: { base: 'https://cdn.example.com/app/' } }), [`${root}|dist|--base|/app/`]);
     // A relative base is not known at build time: none passed, and a warning.
     const warned = [];
