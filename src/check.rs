@@ -466,10 +466,7 @@ impl Dictionaries<'_> {
             .chain(stored)
             .find_map(|p| {
                 let b = read_regular(&p, u64::MAX).ok()?;
-                let got: [u8; 32] =
-                    sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&b))
-                        .into();
-                (got == *sha).then_some(b)
+                (crate::model::dictionary::sha256(&b) == *sha).then_some(b)
             })
     }
 }

@@ -439,18 +439,25 @@ fn assets_no_delta_can_reach_are_named_with_why() {
 #[test]
 fn no_shared_dictionary_makes_none_and_removes_the_one_there() {
     let tmp = tempfile::tempdir().unwrap();
-    let dist = tmp.path().join("build");
+    let (dist, d) = first_hash_only_release(tmp.path());
+    assert!(dist.join(&d).is_file());
+    std::fs::write(dist.join("precompress.toml"), "shared-dictionary = false\n").unwrap();
+    ok(&precompress(&["-q".as_ref(), dist.as_os_str()]));
+    assert!(manifest(&dist)["shared_dictionary"].is_null());
+    assert!(!dist.join(&d).exists(), "ours, and no longer made: removed");
+}
+
+/// [`hash_only_release`] 1 in `tmp/build`, precompressed: the folder and its
+/// shared dictionary's path.
+fn first_hash_only_release(tmp: &Path) -> (std::path::PathBuf, String) {
+    let dist = tmp.join("build");
     hash_only_release(&dist, 1);
     ok(&run(&[dist.as_os_str()]));
     let d = manifest(&dist)["shared_dictionary"]
         .as_str()
         .unwrap()
         .to_string();
-    assert!(dist.join(&d).is_file());
-    std::fs::write(dist.join("precompress.toml"), "shared-dictionary = false\n").unwrap();
-    ok(&precompress(&["-q".as_ref(), dist.as_os_str()]));
-    assert!(manifest(&dist)["shared_dictionary"].is_null());
-    assert!(!dist.join(&d).exists(), "ours, and no longer made: removed");
+    (dist, d)
 }
 
 /// The `Content-Encoding` of the asset at `url` for a client that holds the
@@ -471,13 +478,7 @@ fn delta_coding(addr: std::net::SocketAddr, url: &str, dict: &str) -> String {
 #[test]
 fn a_dry_run_leaves_the_shared_dictionary_alone() {
     let tmp = tempfile::tempdir().unwrap();
-    let dist = tmp.path().join("build");
-    hash_only_release(&dist, 1);
-    ok(&run(&[dist.as_os_str()]));
-    let d = manifest(&dist)["shared_dictionary"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (dist, d) = first_hash_only_release(tmp.path());
     let before = std::fs::read(dist.join("precompress-manifest.json")).unwrap();
     let out = precompress(&[
         "--no-config".as_ref(),

@@ -284,6 +284,23 @@ pub fn use_as_dictionary(path: &str, size: u64, base: &str) -> Option<String> {
     Some(v)
 }
 
+/// The SHA-256 of `bytes`: what names a dictionary.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(bytes)).into()
+}
+
+/// 64 hex digits (as [`hex`] writes a SHA-256) back to its 32 bytes.
+pub fn parse_hex32(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
 /// A SHA-256 as a client sends it in `Available-Dictionary`: a structured-field
 /// byte sequence, `:` standard base64 `:`.
 pub fn available_dictionary(sha256: &[u8; 32]) -> String {

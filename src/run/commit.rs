@@ -164,11 +164,6 @@ pub(crate) fn asset_entry(
     (asset, remove)
 }
 
-/// Commit, second half: each source's outcome into its manifest entry, in
-/// path order. A source that changed during the run loses what was written
-/// from it and is left to the next run; deltas not worth keeping are removed
-/// (unless adopted: precompress did not write them). `raw`: a shard's
-/// entries, whose deltas `merge` weighs.
 /// Why a fingerprinted script or stylesheet that is neither a dictionary nor
 /// in the shared one gets no deltas, if it is one such.
 fn no_delta_reason(
@@ -178,7 +173,7 @@ fn no_delta_reason(
 ) -> Option<&'static str> {
     use crate::model::dictionary::{is_fingerprinted, DICTIONARY_MIN_SIZE};
     let ext = crate::model::content::extension(rel)?;
-    if !matches!(ext.as_str(), "js" | "mjs" | "cjs" | "css") || !is_fingerprinted(rel) {
+    if !crate::run::shared::SHARED_TYPES.contains(&ext.as_str()) || !is_fingerprinted(rel) {
         return None;
     }
     // What the user excluded, or too small to be worth it, is no news.
@@ -192,6 +187,11 @@ fn no_delta_reason(
     })
 }
 
+/// Commit, second half: each source's outcome into its manifest entry, in
+/// path order. A source that changed during the run loses what was written
+/// from it and is left to the next run; deltas not worth keeping are removed
+/// (unless adopted: precompress did not write them). `raw`: a shard's
+/// entries, whose deltas `merge` weighs.
 pub(crate) fn commit_entries(
     env: &Env,
     files: &[Scanned],
@@ -222,7 +222,6 @@ pub(crate) fn commit_entries(
         let rel = &f.found.rel;
         let mark = match shared {
             Some(s) if s.rel == *rel => {
-                manifest.shared_dictionary = Some(rel.clone());
                 crate::model::dictionary::shared_use_as_dictionary(&s.folder, &env.cfg.base)
             }
             _ if members.contains(rel.as_str()) => None,
@@ -251,6 +250,10 @@ pub(crate) fn commit_entries(
         }
         manifest.files.insert(rel.clone(), asset);
     }
+    // Named only if listed (not if it changed during the run).
+    manifest.shared_dictionary = shared
+        .map(|s| s.rel.clone())
+        .filter(|r| manifest.files.contains_key(r));
     if !unreached.is_empty() && !raw {
         let n = unreached.len();
         unreached.truncate(5);

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::fsutil::open_to_read;
-use crate::model::dictionary::{folder_of, is_candidate, is_shared_dictionary, pairing_key};
+use crate::model::dictionary::{
+    folder_of, is_candidate, is_shared_dictionary, pairing_key, parse_hex32,
+};
 use crate::model::manifest::Manifest;
 use crate::run::walk::walk;
 
@@ -121,26 +123,13 @@ impl Releases {
                 if !is_candidate(&f.rel, md.len()) {
                     continue;
                 }
-                if is_shared_dictionary(&f.rel) {
-                    releases.shared.push(OldFile {
-                        release: i,
-                        rel: f.rel.clone(),
-                        path: f.path.clone(),
-                        size: md.len(),
-                        expect: None,
-                    });
-                }
-                releases
-                    .by_key
-                    .entry(pairing_key(&f.rel))
-                    .or_default()
-                    .push(OldFile {
-                        release: i,
-                        rel: f.rel,
-                        path: f.path,
-                        size: md.len(),
-                        expect: None,
-                    });
+                releases.list(OldFile {
+                    release: i,
+                    rel: f.rel,
+                    path: f.path,
+                    size: md.len(),
+                    expect: None,
+                });
             }
         }
         Ok(releases)
@@ -168,22 +157,27 @@ impl Releases {
                 if !is_candidate(&f.rel, f.size) {
                     continue;
                 }
-                let old = OldFile {
+                self.list(OldFile {
                     release: i,
                     rel: f.rel.clone(),
                     path: store.blob(&f.sha256),
                     size: f.size,
                     expect: Some(expect),
-                };
-                if is_shared_dictionary(&f.rel) {
-                    self.shared.push(old.clone());
-                }
-                self.by_key
-                    .entry(pairing_key(&f.rel))
-                    .or_default()
-                    .push(old);
+                });
             }
         }
+    }
+
+    /// Lists an earlier file under its pairing key, and a shared dictionary
+    /// among those too.
+    fn list(&mut self, old: OldFile) {
+        if is_shared_dictionary(&old.rel) {
+            self.shared.push(old.clone());
+        }
+        self.by_key
+            .entry(pairing_key(&old.rel))
+            .or_default()
+            .push(old);
     }
 
     /// The size of the largest file listed as a dictionary (0 for none): a
@@ -224,9 +218,7 @@ impl Releases {
         groups.retain(|g| !g.is_empty());
         groups
     }
-}
 
-impl Releases {
     /// The shared dictionaries of the earlier releases that serve the asset
     /// at `rel` (theirs is a folder it lies in), one per release, the
     /// deepest folder first.
@@ -321,8 +313,7 @@ pub fn load(f: &OldFile, expect: Option<&[u8; 32]>) -> std::result::Result<Loade
     open_to_read(&f.path)
         .and_then(|mut h| h.read_to_end(&mut bytes))
         .map_err(|e| format!("{}: cannot read: {e}", f.path.display()))?;
-    let sha256: [u8; 32] =
-        sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&bytes)).into();
+    let sha256 = crate::model::dictionary::sha256(&bytes);
     if expect.is_some_and(|e| *e != sha256) {
         return Err(format!(
             "{}: changed while this run used it as a dictionary",
@@ -375,18 +366,6 @@ pub fn choose<'a>(
         }
     }
     best.map(|(_, f, sha)| (f, sha))
-}
-
-/// 64 hex digits as 32 bytes.
-fn parse_hex32(s: &str) -> Option<[u8; 32]> {
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 /// The size of a fast zstd delta of `input` against `dict`.

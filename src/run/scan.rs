@@ -512,22 +512,22 @@ fn shared_stage(
         }
     }
     let made = if env.cfg.use_as_dictionary && env.cfg.shared_dictionary {
-        let assets: Vec<(&str, u64)> = files
+        let passed: Vec<&Scanned> = files
+            .iter()
+            .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
+            .collect();
+        let assets: Vec<(&str, u64)> = passed
             .iter()
             .map(|f| (f.found.rel.as_str(), f.size))
             .collect();
-        let passed: Vec<usize> = (0..files.len())
-            .filter(|&i| env.filter.takes_deltas(&files[i].found.rel, files[i].size))
-            .collect();
-        let sub: Vec<(&str, u64)> = passed.iter().map(|&i| assets[i]).collect();
-        shared::build(&sub, |j| read(&files[passed[j]]))
+        shared::build(&assets, |j| read(passed[j]))
     } else {
         None
     };
     let mut keep = None;
     for e in earlier {
         match &made {
-            Some((s, _)) if s.rel == e.found.rel && keep.is_none() => keep = Some(e),
+            Some((s, _)) if s.rel == e.found.rel => keep = Some(e),
             _ => log.remove(&e.found.path, &e.found.rel),
         }
     }

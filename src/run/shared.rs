@@ -34,7 +34,7 @@ use crate::model::dictionary::{
 
 /// What a shared dictionary holds: code and style, what a visitor fetches
 /// again after each release (not data, not WebAssembly).
-const SHARED_TYPES: &[&str] = &["js", "mjs", "cjs", "css"];
+pub(crate) const SHARED_TYPES: &[&str] = &["js", "mjs", "cjs", "css"];
 
 /// The first line of every shared dictionary.
 pub const MARKER: &[u8] =

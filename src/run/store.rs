@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil::{read_regular, remove_if_exists, write_atomic};
-use crate::model::dictionary::hex;
+use crate::model::dictionary::{hex, sha256};
 
 /// Releases kept, the newest included: a visitor who saw any of the three
 /// before the current one gets a delta.
@@ -201,10 +201,6 @@ fn valid(r: &StoredRelease) -> bool {
 /// Whether the blob at `path` is there with the content its name says.
 fn blob_ok(path: &Path, name: &str) -> bool {
     read_regular(path, u64::MAX).is_ok_and(|b| hex(&sha256(&b)) == name)
-}
-
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(bytes)).into()
 }
 
 fn release_id(files: &[StoredFile]) -> String {
