@@ -84,6 +84,29 @@ pub struct RunCounts {
     pub jobs_wall_ms: u64,
     /// The manifest was written (not a dry run, and the write succeeded).
     pub manifest_written: bool,
+    /// What the run measured for a documents dictionary, when it measured
+    /// one (`run::documents`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub documents_dictionary: Option<DocumentsDictionary>,
+}
+
+/// The documents dictionary's estimate, measured on pages it does not hold.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DocumentsDictionary {
+    /// Its path, when it was made.
+    pub path: Option<String>,
+    /// Held-out pages measured.
+    pub measured_pages: usize,
+    /// Their brotli bytes.
+    pub br_bytes: u64,
+    /// Their bytes as deltas against it.
+    pub delta_bytes: u64,
+    /// Its own brotli bytes, what a first visit fetches at idle.
+    pub dictionary_br_bytes: u64,
+    /// Pages a visitor opens before it has paid for itself (none: never).
+    pub payback_pages: Option<f64>,
+    /// It is made when `payback_pages` is at most this.
+    pub bound_pages: f64,
 }
 
 /// How close the job phase came to its floor: with perfect scheduling it

@@ -9,7 +9,9 @@
 //            order, waiting for idle after each: this loads lazy chunks), then
 //            after the last PAGE wait VISIT_SETTLE_MS (default 1500) more and
 //            for idle again, so Chromium can fetch <link rel=compression-dictionary>
-//            resources it loads at idle. Prints one JSON line.
+//            resources it loads at idle (VISIT_SETTLE_EACH=1: after every
+//            PAGE, so a page's Link dictionary serves the next page).
+//            Prints one JSON line.
 //   then waits for a line on stdin (meanwhile the test deploys release 2 on the
 //   same origin; on end of input it goes on at once),
 //   visit 2: the same in a new tab of the same context, so the HTTP cache and
@@ -40,6 +42,7 @@ if (!base) {
 }
 const pageUrls = (pageArgs.length ? pageArgs : [base]).map((p) => new URL(p, base).href);
 const settleMs = Number(process.env.VISIT_SETTLE_MS ?? 1500);
+const settleEach = process.env.VISIT_SETTLE_EACH === '1';
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -160,6 +163,10 @@ async function visit(context, n) {
     // location.href, not page.url(): that can lag behind history.pushState.
     const finalUrl = await page.evaluate(() => location.href).catch(() => page.url());
     pages.push({ url, finalUrl, status: resp ? resp.status() : null, release });
+    if (settleEach) {
+      await sleep(settleMs);
+      await idle();
+    }
   }
   await sleep(settleMs);
   await idle();

@@ -57,6 +57,9 @@ pub fn run_summary(r0: &Report) -> String {
             r0.dictionaries
         );
     }
+    if let Some(d) = &r0.run.documents_dictionary {
+        let _ = writeln!(s, "  {}", documents_line(d));
+    }
     let r = &r0.run;
     let _ = writeln!(
             s,
@@ -238,5 +241,26 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}
+
+/// What the run measured for a documents dictionary, in one line.
+fn documents_line(d: &precompressor::DocumentsDictionary) -> String {
+    let measured = format!(
+        "{} held-out pages came to {:.2} of their brotli bytes against it, and it costs a first visit {}",
+        d.measured_pages,
+        d.delta_bytes as f64 / d.br_bytes.max(1) as f64,
+        human(d.dictionary_br_bytes)
+    );
+    let payback = match d.payback_pages {
+        Some(p) => format!("pays back after {p:.1} pages"),
+        None => "never pays back".to_string(),
+    };
+    match &d.path {
+        Some(p) => format!("documents dictionary {p}: {payback} ({measured})"),
+        None => format!(
+            "no documents dictionary: it {payback}, and is made only within {} ({measured})",
+            d.bound_pages
+        ),
     }
 }

@@ -221,18 +221,74 @@ pub fn pattern_safe(path: &str) -> bool {
 /// digits of its content's blake3, then `.txt`. See `run::shared`.
 pub const SHARED_PREFIX: &str = "precompress-dictionary-";
 
-/// Where the shared dictionary whose content has blake3 `blake3_hex` goes:
-/// in `folder` (relative to DIR, `""` or ending in `/`).
-pub fn shared_dictionary_path(folder: &str, blake3_hex: &str) -> String {
-    format!("{folder}{SHARED_PREFIX}{}.txt", &blake3_hex[..16])
+/// The start of the documents dictionary's file name (at DIR's top; the rest
+/// as for [`SHARED_PREFIX`]). See `run::documents`.
+pub const DOCUMENTS_PREFIX: &str = "precompress-documents-";
+
+/// The two kinds of dictionary a run makes from a release's own files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedKind {
+    /// For scripts and stylesheets with no pattern of their own (`run::shared`).
+    Code,
+    /// For the HTML pages, fetched by navigation (`run::documents`).
+    Documents,
 }
 
-/// Whether `path` has the form of [`shared_dictionary_path`].
-pub fn is_shared_dictionary(path: &str) -> bool {
+impl SharedKind {
+    fn prefix(self) -> &'static str {
+        match self {
+            SharedKind::Code => SHARED_PREFIX,
+            SharedKind::Documents => DOCUMENTS_PREFIX,
+        }
+    }
+}
+
+/// Where the shared dictionary of `kind` whose content has blake3
+/// `blake3_hex` goes: in `folder` (relative to DIR, `""` or ending in `/`).
+pub fn shared_dictionary_path(kind: SharedKind, folder: &str, blake3_hex: &str) -> String {
+    format!("{folder}{}{}.txt", kind.prefix(), &blake3_hex[..16])
+}
+
+/// The kind of dictionary `path` names, if it has the form of
+/// [`shared_dictionary_path`] (a documents dictionary only at DIR's top).
+pub fn shared_kind(path: &str) -> Option<SharedKind> {
     let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
-    name.strip_prefix(SHARED_PREFIX)
-        .and_then(|r| r.strip_suffix(".txt"))
-        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    let at_top = !path.contains('/');
+    [SharedKind::Code, SharedKind::Documents]
+        .into_iter()
+        .find(|k| {
+            name.strip_prefix(k.prefix())
+                .and_then(|r| r.strip_suffix(".txt"))
+                .is_some_and(|h| {
+                    h.len() == 16 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                })
+        })
+        .filter(|k| *k == SharedKind::Code || at_top)
+}
+
+/// Whether `path` has the form of [`shared_dictionary_path`], of either kind.
+pub fn is_shared_dictionary(path: &str) -> bool {
+    shared_kind(path).is_some()
+}
+
+/// The pages a documents dictionary serves: what a browser navigates to.
+pub const PAGE_TYPES: &[&str] = &["html", "htm"];
+
+/// Whether the asset at `path` is an HTML page.
+pub fn is_page(path: &str) -> bool {
+    crate::model::content::extension(path).is_some_and(|e| PAGE_TYPES.contains(&e.as_str()))
+}
+
+/// Whether the shared dictionary at `dict` (of either kind) is one a browser
+/// offers for the asset at `rel`: a documents dictionary for pages, a code
+/// one for what lies in its folder and is not a page.
+pub fn shared_serves(dict: &str, rel: &str) -> bool {
+    dict != rel
+        && match shared_kind(dict) {
+            Some(SharedKind::Code) => rel.starts_with(folder_of(dict)) && !is_page(rel),
+            Some(SharedKind::Documents) => is_page(rel),
+            None => false,
+        }
 }
 
 /// The folder of `path` with its `/` (`""` at DIR's top).
@@ -244,14 +300,25 @@ pub fn folder_of(path: &str) -> &str {
 /// under `base`: every URL under the folder, with no `match-dest`. Shorter
 /// than any per-file pattern there, so a browser holding an asset's own
 /// dictionary keeps offering that one (RFC 9842: the longest match wins).
-pub fn shared_use_as_dictionary(folder: &str, base: &str) -> Option<String> {
-    pattern_safe(folder).then(|| format!("match=\"{}*\"", crate::model::path::url_of(base, folder)))
+/// The documents dictionary's: every URL under the base, for navigations
+/// only (`match-dest=("document")`), so a browser never offers it for a script.
+pub fn shared_use_as_dictionary(kind: SharedKind, folder: &str, base: &str) -> Option<String> {
+    let pattern = format!("match=\"{}*\"", crate::model::path::url_of(base, folder));
+    pattern_safe(folder).then(|| match kind {
+        SharedKind::Code => pattern,
+        SharedKind::Documents => format!("{pattern}, match-dest=(\"document\" \"\")"),
+    })
 }
 
 /// The `Link` value an HTML response carries so a browser fetches the shared
-/// dictionary at `url` when idle.
-pub fn dictionary_link(url: &str) -> String {
-    format!("<{url}>; rel=\"compression-dictionary\"")
+/// dictionaries at `urls` when idle (none: `None`).
+pub fn dictionary_link<S: AsRef<str>>(urls: &[S]) -> Option<String> {
+    (!urls.is_empty()).then(|| {
+        urls.iter()
+            .map(|u| format!("<{}>; rel=\"compression-dictionary\"", u.as_ref()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
 }
 
 /// Whether the asset at `path` of `size` bytes is marked as a dictionary for

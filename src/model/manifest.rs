@@ -43,6 +43,11 @@ pub struct Manifest {
     /// fetches it when idle. Absent when none was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_dictionary: Option<String>,
+    /// The documents dictionary of this release (`run::documents`), a key of
+    /// `files`: for the HTML pages, announced with the same `Link`. Absent
+    /// when none was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documents_dictionary: Option<String>,
     /// Schema version, [`VERSION`].
     pub version: u32,
 }
@@ -137,6 +142,7 @@ impl Manifest {
         Manifest {
             base: None,
             shared_dictionary: None,
+            documents_dictionary: None,
             version: VERSION,
             generator: format!("precompress {}", env!("CARGO_PKG_VERSION")),
             settings,

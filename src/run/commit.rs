@@ -198,7 +198,7 @@ pub(crate) fn commit_entries(
     outcomes: Vec<Outcome>,
     raw: bool,
     journaled: &HashSet<&str>,
-    shared: Option<&crate::run::shared::Shared>,
+    shared: &[crate::run::shared::Shared],
     log: &mut Log,
 ) -> Manifest {
     let mut manifest = Manifest::new(env.settings.clone());
@@ -220,11 +220,9 @@ pub(crate) fn commit_entries(
             continue;
         }
         let rel = &f.found.rel;
-        let mark = match shared {
-            Some(s) if s.rel == *rel => {
-                crate::model::dictionary::shared_use_as_dictionary(&s.folder, &env.cfg.base)
-            }
-            _ if members.contains(rel.as_str()) => None,
+        let mark = match shared.iter().find(|s| s.rel == *rel) {
+            Some(s) => s.use_as_dictionary(&env.cfg.base),
+            None if members.contains(rel.as_str()) => None,
             _ => (env.cfg.use_as_dictionary && env.filter.takes_deltas(rel, f.size))
                 .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))
                 .flatten(),
@@ -251,9 +249,15 @@ pub(crate) fn commit_entries(
         manifest.files.insert(rel.clone(), asset);
     }
     // Named only if listed (not if it changed during the run).
-    manifest.shared_dictionary = shared
-        .map(|s| s.rel.clone())
-        .filter(|r| manifest.files.contains_key(r));
+    let named = |kind| {
+        shared
+            .iter()
+            .find(|s| s.kind == kind)
+            .map(|s| s.rel.clone())
+            .filter(|r| manifest.files.contains_key(r))
+    };
+    manifest.shared_dictionary = named(crate::model::dictionary::SharedKind::Code);
+    manifest.documents_dictionary = named(crate::model::dictionary::SharedKind::Documents);
     if !unreached.is_empty() && !raw {
         let n = unreached.len();
         unreached.truncate(5);

@@ -25,6 +25,7 @@
 
 pub mod cache;
 pub(crate) mod commit;
+pub(crate) mod documents;
 pub(crate) mod execute;
 pub mod filter;
 pub(crate) mod journal;
@@ -143,7 +144,7 @@ pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
 /// CPU of the run without, almost all of it echarts' 3.4 MB minor release
 /// (4.4 s at q11, 1.6 s at q10 for a 3.9% larger delta); on patch releases
 /// q10 and q11 gave the same few hundred bytes in the same time.
-fn delta_encoder(cfg: &Config) -> DeltaEncoder {
+pub(crate) fn delta_encoder(cfg: &Config) -> DeltaEncoder {
     DeltaEncoder::new(DeltaLevels {
         brotli_quality: cfg.levels.brotli_quality.min(10),
         zstd_level: cfg.levels.zstd_level,
@@ -327,7 +328,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         planned.outcomes,
         raw,
         &journaled,
-        scanned.shared.as_ref(),
+        &scanned.shared,
         &mut log,
     );
     if planned.sharded.is_none() && !cfg.dry_run {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsutil::open_to_read;
 use crate::model::dictionary::{
-    folder_of, is_candidate, is_shared_dictionary, pairing_key, parse_hex32,
+    is_candidate, is_shared_dictionary, pairing_key, parse_hex32, shared_serves,
 };
 use crate::model::manifest::Manifest;
 use crate::run::walk::walk;
@@ -220,12 +220,12 @@ impl Releases {
     }
 
     /// The shared dictionaries of the earlier releases that serve the asset
-    /// at `rel` (theirs is a folder it lies in), one per release, the
-    /// deepest folder first.
+    /// at `rel` ([`shared_serves`]), one per release, the deepest folder
+    /// first.
     pub fn shared_for(&self, rel: &str) -> Vec<Vec<&OldFile>> {
         let mut groups: Vec<Vec<&OldFile>> = vec![Vec::new(); self.roots.len()];
         for f in &self.shared {
-            if rel.starts_with(folder_of(&f.rel)) && f.rel != rel {
+            if shared_serves(&f.rel, rel) {
                 groups[f.release].push(f);
             }
         }

@@ -20,11 +20,13 @@ use crate::error::{Error, Result};
 use crate::fsutil::{open_to_read, CopyMeta};
 use crate::model::content::content_kind;
 use crate::model::dictionary::is_candidate;
+use crate::report::DocumentsDictionary;
 use crate::run::cache::Cache;
 use crate::run::filter::Filter;
 use crate::run::plan::Source;
 use crate::run::prior::recover;
 use crate::run::releases::{self, OldFile, Releases};
+use crate::run::shared::Shared;
 use crate::run::walk::Found;
 use crate::run::{Env, Log};
 
@@ -402,8 +404,9 @@ pub(crate) struct ScanOut {
     pub(crate) journals_read: Vec<std::path::PathBuf>,
     /// Per source, its dictionaries in the earlier releases.
     pub(crate) chosen: Vec<Chosen>,
-    /// This release's shared dictionary, one of `files` (`run::shared`).
-    pub(crate) shared: Option<crate::run::shared::Shared>,
+    /// This release's shared dictionaries, of `files` (`run::shared`,
+    /// `run::documents`).
+    pub(crate) shared: Vec<Shared>,
 }
 
 /// Variants and deltas on disk ([`ScanOut::on_disk`]) by path, as the plan
@@ -449,23 +452,26 @@ pub(crate) fn scan_stage(
         .install(|| chosen_dictionaries(&files, &env.filter, &env.releases, &members, warnings));
     // Members also get a delta against this release's own shared dictionary:
     // a browser fetches it at idle, and from then on offers it for every
-    // chunk it loads (a lazy route, in this very visit or a later one).
-    if let Some(s) = &shared {
-        if let Some(d) = files.iter().find(|f| f.found.rel == s.rel) {
-            let own = OldFile {
-                release: usize::MAX,
-                rel: s.rel.clone(),
-                path: d.found.path.clone(),
-                size: d.size,
-                expect: Some(d.sha256_raw),
-            };
-            for (f, c) in files.iter().zip(chosen.iter_mut()) {
-                if f.found.rel != s.rel
-                    && members.contains(f.found.rel.as_str())
-                    && !c.iter().any(|(_, sha)| *sha == d.sha256_raw)
-                {
-                    c.push((own.clone(), d.sha256_raw));
-                }
+    // chunk it loads (a lazy route, in this very visit or a later one) and,
+    // for the documents dictionary, every page it opens next.
+    for s in &shared {
+        let Some(d) = files.iter().find(|f| f.found.rel == s.rel) else {
+            continue;
+        };
+        let own = OldFile {
+            release: usize::MAX,
+            rel: s.rel.clone(),
+            path: d.found.path.clone(),
+            size: d.size,
+            expect: Some(d.sha256_raw),
+        };
+        let mine: std::collections::HashSet<&str> = s.members.iter().map(String::as_str).collect();
+        for (f, c) in files.iter().zip(chosen.iter_mut()) {
+            if f.found.rel != s.rel
+                && mine.contains(f.found.rel.as_str())
+                && !c.iter().any(|(_, sha)| *sha == d.sha256_raw)
+            {
+                c.push((own.clone(), d.sha256_raw));
             }
         }
     }
@@ -479,39 +485,42 @@ pub(crate) fn scan_stage(
     }
 }
 
-/// This release's shared dictionary (`run::shared`): built from the scanned
-/// assets, written into DIR unless it is there already, and scanned as one
-/// more asset; the ones earlier runs wrote and this one does not make are
-/// removed (provably ours: named by the hash of content that starts with
-/// the marker). None without dictionaries (`--no-use-as-dictionary`,
-/// `--no-shared-dictionary`), or in a dry run when it is not on disk yet.
-fn shared_stage(
-    env: &Env,
-    files: &mut Vec<Scanned>,
-    log: &mut Log,
-) -> Option<crate::run::shared::Shared> {
-    use crate::model::dictionary::is_shared_dictionary;
-    use crate::run::shared::{self, MAX_BYTES};
+/// This release's shared dictionaries (`run::shared`, `run::documents`):
+/// built from the scanned assets, written into DIR unless there already,
+/// and scanned as more assets; the ones earlier runs wrote and this one does
+/// not make are removed (provably ours: named by the hash of content that
+/// starts with the marker). None without dictionaries
+/// (`--no-use-as-dictionary`, `--no-shared-dictionary`), and in a dry run
+/// only those on disk already.
+fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Shared> {
+    use crate::model::dictionary::{shared_kind, SharedKind};
+    use crate::run::{documents, shared};
 
     let read = |f: &Scanned| -> Option<Vec<u8>> {
         f.content
             .clone()
-            .or_else(|| crate::fsutil::read_regular(&f.found.path, MAX_BYTES * 2).ok())
+            .or_else(|| crate::fsutil::read_regular(&f.found.path, u64::MAX).ok())
     };
     // Ours from earlier runs are not sources of this one.
     let mut earlier = Vec::new();
     let mut i = 0;
     while i < files.len() {
         let f = &files[i];
-        if is_shared_dictionary(&f.found.rel)
-            && read(f).is_some_and(|b| shared::is_ours(&f.found.rel, &b))
-        {
+        let ours = match shared_kind(&f.found.rel) {
+            Some(SharedKind::Code) => read(f).is_some_and(|b| shared::is_ours(&f.found.rel, &b)),
+            Some(SharedKind::Documents) => {
+                read(f).is_some_and(|b| documents::is_ours(&f.found.rel, &b))
+            }
+            None => false,
+        };
+        if ours {
             earlier.push(files.remove(i));
         } else {
             i += 1;
         }
     }
-    let made = if env.cfg.use_as_dictionary && env.cfg.shared_dictionary {
+    let mut made = Vec::new();
+    if env.cfg.use_as_dictionary && env.cfg.shared_dictionary {
         let passed: Vec<&Scanned> = files
             .iter()
             .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
@@ -520,43 +529,60 @@ fn shared_stage(
             .iter()
             .map(|f| (f.found.rel.as_str(), f.size))
             .collect();
-        shared::build(&assets, |j| read(passed[j]))
-    } else {
-        None
-    };
-    let mut keep = None;
-    for e in earlier {
-        match &made {
-            Some((s, _)) if s.rel == e.found.rel => keep = Some(e),
-            _ => log.remove(&e.found.path, &e.found.rel),
-        }
+        made.extend(shared::build(&assets, |j| read(passed[j])));
+        let enc = crate::run::delta_encoder(env.cfg);
+        let measure = |d: &[u8], held: &[Vec<u8>]| {
+            env.pool
+                .install(|| documents::measure(d, held, env.cfg.levels, &enc))
+        };
+        let (doc, estimate) = match documents::build(&assets, |j| read(passed[j]), measure) {
+            documents::Made::Made(s, bytes, e) => (Some((s, bytes)), Some(e)),
+            documents::Made::NotWorth(e) => (None, e),
+            documents::Made::None => (None, None),
+        };
+        log.counts.documents_dictionary = estimate.map(|e| DocumentsDictionary {
+            path: doc.as_ref().map(|(s, _)| s.rel.clone()),
+            measured_pages: e.pages,
+            br_bytes: e.br,
+            delta_bytes: e.delta,
+            dictionary_br_bytes: e.dictionary_br,
+            payback_pages: e.payback(),
+            bound_pages: documents::PAYBACK_PAGES,
+        });
+        made.extend(doc);
     }
-    let (s, bytes) = made?;
-    let scanned = match keep {
-        Some(e) => e,
-        // A dry run writes nothing: it reports the dictionary it would make
-        // only when that one is on disk already.
-        None if env.cfg.dry_run => return None,
-        None => {
-            let path = env.root.join(&s.rel);
-            let written = crate::fsutil::write_atomic(&path, &bytes, None).and_then(|()| {
-                let found = Found {
-                    rel: s.rel.clone(),
-                    path,
-                };
-                scan(found, &env.filter, &AtomicU64::new(0))
-            });
-            match written {
-                Ok(f) => f,
-                Err(e) => {
-                    log.errors.push(e);
-                    return None;
+    let mut out = Vec::new();
+    for (s, bytes) in made {
+        let scanned = match earlier.iter().position(|e| e.found.rel == s.rel) {
+            Some(p) => earlier.swap_remove(p),
+            // A dry run writes nothing: it reports a dictionary it would make
+            // only when that one is on disk already.
+            None if env.cfg.dry_run => continue,
+            None => {
+                let path = env.root.join(&s.rel);
+                let written = crate::fsutil::write_atomic(&path, &bytes, None).and_then(|()| {
+                    let found = Found {
+                        rel: s.rel.clone(),
+                        path,
+                    };
+                    scan(found, &env.filter, &AtomicU64::new(0))
+                });
+                match written {
+                    Ok(f) => f,
+                    Err(e) => {
+                        log.errors.push(e);
+                        continue;
+                    }
                 }
             }
-        }
-    };
-    files.push(scanned);
-    Some(s)
+        };
+        files.push(scanned);
+        out.push(s);
+    }
+    for e in earlier {
+        log.remove(&e.found.path, &e.found.rel);
+    }
+    out
 }
 
 #[cfg(test)]

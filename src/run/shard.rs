@@ -283,6 +283,7 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
     let mut out = Manifest::new(first.manifest.settings.clone());
     out.base = first.manifest.base.clone();
     out.shared_dictionary = first.manifest.shared_dictionary.clone();
+    out.documents_dictionary = first.manifest.documents_dictionary.clone();
     let mut removed = Vec::new();
     for (rel, mut a) in files {
         removed.extend(a.settle());
@@ -400,6 +401,8 @@ fn read_partials(manifest: &Path, found: Vec<(Shard, PathBuf)>) -> Result<Vec<(P
             Some("base path")
         } else if part.manifest.shared_dictionary != first.manifest.shared_dictionary {
             Some("shared dictionary")
+        } else if part.manifest.documents_dictionary != first.manifest.documents_dictionary {
+            Some("documents dictionary")
         } else {
             None
         };

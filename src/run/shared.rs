@@ -29,7 +29,7 @@
 
 use crate::model::dictionary::{
     folder_of, is_fingerprinted, is_shared_dictionary, logical_name, shared_dictionary_path,
-    shared_use_as_dictionary,
+    shared_use_as_dictionary, SharedKind,
 };
 
 /// What a shared dictionary holds: code and style, what a visitor fetches
@@ -49,6 +49,8 @@ pub const MAX_BYTES: u64 = 1 << 20;
 /// The shared dictionary a release gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shared {
+    /// Code, or pages (`run::documents`).
+    pub kind: SharedKind,
     /// Its path relative to DIR.
     pub rel: String,
     /// Its folder (`""` or ending in `/`): it serves every URL under it.
@@ -129,11 +131,12 @@ pub fn build(
         return None;
     }
     let folder = common_folder(held.iter().map(String::as_str));
-    shared_use_as_dictionary(&folder, "/")?;
+    shared_use_as_dictionary(SharedKind::Code, &folder, "/")?;
     let hash = blake3::hash(&bytes).to_hex();
     Some((
         Shared {
-            rel: shared_dictionary_path(&folder, &hash),
+            kind: SharedKind::Code,
+            rel: shared_dictionary_path(SharedKind::Code, &folder, &hash),
             folder,
             members: held,
         },
@@ -144,9 +147,19 @@ pub fn build(
 /// Whether the file at `rel` with `bytes` is a shared dictionary precompress
 /// wrote: its name is the hash of content that starts with [`MARKER`].
 pub fn is_ours(rel: &str, bytes: &[u8]) -> bool {
-    is_shared_dictionary(rel)
-        && bytes.starts_with(MARKER)
-        && shared_dictionary_path(folder_of(rel), &blake3::hash(bytes).to_hex()) == rel
+    bytes.starts_with(MARKER)
+        && shared_dictionary_path(
+            SharedKind::Code,
+            folder_of(rel),
+            &blake3::hash(bytes).to_hex(),
+        ) == rel
+}
+
+impl Shared {
+    /// Its `Use-As-Dictionary` value, served under `base`.
+    pub fn use_as_dictionary(&self, base: &str) -> Option<String> {
+        shared_use_as_dictionary(self.kind, &self.folder, base)
+    }
 }
 
 #[cfg(test)]

@@ -133,7 +133,7 @@ struct Maps {
     paths: BTreeMap<String, PathOutputs>,
     /// The URLs of the HTML pages, a folder's `index.html` by its folder too.
     html: BTreeSet<String>,
-    /// The `Link` to the shared dictionary, if there is one.
+    /// The `Link` to the shared dictionaries, if there are any.
     link: Option<String>,
 }
 
@@ -155,10 +155,7 @@ pub fn render(index: &Index) -> CaddySnippet {
 /// what is left out and why.
 fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
     let mut maps = Maps {
-        link: index
-            .shared_dictionary()
-            .map(|k| crate::model::dictionary::dictionary_link(&index.url(k)))
-            .filter(|l| unwritable(l).is_none()),
+        link: index.link().filter(|l| unwritable(l).is_none()),
         ..Maps::default()
     };
     if maps.link.is_some() {
@@ -303,7 +300,7 @@ fn write_snippet(out: &mut String, maps: &Maps) {
         out.push('\n');
     }
     out.push_str("\t\tdefault - - -\n\t}\n\n");
-    out.push_str("\t# The shared dictionary's Link, on every HTML page (and its folder's URL).\n\tmap {path} {pc_link} {\n");
+    out.push_str("\t# The shared dictionaries' Link, on every HTML page (and its folder's URL).\n\tmap {path} {pc_link} {\n");
     for uri in &maps.html {
         if let (Some(k), Some(l)) = (quote(uri), maps.link.as_deref().and_then(quote)) {
             let _ = writeln!(out, "\t\t{k} {l}");

@@ -165,8 +165,8 @@ pub struct Index {
     assets: HashMap<String, Entry>,
     /// The URL path DIR is served at: the manifest's `base`, or `/`.
     base: String,
-    /// The manifest's `shared_dictionary`.
-    shared: Option<String>,
+    /// The manifest's `shared_dictionary` and `documents_dictionary`.
+    dictionaries: Vec<String>,
 }
 
 impl Default for Index {
@@ -174,7 +174,7 @@ impl Default for Index {
         Index {
             assets: HashMap::new(),
             base: crate::model::path::ROOT_BASE.to_string(),
-            shared: None,
+            dictionaries: Vec::new(),
         }
     }
 }
@@ -232,12 +232,17 @@ impl Index {
                 _ => return Err(bad(format!("base {b:?} is not a path like /app/"))),
             },
         };
-        let shared = m.shared_dictionary.clone();
-        if let Some(s) = &shared {
-            if !m.files.contains_key(s) {
-                return Err(bad(format!(
-                    "shared_dictionary {s:?} is not one of its files"
-                )));
+        let named = [
+            ("shared_dictionary", &m.shared_dictionary),
+            ("documents_dictionary", &m.documents_dictionary),
+        ];
+        let mut dictionaries = Vec::new();
+        for (field, key) in named {
+            if let Some(k) = key {
+                if !m.files.contains_key(k) {
+                    return Err(bad(format!("{field} {k:?} is not one of its files")));
+                }
+                dictionaries.push(k.clone());
             }
         }
         let mut assets = HashMap::with_capacity(m.files.len());
@@ -248,21 +253,20 @@ impl Index {
         let mut index = Index {
             assets,
             base,
-            shared: None,
+            dictionaries,
         };
-        index.set_link(shared.as_deref());
+        index.set_link();
         Ok(index)
     }
 
-    /// Puts the `Link` to the shared dictionary at `key` on every HTML
-    /// entry (the URL under the current base).
-    fn set_link(&mut self, key: Option<&str>) {
-        let link = key.map(|k| crate::model::dictionary::dictionary_link(&self.url(k)));
+    /// Puts the `Link` to the release's shared dictionaries on every HTML
+    /// entry (their URLs under the current base).
+    fn set_link(&mut self) {
+        let link = self.link();
         for e in self.assets.values_mut() {
             let html = e.content_type.starts_with("text/html");
             e.link = link.clone().filter(|_| html);
         }
-        self.shared = key.map(str::to_string);
     }
 
     /// The URL path DIR is served at (`/app/`; `/` by default).
@@ -274,13 +278,14 @@ impl Index {
     /// instead of the manifest's.
     pub fn set_base(&mut self, base: &str) {
         self.base = base.to_string();
-        let shared = self.shared.clone();
-        self.set_link(shared.as_deref());
+        self.set_link();
     }
 
-    /// The release's shared dictionary, if the manifest names one.
-    pub fn shared_dictionary(&self) -> Option<&str> {
-        self.shared.as_deref()
+    /// The `Link` value every HTML response carries, naming the release's
+    /// shared dictionaries (code, then documents), if the manifest names any.
+    pub fn link(&self) -> Option<String> {
+        let urls: Vec<String> = self.dictionaries.iter().map(|k| self.url(k)).collect();
+        crate::model::dictionary::dictionary_link(&urls)
     }
 
     /// The URL path of the file at `key` (relative to DIR).

@@ -351,17 +351,14 @@ fn write_maps(out: &mut String, maps: [Map; 5]) {
     }
 }
 
-/// `$pc_link`: the `Link` to the release's shared dictionary on every HTML
+/// `$pc_link`: the `Link` to the release's shared dictionaries on every HTML
 /// response (by the type nginx sends, so folder URLs and `try_files` pages
 /// get it too); empty, so no header, when there is none.
 fn write_link(out: &mut String, index: &Index) {
-    let link = index
-        .shared_dictionary()
-        .map(|k| crate::model::dictionary::dictionary_link(&index.url(k)))
-        .filter(|l| unwritable(l).is_none());
+    let link = index.link().filter(|l| unwritable(l).is_none());
     let _ = writeln!(
         out,
-        "\n# The shared dictionary's Link, on HTML responses.\nmap $sent_http_content_type $pc_link {{"
+        "\n# The shared dictionaries' Link, on HTML responses.\nmap $sent_http_content_type $pc_link {{"
     );
     if let Some(l) = link {
         let _ = writeln!(out, "    {} {};", quote("~^text/html"), quote(&l));
