@@ -3,12 +3,14 @@
 # tests/serve_browser.rs): nginx with the brotli static module, Caddy, Debian's
 # Chromium, and playwright-core (npm ci in e2e/, no browser download). The tests
 # themselves are ordinary `cargo test` integration tests that .ci/run runs.
+# python3.11-doc: Python's HTML documentation, the real multi-page site the
+# documents dictionary is tested on in Chromium (tests/field_browser.rs).
 # Idempotent; as root on Debian 12. Never upgrades or removes a package.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export DEBIAN_FRONTEND=noninteractive
 
-pkgs=(nginx libnginx-mod-http-brotli-static caddy chromium)
+pkgs=(nginx libnginx-mod-http-brotli-static caddy chromium python3.11-doc)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -208,6 +208,7 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
     );
     let mut problems = walk_problems(&tree);
     let safe_files = safe_assets(&manifest, &mut problems);
+    problems.extend(named_dictionaries(&manifest));
     let counts = check_listed(root, &safe_files, options, &mut problems);
     problems.extend(unlisted_deltas(&manifest, &tree));
     let listed = listed_variants(&manifest);
@@ -222,6 +223,52 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
         deltas_decoded: counts.deltas_decoded,
         problems,
     }
+}
+
+/// What is wrong with the manifest's `shared_dictionary` and
+/// `documents_dictionary`: each must name a listed file of its kind, marked
+/// as that kind is, or a server would link a browser to the wrong file.
+fn named_dictionaries(manifest: &Manifest) -> Vec<Problem> {
+    use crate::model::dictionary::{folder_of, shared_kind, shared_use_as_dictionary, SharedKind};
+    let base = manifest
+        .base
+        .as_deref()
+        .unwrap_or(crate::model::path::ROOT_BASE);
+    let named = [
+        (
+            "shared_dictionary",
+            &manifest.shared_dictionary,
+            SharedKind::Code,
+        ),
+        (
+            "documents_dictionary",
+            &manifest.documents_dictionary,
+            SharedKind::Documents,
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (field, key, kind) in named {
+        let Some(key) = key else { continue };
+        let detail = match manifest.files.get(key) {
+            None => Some(format!(
+                "{field} names {key:?}, which the manifest does not list"
+            )),
+            Some(_) if shared_kind(key) != Some(kind) => Some(format!(
+                "{field} names {key:?}, which is not a name precompress gives it"
+            )),
+            Some(a) => {
+                let want = shared_use_as_dictionary(kind, folder_of(key), base);
+                (a.use_as_dictionary != want).then(|| {
+                    format!(
+                        "{field} {key:?} is marked {:?}, not {:?}",
+                        a.use_as_dictionary, want
+                    )
+                })
+            }
+        };
+        problems.extend(detail.map(|d| problem(key.clone(), ProblemKind::ManifestInvalid, d)));
+    }
+    problems
 }
 
 /// The report when there is no manifest to check against.

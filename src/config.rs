@@ -89,8 +89,9 @@ pub struct Config {
     /// The URL path DIR is served at, `/`-anchored and ending in `/` (default
     /// `/`): dictionary patterns start with it, and the manifest records it.
     pub base: String,
-    /// Make the shared dictionary for chunks no per-file dictionary can serve
-    /// (default true; `run::shared`).
+    /// Make the shared dictionaries: for chunks no per-file dictionary can
+    /// serve (`run::shared`) and for HTML pages where it pays
+    /// (`run::documents`). Default true.
     pub shared_dictionary: bool,
 }
 

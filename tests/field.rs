@@ -499,3 +499,188 @@ fn a_dry_run_leaves_the_shared_dictionary_alone() {
         before
     );
 }
+
+/// A documentation-like site of `n` pages: each has the same layout (head,
+/// a navigation listing every page, a footer: what a site generator writes)
+/// around a body of its own, and the release's version in its title.
+fn docs_site(dir: &Path, n: usize, version: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let nav: String = (0..n)
+        .map(|i| format!("<li class=\"toctree-l1\"><a class=\"reference internal\" href=\"p{i:02}.html\">Chapter {i}: the part of the guide on topic number {i}</a></li>\n"))
+        .collect();
+    let words = [
+        "server", "client", "request", "header", "cache", "release", "bundle", "module", "import",
+        "export", "string", "number", "folder", "option", "value", "error",
+    ];
+    for i in 0..n {
+        // A body of its own: a sequence of words no other page has in that order.
+        let mut x = 0x9e37_79b9_u32.wrapping_mul(i as u32 + 1);
+        let body: String = (0..300)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                words[(x % 16) as usize]
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let page = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Chapter {i} - Guide {version} documentation</title>\n<link rel=\"stylesheet\" href=\"_static/pygments.css\"><link rel=\"stylesheet\" href=\"_static/theme.css\"><script src=\"_static/doctools.js\"></script>\n</head><body><div class=\"header\"><a href=\"index.html\">Guide {version}</a> <form class=\"search\" action=\"search.html\"><input type=\"text\" name=\"q\"><input type=\"submit\" value=\"Go\"></form></div>\n<div class=\"sidebar\"><h3>Navigation</h3><ul>\n{nav}</ul></div>\n<div class=\"body\" role=\"main\"><h1>Chapter {i}</h1><p>{body}</p></div>\n<div class=\"footer\">&copy; Copyright 2026, the Guide authors. Last updated on Dec 01, 2026. Created using Sphinx 7.2.6.</div></body></html>\n"
+        );
+        std::fs::write(dir.join(format!("p{i:02}.html")), page).unwrap();
+    }
+}
+
+#[test]
+fn pages_sharing_a_layout_get_a_documents_dictionary_and_deltas_against_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (site, cache) = (tmp.path().join("site"), tmp.path().join("cache"));
+    let run_json = |dir: &Path| {
+        let out = run(&[
+            "--json".as_ref(),
+            dir.as_os_str(),
+            "--cache-dir".as_ref(),
+            cache.as_os_str(),
+        ]);
+        ok(&out);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    docs_site(&site, 24, "1.0");
+    let report = run_json(&site);
+    let m1 = manifest(&site);
+    let d1 = m1["documents_dictionary"].as_str().unwrap().to_string();
+    assert!(d1.starts_with("precompress-documents-"), "{d1}");
+    let estimate = &report["run"]["documents_dictionary"];
+    assert_eq!(estimate["path"], d1.as_str());
+    assert!(
+        estimate["payback_pages"].as_f64().unwrap() <= 10.0,
+        "{estimate}"
+    );
+    assert_eq!(
+        m1["files"][&d1]["use_as_dictionary"],
+        "match=\"/*\", match-dest=(\"document\" \"\")"
+    );
+    // Every page has a delta against it, far smaller than its brotli bytes.
+    let dict1 = std::fs::read(site.join(&d1)).unwrap();
+    let want1 = available(&dict1);
+    let smallest = |m: &serde_json::Value, key: &str, dict: &str| -> (u64, u64) {
+        let a = &m["files"][key];
+        let br = a["encodings"][0]["size"].as_u64().unwrap();
+        let d = a["deltas"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key}: no deltas: {a:#}"))
+            .iter()
+            .filter(|d| d["dictionary"] == dict)
+            .map(|d| d["size"].as_u64().unwrap())
+            .min()
+            .unwrap_or_else(|| panic!("{key}: no delta against {dict}"));
+        (d, br)
+    };
+    for i in 0..24 {
+        let (d, br) = smallest(&m1, &format!("p{i:02}.html"), &want1);
+        assert!(d * 10 < br * 7, "p{i:02}.html: delta {d} B, br {br} B");
+    }
+
+    // Release 2, from the store: every page changed (the version), and each
+    // has a delta against the dictionary a visitor of release 1 holds, as
+    // has the new dictionary itself.
+    docs_site(&site, 24, "1.1");
+    run_json(&site);
+    let m2 = manifest(&site);
+    // The published schema knows the field.
+    let schema: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(repo().join("docs/manifest.schema.json")).unwrap())
+            .unwrap();
+    for key in m2.as_object().unwrap().keys() {
+        assert!(
+            schema["properties"].get(key).is_some(),
+            "{key} not in the schema"
+        );
+    }
+    let d2 = m2["documents_dictionary"].as_str().unwrap().to_string();
+    assert_ne!(d1, d2);
+    assert!(!site.join(&d1).exists());
+    for key in ["p00.html", "p13.html", d2.as_str()] {
+        let (d, br) = smallest(&m2, key, &want1);
+        assert!(d * 10 < br * 7, "{key}: delta {d} B, br {br} B");
+    }
+    ok(
+        &std::process::Command::new(assert_cmd::cargo::cargo_bin("precompress"))
+            .arg("check")
+            .arg(&site)
+            .env("PRECOMPRESS_CACHE_DIR", &cache)
+            .output()
+            .unwrap(),
+    );
+
+    // serve links it from every page, and a navigation offering it gets a delta.
+    let s = start_precompress(&site, &[]);
+    let page = get(s.addr, "/p03.html", Some("br"));
+    assert_eq!(
+        page.header("link"),
+        Some(format!("</{d2}>; rel=\"compression-dictionary\"").as_str())
+    );
+    let want2 = available(&std::fs::read(site.join(&d2)).unwrap());
+    for dict in [&want1, &want2] {
+        let coding = delta_coding(s.addr, "/p05.html", dict);
+        assert!(coding == "dcb" || coding == "dcz", "{coding}");
+    }
+    drop(s);
+
+    // check vouches for the field: naming a page instead fails, naming it.
+    let path = site.join("precompress-manifest.json");
+    let mut edited = m2.clone();
+    edited["documents_dictionary"] = "p00.html".into();
+    std::fs::write(&path, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let out = precompress(&["check".as_ref(), site.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("documents_dictionary names \"p00.html\""),
+        "{said}"
+    );
+}
+
+#[test]
+fn pages_with_nothing_in_common_get_no_documents_dictionary_and_the_summary_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    // Pages of unrelated bytes: no layout for a dictionary to hold.
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    for i in 0..12 {
+        let body: String = (0..3000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (b'a' + (x % 26) as u8) as char
+            })
+            .collect();
+        std::fs::write(
+            site.join(format!("p{i:02}.html")),
+            format!("<p>{body}</p>\n"),
+        )
+        .unwrap();
+    }
+    let out = precompress(&["--no-config".as_ref(), site.as_os_str()]);
+    ok(&out);
+    assert!(manifest(&site)["documents_dictionary"].is_null());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("no documents dictionary: it never pays back")
+            && summary.contains("is made only within 10"),
+        "{summary}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&site)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("precompress-documents-")
+        })
+        .collect();
+    assert!(left.is_empty());
+}

@@ -153,3 +153,70 @@ fn nuxt_generate() {
         .starts_with("_nuxt/"));
     assert_deltas_reached_the_returning_visitor(&r);
 }
+
+/// Where Debian's python3.11-doc puts Python's HTML documentation.
+const PYTHON_DOCS: &str = "/usr/share/doc/python3.11/html";
+
+/// The documents dictionary on real multi-page HTML: pages of Python's
+/// documentation as two releases (`e2e/documents.mjs`). A first-time
+/// visitor opens five pages: the first comes as br and links the
+/// dictionary, fetched at idle; every later one comes as a delta against
+/// it. After the deploy the visitor comes back: every page, and the next
+/// dictionary, comes as a delta; every body decodes to the file on disk.
+#[test]
+fn python_docs_pages_come_as_deltas_against_the_documents_dictionary() {
+    browser_ready();
+    assert!(
+        std::path::Path::new(PYTHON_DOCS).join("library").is_dir(),
+        "{PYTHON_DOCS} missing: run `bash .ci/e2e.sh` (python3.11-doc)"
+    );
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Command::new("node")
+        .arg(repo().join("e2e/documents.mjs"))
+        .arg(PYTHON_DOCS)
+        .arg(repo().join("target/field/documents"))
+        .env("PRECOMPRESS", assert_cmd::cargo::cargo_bin("precompress"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "documents.mjs failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["errors"], serde_json::json!([]), "{r:#}");
+    assert_eq!(r["failed"], serde_json::json!([]), "{r:#}");
+    let dicts = r["documentsDictionary"].as_array().unwrap();
+    assert!(dicts.iter().all(|d| d.is_string()), "{r:#}");
+    let delta = |d: &Value| matches!(d["contentEncoding"].as_str(), Some("dcb" | "dcz"));
+    let first = r["first"]["documents"].as_array().unwrap();
+    let returning = r["returning"]["documents"].as_array().unwrap();
+    assert_eq!((first.len(), returning.len()), (5, 5), "{r:#}");
+    for d in first.iter().chain(returning) {
+        assert_eq!(d["decodesToTheFile"], true, "{d}");
+    }
+    assert!(!delta(&first[0]), "no dictionary yet: {}", first[0]);
+    for d in first[1..].iter().chain(returning) {
+        assert!(delta(d), "not a delta: {d}");
+    }
+    // The next dictionary itself came as a delta against the one held.
+    let fetched = r["dictionaryFetches"][1].as_array().unwrap();
+    assert!(
+        fetched.iter().any(
+            |f| matches!(f["contentEncoding"].as_str(), Some("dcb" | "dcz"))
+                && f["encodedBytes"].as_u64().unwrap() > 0
+        ),
+        "{fetched:?}"
+    );
+    let (bytes, br, dict) = (
+        r["returning"]["bytes"].as_u64().unwrap(),
+        r["returning"]["brBytes"].as_u64().unwrap(),
+        r["returning"]["dictionaries"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "python docs: first visit {} B + {} B dictionary (br {} B); returning {bytes} B + {dict} B (br {br} B)",
+        r["first"]["bytes"], r["first"]["dictionaries"], r["first"]["brBytes"]
+    );
+    assert!(bytes + dict < br, "returning {bytes} + {dict} B, br {br} B");
+}

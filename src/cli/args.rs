@@ -296,7 +296,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_use_as_dictionary: bool,
 
-    /// Make no shared dictionary (for hash-only and same-named chunks): first visits skip its idle download, and those chunks get no deltas.
+    /// Make no shared dictionaries (for hash-only and same-named chunks, and for HTML pages): first visits skip their idle download, and those files get no deltas.
     #[arg(long)]
     pub no_shared_dictionary: bool,
 

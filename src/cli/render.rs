@@ -231,19 +231,6 @@ fn write_coding(s: &mut String, c: &CodingTable) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_read_well() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
-}
-
 /// What the run measured for a documents dictionary, in one line.
 fn documents_line(d: &precompressor::DocumentsDictionary) -> String {
     let measured = format!(
@@ -262,5 +249,18 @@ fn documents_line(d: &precompressor::DocumentsDictionary) -> String {
             "no documents dictionary: it {payback}, and is made only within {} ({measured})",
             d.bound_pages
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

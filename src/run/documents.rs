@@ -118,7 +118,7 @@ pub fn split(assets: &[(&str, u64)]) -> (Vec<usize>, Vec<usize>) {
 
 /// The outcome for one release.
 #[derive(Debug)]
-pub enum Made {
+pub enum Outcome {
     /// Too few pages to measure.
     None,
     /// Measured, and not worth it (or not measurable: a page unreadable).
@@ -134,27 +134,27 @@ pub fn build(
     assets: &[(&str, u64)],
     read: impl Fn(usize) -> Option<Vec<u8>>,
     measure: impl FnOnce(&[u8], &[Vec<u8>]) -> Option<Estimate>,
-) -> Made {
+) -> Outcome {
     let (chosen, held) = split(assets);
     if chosen.is_empty() || held.is_empty() {
-        return Made::None;
+        return Outcome::None;
     }
     let mut bytes = MARKER.to_vec();
     for &i in &chosen {
         let Some(b) = read(i) else {
-            return Made::NotWorth(None);
+            return Outcome::NotWorth(None);
         };
         bytes.extend_from_slice(&b);
         bytes.push(b'\n');
     }
     let Some(held) = held.iter().map(|&i| read(i)).collect::<Option<Vec<_>>>() else {
-        return Made::NotWorth(None);
+        return Outcome::NotWorth(None);
     };
     let Some(estimate) = measure(&bytes, &held) else {
-        return Made::NotWorth(None);
+        return Outcome::NotWorth(None);
     };
     if !estimate.pays() {
-        return Made::NotWorth(Some(estimate));
+        return Outcome::NotWorth(Some(estimate));
     }
     let hash = blake3::hash(&bytes).to_hex();
     let shared = Shared {
@@ -167,7 +167,7 @@ pub fn build(
             .map(|(rel, _)| rel.to_string())
             .collect(),
     };
-    Made::Made(shared, bytes, estimate)
+    Outcome::Made(shared, bytes, estimate)
 }
 
 /// The estimate for `dictionary` on the `held` pages, as the run would
@@ -266,7 +266,7 @@ mod tests {
         match build(&assets, read, |_, held| {
             Some(e(held.len() as u64 * 900, 100, 50))
         }) {
-            Made::Made(s, bytes, _) => {
+            Outcome::Made(s, bytes, _) => {
                 assert!(bytes.starts_with(MARKER));
                 assert!(is_ours(&s.rel, &bytes));
                 assert!(s.rel.starts_with("precompress-documents-"));
@@ -276,7 +276,7 @@ mod tests {
         }
         assert!(matches!(
             build(&assets, read, |_, _| Some(e(1000, 990, 5000))),
-            Made::NotWorth(Some(_))
+            Outcome::NotWorth(Some(_))
         ));
     }
 }

@@ -536,9 +536,9 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
                 .install(|| documents::measure(d, held, env.cfg.levels, &enc))
         };
         let (doc, estimate) = match documents::build(&assets, |j| read(passed[j]), measure) {
-            documents::Made::Made(s, bytes, e) => (Some((s, bytes)), Some(e)),
-            documents::Made::NotWorth(e) => (None, e),
-            documents::Made::None => (None, None),
+            documents::Outcome::Made(s, bytes, e) => (Some((s, bytes)), Some(e)),
+            documents::Outcome::NotWorth(e) => (None, e),
+            documents::Outcome::None => (None, None),
         };
         log.counts.documents_dictionary = estimate.map(|e| DocumentsDictionary {
             path: doc.as_ref().map(|(s, _)| s.rel.clone()),
