@@ -147,7 +147,7 @@ export default defineConfig({
   plugins: [
     precompress({
       gzipLevel: 9,
-      exclude: ['*.map'],
+      exclude: /\.map$/,
       budgets: { 'assets/*.js': '100KB' },
       cacheDir: 'node_modules/.cache/precompress',
       check: true,
@@ -158,6 +158,18 @@ EOF
 cat >"$app/bad-option.config.js" <<'EOF'
 import precompress from 'precompressor/vite';
 export default { build: { outDir: 'dist-bad' }, plugins: [precompress({ brotliQuality: 12 })] };
+EOF
+cat >"$app/typo.config.js" <<'EOF'
+import precompress from 'precompressor/vite';
+export default { build: { outDir: 'dist-typo' }, plugins: [precompress({ brotliQualty: 5 })] };
+EOF
+cat >"$app/lib.config.js" <<'EOF'
+import precompress from 'precompressor/vite';
+export default { build: { outDir: 'dist-lib', lib: { entry: 'src/main.js', formats: ['es'] } }, plugins: [precompress()] };
+EOF
+cat >"$app/silent.config.js" <<'EOF'
+import precompress from 'precompressor/vite';
+export default { logLevel: 'silent', build: { outDir: 'dist-silent' }, plugins: [precompress({ verbose: true })] };
 EOF
 cat >"$app/budget.config.js" <<'EOF'
 import precompress from 'precompressor/vite';
@@ -171,6 +183,7 @@ import { binaryPath, VERSION } from 'precompressor';
 const options: PrecompressOptions = {
   formats: ['br', 'gzip'],
   brotliQuality: 11,
+  exclude: [/\.map$/, '*.txt'],
   minSize: '1KiB',
   budgets: { 'assets/**/*.js': '150KB', '*.css': 30000 },
   dictionaryFrom: ['../prev/dist'],
@@ -250,7 +263,7 @@ mapfile -t maps < <(cd dist && find assets -name '*.map' | sort)
 for m in "${maps[@]}"; do
   if compgen -G "dist/$m.*" >/dev/null; then fail "dist/$m has variants though exclude: ['*.map']"; fi
 done
-ok "exclude: ['*.map'] applied: ${maps[*]} have no variants"
+ok "exclude: /\\.map\$/ applied: ${maps[*]} have no variants"
 [[ -d node_modules/.cache/precompress ]] || fail "cacheDir node_modules/.cache/precompress was not created"
 ok "cacheDir created node_modules/.cache/precompress"
 [[ -f dist/precompress-manifest.json ]] || fail "no dist/precompress-manifest.json"
@@ -300,11 +313,32 @@ expect_grep 'precompressor/vite: option `brotliQuality` must be an integer from 
 [[ ! -e dist-bad ]] || fail "dist-bad exists: Vite bundled before the option was rejected"
 ok "nothing was built (no dist-bad/)"
 
+run "$work/typo.log" npx --no -- vite build --config typo.config.js
+[[ $rc != 0 ]] || { show "$work/typo.log"; fail "vite build with brotliQualty succeeded"; }
+# shellcheck disable=SC2016 # backquotes in the message
+expect_grep 'unknown option `brotliQualty` (did you mean `brotliQuality`?)' "$work/typo.log" "a typo names the nearest option"
+
+step "library mode is left alone, with a warning"
+run "$work/lib.log" npx --no -- vite build --config lib.config.js
+expect_rc 0 "$work/lib.log" "vite build in library mode"
+expect_grep "library mode (build.lib) builds a package to publish" "$work/lib.log" "the warning says why"
+if compgen -G "dist-lib/*.br" >/dev/null || [[ -e dist-lib/precompress-manifest.json ]]; then fail "the plugin compressed dist-lib"; fi
+ok "dist-lib/ has no variants and no manifest"
+
+step "logLevel 'silent' with verbose: true builds, and prints nothing of precompress"
+run "$work/silent.log" npx --no -- vite build --config silent.config.js
+expect_rc 0 "$work/silent.log" "vite build, logLevel silent, verbose"
+[[ -f dist-silent/precompress-manifest.json ]] || fail "no dist-silent/precompress-manifest.json"
+if grep -q 'precompress' "$work/silent.log"; then show "$work/silent.log"; fail "precompress printed under logLevel silent"; fi
+ok "dist-silent/ was compressed and the log is silent"
+
 step "a budget exceeded fails the build"
 run "$work/budget.log" npx --no -- vite build --config budget.config.js
 [[ $rc != 0 ]] || { show "$work/budget.log"; fail "vite build with budgets { 'assets/*.js': 100 } succeeded"; }
 ok "vite build with budgets: { 'assets/*.js': 100 } exits $rc"
 expect_grep "precompress: over budget: assets/" "$work/budget.log" "precompress's message"
+(($(grep -c "precompress: over budget: assets/" "$work/budget.log") == 1)) || { show "$work/budget.log"; fail "the budget error is printed more than once"; }
+ok "said once"
 expect_grep "precompressor/vite: \`precompress dist-budget --cache-dir $app/node_modules/.cache/precompress '--budget=assets/*.js=100'\` exited with code 1" "$work/budget.log" "the build error"
 [[ -f dist-budget/${built[0]}.br ]] || fail "no variants in dist-budget (precompress wrote them before checking budgets)"
 ok "the variants were still written (dist-budget/${built[0]}.br)"
@@ -339,6 +373,8 @@ mv "$work/aside" "node_modules/precompressor-$platform"
 [[ $rc != 0 ]] || { show "$work/noplat-build.log"; fail "vite build without the platform package succeeded"; }
 ok "vite build exits $rc"
 expect_grep "precompress: the package precompressor-$platform, which holds the binary for this platform ($platform" "$work/noplat-build.log" "the same message"
+if grep -q 'Getter/Setter' "$work/noplat-build.log"; then show "$work/noplat-build.log"; fail "the error shows [Getter/Setter]"; fi
+ok "plainly (no [Getter/Setter])"
 [[ ! -e dist-noplat ]] || fail "dist-noplat exists: the missing binary was found out after the build, not before"
 ok "before bundling (no dist-noplat/)"
 

@@ -20,10 +20,10 @@ export interface PrecompressOptions {
   gzipLevel?: number;
   /** Keep a variant only if it is at most this fraction of its source, in (0, 1] (`--min-ratio`). Default: 1. */
   minRatio?: number;
-  /** Compress only files matching these globs, relative to outDir (`--include`, repeated); replaces the default type list. */
-  include?: string | string[];
-  /** Never compress files matching these globs (`--exclude`, repeated); wins over `include`. E.g. `['*.map']`. */
-  exclude?: string | string[];
+  /** Compress only files matching these globs or RegExps, relative to outDir (`--include`, repeated; a RegExp is tested against each path, `/`-separated); replaces the default type list. */
+  include?: string | RegExp | Array<string | RegExp>;
+  /** Never compress files matching these globs or RegExps (`--exclude`, repeated); wins over `include`. E.g. `['*.map']` or `/\.map$/`. */
+  exclude?: string | RegExp | Array<string | RegExp>;
   /** Skip files smaller than this (`--min-size`). Default: `'1KiB'` (1024 bytes). */
   minSize?: Size;
   /**
@@ -61,11 +61,14 @@ export interface PrecompressOptions {
   binary?: string;
   /** Turn the plugin off (it then does nothing). Default: false. */
   disable?: boolean;
+  /** Compress a library-mode build (`build.lib`) too; by default its output, a package to publish, is left alone with a warning. Default: false. */
+  library?: boolean;
 }
 
 /**
  * Precompresses the client build's output (`build.outDir`) with precompress once Vite has
- * written it: `.br`, `.zst`, `.gz` beside each asset and `precompress-manifest.json`. The build
+ * written it (not an SSR build, not library mode, not a framework's intermediate client build
+ * that Astro, SvelteKit or Nuxt still writes into: those are skipped with a warning): `.br`, `.zst`, `.gz` beside each asset and `precompress-manifest.json`. The build
  * fails when precompress fails (a file it could not compress, a budget exceeded, `check` finding
  * a problem). Options are validated when the plugin is created.
  *

@@ -70,6 +70,21 @@ function nonEmptyString(name, v) {
   return v;
 }
 
+/**
+ * Globs or regular expressions, as vite-plugin-compression2 and
+ * compression-webpack-plugin take them: a string, a RegExp, or an array of
+ * them (may be empty). Always an array. A RegExp is tested against the
+ * path relative to the output folder, with `/` separators.
+ */
+function patterns(name, v) {
+  if (v === undefined) return undefined;
+  const list = typeof v === 'string' || v instanceof RegExp ? [v] : v;
+  if (!Array.isArray(list) || list.some((s) => !(s instanceof RegExp) && (typeof s !== 'string' || s.trim() === ''))) {
+    throw bad(name, 'a glob string, a RegExp, or an array of them', v);
+  }
+  return list;
+}
+
 /** A string or an array of them (an array may be empty): always an array. */
 function strings(name, v) {
   if (v === undefined) return undefined;
@@ -109,8 +124,8 @@ const VALIDATORS = {
     if (typeof v !== 'number' || !(v > 0 && v <= 1)) throw bad('minRatio', 'a number in (0, 1], e.g. 0.8', v);
     return v;
   },
-  include: (v) => strings('include', v),
-  exclude: (v) => strings('exclude', v),
+  include: (v) => patterns('include', v),
+  exclude: (v) => patterns('exclude', v),
   minSize: (v) => size('minSize', v),
   manifest(v) {
     if (v === undefined || v === true) return undefined;
@@ -141,6 +156,8 @@ const VALIDATORS = {
   verbose: (v) => boolean('verbose', v),
   binary: (v) => nonEmptyString('binary', v),
   disable: (v) => boolean('disable', v),
+  // Vite's library mode builds a package to publish, not a site: left alone unless true.
+  library: (v) => boolean('library', v),
 };
 
 /** The option names, for the types test and the error on an unknown one. */
@@ -159,7 +176,8 @@ export function validateOptions(options) {
   for (const [name, value] of Object.entries(options)) {
     const validate = Object.hasOwn(VALIDATORS, name) ? VALIDATORS[name] : undefined;
     if (!validate) {
-      const hint = DID_YOU_MEAN[name] ? ` (did you mean \`${DID_YOU_MEAN[name]}\`?)` : '';
+      const near = DID_YOU_MEAN[name] ?? nearest(name, OPTION_NAMES);
+      const hint = near ? ` (did you mean \`${near}\`?)` : '';
       throw new OptionError(`unknown option \`${name}\`${hint}; the options are ${OPTION_NAMES.join(', ')}`);
     }
     const v = validate(value);
@@ -167,6 +185,60 @@ export function validateOptions(options) {
   }
   return out;
 }
+
+/** Edits (insert, delete, replace, swap two neighbours) from `a` to `b`, case-blind. */
+export function distance(a, b) {
+  a = a.toLowerCase();
+  b = b.toLowerCase();
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The name in `names` nearest to `name`, if it is near enough to be a typo of it. */
+export function nearest(name, names) {
+  let best;
+  let bestD = Infinity;
+  for (const n of names) {
+    const dist = distance(name, n);
+    if (dist < bestD) [best, bestD] = [n, dist];
+  }
+  return bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/** A path relative to the output folder as a glob matching only itself. */
+const exactGlob = (rel) => `./${rel.replace(/[*?[\]{}\\!]/g, (c) => `\\${c}`)}`;
+
+/**
+ * The `--include`/`--exclude` flags of the options' RegExps, given the files
+ * of the output folder (relative, `/`-separated): each file one matches, as
+ * a glob of its own path. Globs pass through runArgs.
+ */
+export function regexpArgs(o, files) {
+  const args = [];
+  for (const flag of ['include', 'exclude']) {
+    const res = (o[flag] ?? []).filter((p) => p instanceof RegExp);
+    if (res.length === 0) continue;
+    for (const f of files) {
+      if (res.some((re) => ((re.lastIndex = 0), re.test(f)))) args.push(`--${flag}=${exactGlob(f)}`);
+    }
+    // An include of RegExps only, matching nothing, must still include nothing.
+    if (flag === 'include' && !args.some((a) => a.startsWith('--include=')) && !(o.include ?? []).some((p) => typeof p === 'string')) {
+      args.push('--include=./[.]precompress-matches-nothing');
+    }
+  }
+  return args;
+}
+
+/** Whether any include or exclude is a RegExp (the output folder must then be listed). */
+export const hasRegExps = (o) => [...(o.include ?? []), ...(o.exclude ?? [])].some((p) => p instanceof RegExp);
 
 /**
  * Arguments for `precompress DIR ...`. `dir` is passed as given; relative
@@ -184,8 +256,8 @@ export function runArgs(o, { dir, root, outDir }) {
   if (o.zstdLevel !== undefined) args.push('--zstd-level', String(o.zstdLevel));
   if (o.gzipLevel !== undefined) args.push('--gzip-level', String(o.gzipLevel));
   if (o.minRatio !== undefined) args.push('--min-ratio', String(o.minRatio));
-  for (const g of o.include ?? []) args.push(`--include=${g}`);
-  for (const g of o.exclude ?? []) args.push(`--exclude=${g}`);
+  for (const g of o.include ?? []) if (typeof g === 'string') args.push(`--include=${g}`);
+  for (const g of o.exclude ?? []) if (typeof g === 'string') args.push(`--exclude=${g}`);
   if (o.minSize !== undefined) args.push('--min-size', o.minSize);
   args.push(...manifestArgs(o, outDir));
   if (o.cacheDir) args.push('--cache-dir', path.resolve(root, o.cacheDir));

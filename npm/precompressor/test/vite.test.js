@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { OPTION_NAMES, runArgs, validateOptions } from '../lib/options.js';
+import { OPTION_NAMES, regexpArgs, runArgs, validateOptions } from '../lib/options.js';
 import precompress from '../lib/vite.js';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'precompress-vite-test-'));
@@ -22,6 +22,7 @@ writeFileSync(
   fake,
   `#!/bin/sh
 { printf '%s' "$PWD"; printf '|%s' "$@"; echo; } >> "${log}"
+[ -n "$FAKE_STDOUT" ] && printf '%s\\n' "$FAKE_STDOUT"
 [ -n "$FAKE_STDERR" ] && printf '%s\\n' "$FAKE_STDERR" >&2
 exit "\${FAKE_EXIT:-0}"
 `,
@@ -32,12 +33,17 @@ const root = path.join(tmp, 'app');
 mkdirSync(root, { recursive: true });
 const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []);
 
+/** What the plugin said through Vite's logger in the last build(): [level, message]. */
+let logged = [];
+const logger = Object.fromEntries(['info', 'warn', 'error'].map((level) => [level, (m) => logged.push([level, m])]));
+
 /** Runs the build hooks the way Vite does; `env` is Vite 6+'s this.environment. */
 async function build(options, { config = {}, env, error, closeError = error } = {}) {
   rmSync(log, { force: true });
+  logged = [];
   // No cache unless a test asks: the default one is tested on its own.
   const plugin = precompress({ binary: fake, cacheDir: false, ...options });
-  const resolved = { root, logLevel: 'info', ...config, build: { outDir: 'dist', write: true, ...config.build } };
+  const resolved = { root, logLevel: 'info', logger, ...config, build: { outDir: 'dist', write: true, ...config.build } };
   plugin.configResolved?.(resolved);
   plugin.buildStart?.call({});
   plugin.buildEnd?.call({}, error);
@@ -69,10 +75,8 @@ test('the default cache under node_modules/.cache, and Vite\'s base as --base', 
     assert.deepEqual(await build({}, { config: { base: '/' } }), [`${root}|dist`], 'the default, not passed');
     assert.deepEqual(await build({}, { config: { base: 'https://cdn.example.com/app/' } }), [`${root}|dist|--base|/app/`]);
     // A relative base is not known at build time: none passed, and a warning.
-    const warned = [];
-    const logger = { warn: (m) => warned.push(m), info() {}, error() {} };
-    assert.deepEqual(await build({}, { config: { base: './', logger } }), [`${root}|dist`]);
-    assert.match(warned.join('\n'), /base "\.\/" is relative/);
+    assert.deepEqual(await build({}, { config: { base: './' } }), [`${root}|dist`]);
+    assert.match(logged.map(([, m]) => m).join('\n'), /base "\.\/" is relative/);
     process.env.PRECOMPRESS_CACHE_DIR = '/elsewhere';
     assert.deepEqual(await build({ cacheDir: undefined }), [`${root}|dist`], 'the variable is the binary\'s');
   } finally {
@@ -93,9 +97,69 @@ test('check: true runs precompress check with the same manifest', { skip }, asyn
   ]);
 });
 
-test('logLevel error or silent: --quiet', { skip }, async () => {
-  assert.deepEqual(await build({}, { config: { logLevel: 'silent' } }), [`${root}|dist|--quiet`]);
-  assert.deepEqual(await build({}, { config: { logLevel: 'warn' } }), [`${root}|dist`]);
+test('what precompress prints goes through Vite\'s logger, so logLevel governs it', { skip }, async () => {
+  process.env.FAKE_STDOUT = 'precompress: 3 files (1 KiB), 2 compressed, 0 errors';
+  process.env.FAKE_STDERR = 'precompress: warning: assets/x.js: something worth knowing';
+  try {
+    // verbose never meets --quiet: the logger, not a flag, silences it.
+    assert.deepEqual(await build({ verbose: true }, { config: { logLevel: 'silent' } }), [`${root}|dist|--verbose`]);
+    assert.deepEqual(logged, [
+      ['info', 'precompress: 3 files (1 KiB), 2 compressed, 0 errors'],
+      ['warn', 'precompress: warning: assets/x.js: something worth knowing'],
+    ]);
+  } finally {
+    delete process.env.FAKE_STDOUT;
+    delete process.env.FAKE_STDERR;
+  }
+});
+
+test('library mode and frameworks\' intermediate builds are left alone, with a warning saying why', { skip }, async () => {
+  const said = () => logged.filter(([l]) => l === 'warn').map(([, m]) => m).join('\n');
+  assert.deepEqual(await build({}, { config: { build: { lib: { entry: 'src/index.js' } } } }), []);
+  assert.match(said(), /library mode \(build\.lib\) builds a package to publish.*set `library: true`/);
+  assert.deepEqual(await build({ library: true }, { config: { build: { lib: { entry: 'x.js' } } } }), [`${root}|dist`]);
+  assert.deepEqual(await build({}, { config: { plugins: [{ name: 'astro:build' }] } }), []);
+  assert.match(said(), /Astro is still writing dist .*use precompressor\/astro/);
+  assert.deepEqual(await build({}, { config: { build: { outDir: '.svelte-kit/output/client' } } }), []);
+  assert.match(said(), /SvelteKit is still writing \.svelte-kit\/output\/client/);
+  assert.deepEqual(await build({}, { config: { build: { outDir: '.nuxt/dist/client' } } }), []);
+  assert.match(said(), /Nuxt is still writing/);
+});
+
+test('include and exclude take RegExps, tested against each output path', { skip }, async () => {
+  const dist = path.join(root, 'dist');
+  mkdirSync(path.join(dist, 'assets'), { recursive: true });
+  for (const f of ['index.html', 'assets/app.js', 'assets/app.js.map', 'assets/a[1].css']) writeFileSync(path.join(dist, f), 'x');
+  try {
+    const [call] = await build({ exclude: [/\.map$/, 'stats.json'], include: [/^assets\//] });
+    assert.deepEqual(call.split('|').slice(2).sort(), [
+      '--exclude=./assets/app.js.map',
+      '--exclude=stats.json',
+      '--include=./assets/a\\[1\\].css',
+      '--include=./assets/app.js',
+      '--include=./assets/app.js.map',
+    ]);
+    // An include RegExp that matches nothing includes nothing.
+    const [none] = await build({ include: /\.wasm$/ });
+    assert.deepEqual(none.split('|').slice(2), ['--include=./[.]precompress-matches-nothing']);
+  } finally {
+    rmSync(dist, { recursive: true, force: true });
+  }
+});
+
+test('a typo gets the nearest option name', () => {
+  assert.throws(() => precompress({ brotliQualty: 5 }), /unknown option `brotliQualty` \(did you mean `brotliQuality`\?\)/);
+  assert.throws(() => precompress({ exlude: ['*.map'] }), /did you mean `exclude`/);
+  assert.throws(() => precompress({ threshold: 1024 }), /did you mean `minSize`/);
+  assert.throws(() => precompress({ zzz: 1 }), (e) => !/did you mean/.test(e.message));
+});
+
+test('a dictionaryFrom folder that does not exist fails the build at its start', async () => {
+  const plugin = precompress({ binary: fake, dictionaryFrom: ['../release-41/dist'] });
+  assert.throws(
+    () => plugin.configResolved({ root, logger, build: { outDir: 'dist' } }),
+    /option `dictionaryFrom` names \.\.\/release-41\/dist, which does not exist/,
+  );
 });
 
 test('nothing runs after a failed build, for a server environment, an ssr build, build.write false, or disable', { skip }, async () => {
@@ -121,6 +185,8 @@ test('a failing run fails the build with the command and what it printed', { ski
       assert.match(e.message, /\n {2}precompress: over budget: assets\/app\.js/);
       return true;
     });
+    // Said once: in the build's error, not also as a warning.
+    assert.deepEqual(logged, []);
   } finally {
     delete process.env.FAKE_EXIT;
     delete process.env.FAKE_STDERR;
@@ -135,10 +201,10 @@ test('no binary: the build fails at its start, with the message', async () => {
   const missing = path.join(tmp, 'nope');
   await assert.rejects(build({ binary: missing }), /the `binary` option names .*nope, which does not exist/);
   const plugin = precompress({ binary: missing });
-  plugin.configResolved({ root, build: { outDir: 'dist' } });
-  assert.throws(() => plugin.buildStart.call({}), /the `binary` option names .*nope, which does not exist/);
+  assert.throws(() => plugin.configResolved({ root, build: { outDir: 'dist' } }), /the `binary` option names .*nope, which does not exist/);
   // Not for a build it will not touch.
-  plugin.buildStart.call({ environment: { config: { root, consumer: 'server', build: {} } } });
+  plugin.configResolved({ root, build: { outDir: 'dist', ssr: 'src/entry-server.js' } });
+  plugin.configResolved({ root, build: { outDir: 'dist', lib: { entry: 'x.js' } } });
 });
 
 const real = process.env.PRECOMPRESS_BINARY;
@@ -156,7 +222,7 @@ test('the real binary accepts every flag the options map to', { skip: real ? fal
     gzipLevel: 6,
     minRatio: 0.9,
     include: ['*.js', '*.html'],
-    exclude: ['*.map'],
+    exclude: ['*.map', /\.txt$/],
     minSize: '1KiB',
     manifest: 'm.json',
     cacheDir: 'cache',
@@ -167,13 +233,18 @@ test('the real binary accepts every flag the options map to', { skip: real ? fal
     verbose: true,
     binary: real,
     disable: false,
+    library: false,
   };
   assert.deepEqual(Object.keys(all).sort(), [...OPTION_NAMES].sort(), 'every option is exercised');
-  const args = runArgs(validateOptions(all), { dir: 'dist', root: path.dirname(site), outDir: site });
+  const o = validateOptions(all);
+  writeFileSync(path.join(site, 'notes[1].txt'), 'a note, not compressed\n'.repeat(100));
+  const args = [...runArgs(o, { dir: 'dist', root: path.dirname(site), outDir: site }), ...regexpArgs(o, ['notes[1].txt', 'index.html'])];
   const r = spawnSync(real, args, { cwd: path.dirname(site), encoding: 'utf8' });
   assert.equal(r.status, 0, `precompress ${args.join(' ')}\n${r.stdout}${r.stderr}`);
   assert.ok(existsSync(path.join(site, 'assets', 'app.js.br')));
   assert.ok(existsSync(path.join(site, 'm.json')));
   assert.ok(!existsSync(path.join(site, 'assets', 'app.js.zst')), 'formats was applied');
+  assert.ok(!existsSync(path.join(site, 'notes[1].txt.br')), 'the RegExp exclude was applied, brackets and all');
+  assert.ok(existsSync(path.join(site, 'index.html.br')));
   assert.ok(existsSync(path.join(path.dirname(site), 'cache')), 'cacheDir was applied');
 });
