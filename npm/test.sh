@@ -79,7 +79,7 @@ tar tzvf "$main_tgz" >"$work/main.list"
 grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
 ok "platform tarball holds an executable bin/precompress"
 grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
-for f in lib/binary.js lib/options.js lib/platforms.js lib/vite.js lib/index.js vite.d.ts index.d.ts README.md package.json; do
+for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/vite.js lib/astro.js lib/index.js vite.d.ts astro.d.ts index.d.ts README.md package.json; do
   grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
 done
 if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
@@ -377,5 +377,78 @@ if grep -q 'Getter/Setter' "$work/noplat-build.log"; then show "$work/noplat-bui
 ok "plainly (no [Getter/Setter])"
 [[ ! -e dist-noplat ]] || fail "dist-noplat exists: the missing binary was found out after the build, not before"
 ok "before bundling (no dist-noplat/)"
+
+# verify_deployed DIR WHAT: every .br and .gz under DIR decodes to the file
+# beside it (node's zlib; .zst is decoded by precompress check), no server
+# file (.mjs, .cjs) got a variant, and each page named after DIR has one.
+verify_deployed() {
+  local dir=$1 what=$2
+  shift 2
+  node -e '
+    const fs = require("fs"), path = require("path"), zlib = require("zlib");
+    const [dir, ...pages] = process.argv.slice(1);
+    const all = fs.readdirSync(dir, { recursive: true }).map(String);
+    let n = 0;
+    for (const f of all) {
+      const m = /^(.*)\.(br|gz|zst)$/.exec(f);
+      if (!m) continue;
+      const src = path.join(dir, m[1]);
+      if (!fs.existsSync(src)) throw new Error(f + ": a variant of a file that is not deployed");
+      if (/\.(mjs|cjs)$/.test(m[1])) throw new Error(f + ": a variant of server code");
+      if (m[2] === "zst") continue;
+      const out = (m[2] === "br" ? zlib.brotliDecompressSync : zlib.gunzipSync)(fs.readFileSync(path.join(dir, f)));
+      if (!out.equals(fs.readFileSync(src))) throw new Error(f + " does not decode to " + m[1]);
+      n++;
+    }
+    for (const p of pages) if (!fs.existsSync(path.join(dir, p + ".br"))) throw new Error("the page " + p + " has no .br");
+    if (n === 0) throw new Error("no variants under " + dir);
+    console.log(n);
+  ' "$dir" "$@" >"$work/verify.log" 2>&1 || { show "$work/verify.log"; fail "$what"; }
+  ok "$what: $(cat "$work/verify.log") .br and .gz decode to their files, no server code has a variant, $* compressed"
+}
+
+# A framework app of e2e/apps (pinned, from the registry) in a temp copy, with
+# the two tarballs installed.
+framework_app() { # framework_app APP
+  local dir=$work/$1
+  mkdir -p "$dir"
+  (cd "$repo/e2e/apps/$1" && tar cf - --exclude=node_modules .) | (cd "$dir" && tar xf -)
+  cd "$dir"
+  run "$work/$1-ci.log" npm ci --no-audit --no-fund --prefer-offline --loglevel=error
+  expect_rc 0 "$work/$1-ci.log" "npm ci in a copy of e2e/apps/$1"
+  run "$work/$1-add.log" "${npm_install[@]}" --no-save "$main_tgz" "$platform_tgz"
+  expect_rc 0 "$work/$1-add.log" "npm install the two tarballs into it"
+}
+
+step "Astro 5 with precompressor/astro (e2e/apps/astro: a static site with a Preact island)"
+framework_app astro
+cat >astro.config.mjs <<'EOF'
+import { defineConfig } from 'astro/config';
+import preact from '@astrojs/preact';
+import precompress from 'precompressor/astro';
+
+export default defineConfig({
+  integrations: [preact(), precompress({ check: true, exclude: /\.map$/ })],
+  build: { inlineStylesheets: 'never' },
+  telemetry: false,
+});
+EOF
+run "$work/astro-build.log" env ASTRO_TELEMETRY_DISABLED=1 npx --no -- astro build
+expect_rc 0 "$work/astro-build.log" "astro build with the integration"
+expect_grep "precompress: check: ok" "$work/astro-build.log" "check: true passed on dist/"
+verify_deployed dist "Astro's dist/" index.html
+[[ ! -e dist/chunks && ! -e dist/pages ]] || fail "Astro's prerender chunks are still in dist/"
+run "$work/astro-check.log" npx --no -- precompress check dist
+expect_rc 0 "$work/astro-check.log" "precompress check dist"
+cat >bad.config.mjs <<'EOF'
+import precompress from 'precompressor/astro';
+export default { integrations: [precompress({ dictionaryFrom: '../no-such-release' })], outDir: 'dist-bad' };
+EOF
+run "$work/astro-bad.log" env ASTRO_TELEMETRY_DISABLED=1 npx --no -- astro build --config bad.config.mjs
+[[ $rc != 0 ]] || { show "$work/astro-bad.log"; fail "astro build with a missing dictionaryFrom succeeded"; }
+# shellcheck disable=SC2016 # backquotes in the message
+expect_grep 'precompressor/astro: option `dictionaryFrom` names ../no-such-release, which does not exist' "$work/astro-bad.log" "a missing dictionaryFrom fails the build, named"
+[[ ! -e dist-bad ]] || fail "dist-bad exists: Astro built before the option was refused"
+ok "before anything was built (no dist-bad/)"
 
 printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"

@@ -165,9 +165,20 @@ export const OPTION_NAMES = Object.keys(VALIDATORS);
 
 /**
  * The validated options (defaults left undefined: the binary's defaults and
- * precompress.toml apply). Throws OptionError naming the option and the value.
+ * precompress.toml apply). Throws OptionError naming the option and the value,
+ * after `who` (the integration: `precompressor/astro`).
  */
-export function validateOptions(options) {
+export function validateOptions(options, who = WHO) {
+  try {
+    return validate(options);
+  } catch (e) {
+    // The same rules for every integration; the message names the one used.
+    if (e instanceof OptionError) e.message = `${who}${e.message.slice(WHO.length)}`;
+    throw e;
+  }
+}
+
+function validate(options) {
   if (options === undefined) return {};
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new OptionError(`the options must be an object, got ${show(options)}`);

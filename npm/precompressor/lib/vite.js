@@ -8,16 +8,15 @@
 // files Vite copies from public/. It also runs after a failed build (Vite
 // closes the bundle in a finally), so a failed build is remembered and skipped.
 
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { findBinary } from './binary.js';
-import { checkArgs, hasRegExps, OptionError, regexpArgs, runArgs, validateOptions } from './options.js';
+import { validateOptions } from './options.js';
+import { DEFAULT_CACHE_DIR, precompressFolder, prepare } from './run.js';
 
 const NAME = 'precompressor';
+const WHO = 'precompressor/vite';
 
-/** Where the plugin keeps precompress's cache and release store by default. */
-export const DEFAULT_CACHE_DIR = 'node_modules/.cache/precompress';
+export { DEFAULT_CACHE_DIR };
 
 /**
  * The URL path Vite serves the build at, for precompress's `--base`: `base`
@@ -58,13 +57,6 @@ export function notDeployed(config, o) {
   return undefined;
 }
 
-/** The files under `dir`, relative and `/`-separated. */
-function filesOf(dir) {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)).split(path.sep).join('/'));
-}
-
 /** The plugin; options are validated here, before Vite bundles anything. */
 export default function precompress(options) {
   const o = validateOptions(options);
@@ -91,12 +83,7 @@ export default function precompress(options) {
       // wait for the whole build. Thrown here, in Vite's own hook, the error
       // is Vite's plain one (from a bundler hook, Rolldown wraps it).
       if (config.build.ssr || config.build.write === false || notDeployed(config, o)) return;
-      bin = binary(config.root);
-      for (const d of o.dictionaryFrom ?? []) {
-        if (!existsSync(path.resolve(config.root, d))) {
-          throw new OptionError(`option \`dictionaryFrom\` names ${d}, which does not exist (${path.resolve(config.root, d)})`);
-        }
-      }
+      bin = prepare(o, config.root, WHO);
     },
     buildStart() {
       failed = false;
@@ -116,66 +103,15 @@ export default function precompress(options) {
         return;
       }
       const root = config.root;
-      const outDir = path.resolve(root, config.build.outDir);
-      const rel = path.relative(root, outDir);
-      const dir = rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : outDir;
       bin ??= binary(root);
-      const where = { dir, root, outDir };
-      // Vite empties outDir on every build: the cache keeps the encodings and
-      // the last releases, whose assets the next build's deltas are made against.
-      const opts = {
-        ...o,
-        cacheDir: o.cacheDir ?? (process.env.PRECOMPRESS_CACHE_DIR ? undefined : DEFAULT_CACHE_DIR),
-        base: basePath(config.base),
-      };
       if (config.base && !/^(\/|https?:\/\/)/.test(config.base)) {
         config.logger.warn(
           `[${NAME}] base ${JSON.stringify(config.base)} is relative: dictionary patterns assume the site is served at /`,
         );
       }
-      const matched = hasRegExps(o) ? regexpArgs(o, filesOf(outDir)) : [];
-      await run(bin, [...runArgs(opts, where), ...matched], root, config.logger);
-      if (o.check) await run(bin, checkArgs(o, where), root, config.logger);
+      const outDir = path.resolve(root, config.build.outDir);
+      await precompressFolder({ bin, o, root, outDir, base: basePath(config.base), logger: config.logger, who: WHO });
     },
   };
 }
 
-/**
- * Runs the binary in `cwd`, its output through Vite's `logger` (so
- * `logLevel` governs it): the summary (stdout) and `--verbose`'s per-file
- * lines as info, the rest of stderr as warnings once the run succeeds. A
- * non-zero exit rejects with what it printed, once: Vite shows it as the
- * build's error.
- */
-function run(bin, args, cwd, logger) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
-    const said = [];
-    const lines = (stream, each) => {
-      let partial = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk) => {
-        partial += chunk;
-        const parts = partial.split('\n');
-        partial = parts.pop();
-        parts.filter((l) => l.trim() !== '').forEach(each);
-      });
-      stream.on('end', () => partial.trim() && each(partial));
-    };
-    lines(child.stdout, (l) => logger.info(l));
-    // --verbose's lines are indented; the others are warnings or errors.
-    lines(child.stderr, (l) => (l.startsWith('  ') ? logger.info(l) : said.push(l)));
-    child.on('error', (e) => reject(new Error(`precompressor/vite: could not run ${bin}: ${e.message}`)));
-    child.on('close', (code, signal) => {
-      if (code === 0) {
-        said.forEach((l) => logger.warn(l));
-        return resolve();
-      }
-      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      const cmd = ['precompress', ...args].map(quote).join(' ');
-      reject(new Error([`precompressor/vite: \`${cmd}\` ${how}`, ...said.slice(-20).map((l) => `  ${l}`)].join('\n')));
-    });
-  });
-}
-
-const quote = (a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);

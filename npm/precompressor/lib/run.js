@@ -1,0 +1,98 @@
+// What every integration does once the deployable folder is final: run
+// `precompress` on it (then `precompress check` if asked) with the options'
+// flags, its output through the build tool's logger, failing with its message.
+
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { findBinary } from './binary.js';
+import { checkArgs, hasRegExps, OptionError, regexpArgs, runArgs } from './options.js';
+
+/** Where the integrations keep precompress's cache and release store by default. */
+export const DEFAULT_CACHE_DIR = 'node_modules/.cache/precompress';
+
+/**
+ * What is checked before a build starts, so a mistake does not wait for
+ * the whole build: the binary (returned) and every `dictionaryFrom` folder.
+ * Throws naming `who`, the option and the path.
+ */
+export function prepare(o, root, who) {
+  const bin = findBinary({ override: o.binary && path.resolve(root, o.binary) }).path;
+  for (const d of o.dictionaryFrom ?? []) {
+    const abs = path.resolve(root, d);
+    if (!existsSync(abs)) {
+      const e = new OptionError(`option \`dictionaryFrom\` names ${d}, which does not exist (${abs})`);
+      e.message = `${who}${e.message.slice(e.message.indexOf(':'))}`;
+      throw e;
+    }
+  }
+  return bin;
+}
+
+/** The files under `dir`, relative and `/`-separated. */
+export function filesOf(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)).split(path.sep).join('/'));
+}
+
+/**
+ * Precompresses `outDir` (the project at `root`) with the validated options
+ * `o`, served at `base` (a path, or undefined for /). `who` names the
+ * integration in errors; `logger` has info and warn.
+ */
+export async function precompressFolder({ bin, o, root, outDir, base, logger, who }) {
+  const rel = path.relative(root, outDir);
+  const dir = rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : outDir;
+  const where = { dir, root, outDir };
+  // Builds empty their output folder: the cache keeps the encodings and the
+  // last releases, whose assets the next build's deltas are made against.
+  const opts = {
+    ...o,
+    cacheDir: o.cacheDir ?? (process.env.PRECOMPRESS_CACHE_DIR ? undefined : DEFAULT_CACHE_DIR),
+    base,
+  };
+  const matched = hasRegExps(o) ? regexpArgs(o, filesOf(outDir)) : [];
+  await run(bin, [...runArgs(opts, where), ...matched], root, logger, who);
+  if (o.check) await run(bin, checkArgs(o, where), root, logger, who);
+}
+
+/**
+ * Runs the binary in `cwd`, its output through Vite's `logger` (so
+ * `logLevel` governs it): the summary (stdout) and `--verbose`'s per-file
+ * lines as info, the rest of stderr as warnings once the run succeeds. A
+ * non-zero exit rejects with what it printed, once: Vite shows it as the
+ * build's error.
+ */
+export function run(bin, args, cwd, logger, who) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    const said = [];
+    const lines = (stream, each) => {
+      let partial = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk) => {
+        partial += chunk;
+        const parts = partial.split('\n');
+        partial = parts.pop();
+        parts.filter((l) => l.trim() !== '').forEach(each);
+      });
+      stream.on('end', () => partial.trim() && each(partial));
+    };
+    lines(child.stdout, (l) => logger.info(l));
+    // --verbose's lines are indented; the others are warnings or errors.
+    lines(child.stderr, (l) => (l.startsWith('  ') ? logger.info(l) : said.push(l)));
+    child.on('error', (e) => reject(new Error(`${who}: could not run ${bin}: ${e.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) {
+        said.forEach((l) => logger.warn(l));
+        return resolve();
+      }
+      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      const cmd = ['precompress', ...args].map(quote).join(' ');
+      reject(new Error([`${who}: \`${cmd}\` ${how}`, ...said.slice(-20).map((l) => `  ${l}`)].join('\n')));
+    });
+  });
+}
+
+const quote = (a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);
