@@ -79,7 +79,7 @@ tar tzvf "$main_tgz" >"$work/main.list"
 grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
 ok "platform tarball holds an executable bin/precompress"
 grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
-for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/vite.js lib/astro.js lib/index.js vite.d.ts astro.d.ts index.d.ts README.md package.json; do
+for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/vite.js lib/astro.js lib/sveltekit.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts index.d.ts README.md package.json; do
   grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
 done
 if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
@@ -450,5 +450,26 @@ run "$work/astro-bad.log" env ASTRO_TELEMETRY_DISABLED=1 npx --no -- astro build
 expect_grep 'precompressor/astro: option `dictionaryFrom` names ../no-such-release, which does not exist' "$work/astro-bad.log" "a missing dictionaryFrom fails the build, named"
 [[ ! -e dist-bad ]] || fail "dist-bad exists: Astro built before the option was refused"
 ok "before anything was built (no dist-bad/)"
+
+step "SvelteKit 2 + adapter-static with precompressor/sveltekit (e2e/apps/sveltekit)"
+framework_app sveltekit
+cat >svelte.config.js <<'EOF'
+import adapter from '@sveltejs/adapter-static';
+import precompress from 'precompressor/sveltekit';
+
+export default {
+  kit: {
+    adapter: precompress(adapter({ pages: 'build', assets: 'build', fallback: undefined, precompress: false, strict: true }), { check: true }),
+  },
+};
+EOF
+run "$work/sveltekit-build.log" npx --no -- vite build
+expect_rc 0 "$work/sveltekit-build.log" "vite build with the wrapped adapter"
+expect_grep "precompress: check: ok" "$work/sveltekit-build.log" "check: true passed on build/"
+verify_deployed build "SvelteKit's build/" index.html
+if compgen -G ".svelte-kit/output/client/_app/*.br" >/dev/null || find .svelte-kit -name '*.br' | grep -q .; then fail "variants in .svelte-kit/"; fi
+ok "nothing in .svelte-kit/ (the intermediate output) got a variant"
+run "$work/sveltekit-check.log" npx --no -- precompress check build
+expect_rc 0 "$work/sveltekit-check.log" "precompress check build"
 
 printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"
