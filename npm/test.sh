@@ -79,7 +79,7 @@ tar tzvf "$main_tgz" >"$work/main.list"
 grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
 ok "platform tarball holds an executable bin/precompress"
 grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
-for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/vite.js lib/astro.js lib/sveltekit.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts index.d.ts README.md package.json; do
+for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts index.d.ts README.md package.json; do
   grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
 done
 if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
@@ -471,5 +471,26 @@ if compgen -G ".svelte-kit/output/client/_app/*.br" >/dev/null || find .svelte-k
 ok "nothing in .svelte-kit/ (the intermediate output) got a variant"
 run "$work/sveltekit-check.log" npx --no -- precompress check build
 expect_rc 0 "$work/sveltekit-check.log" "precompress check build"
+
+step "Nuxt 4 nuxt generate with precompressor/nuxt (e2e/apps/nuxt)"
+framework_app nuxt
+cat >nuxt.config.ts <<'EOF'
+export default defineNuxtConfig({
+  compatibilityDate: '2026-11-01',
+  css: ['~/assets/main.css'],
+  telemetry: false,
+  devtools: { enabled: false },
+  modules: [['precompressor/nuxt', { check: true }]],
+  app: { head: { htmlAttrs: { lang: 'en' }, link: [{ rel: 'icon', href: 'data:,' }] } },
+})
+EOF
+run "$work/nuxt-build.log" env NUXT_TELEMETRY_DISABLED=1 npx --no -- nuxt generate
+expect_rc 0 "$work/nuxt-build.log" "nuxt generate with the module"
+expect_grep "precompress: check: ok" "$work/nuxt-build.log" "check: true passed on .output/public/"
+verify_deployed .output/public "Nuxt's .output/public/" index.html
+if find .nuxt .output/server -name '*.br' 2>/dev/null | grep -q .; then fail "variants in .nuxt/ or .output/server/"; fi
+ok "nothing in .nuxt/ or .output/server/ got a variant"
+run "$work/nuxt-check.log" npx --no -- precompress check .output/public
+expect_rc 0 "$work/nuxt-check.log" "precompress check .output/public"
 
 printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"
