@@ -125,7 +125,7 @@ copyLicences(platformDir);
 const mainDir = path.join(out, 'main');
 const src = path.join(here, 'precompressor');
 mkdirSync(mainDir, { recursive: true });
-for (const f of ['bin', 'lib', 'index.d.ts', 'vite.d.ts', 'astro.d.ts', 'sveltekit.d.ts', 'nuxt.d.ts', 'README.md']) {
+for (const f of ['bin', 'lib', 'index.d.ts', 'vite.d.ts', 'astro.d.ts', 'sveltekit.d.ts', 'nuxt.d.ts', 'webpack.d.ts', 'README.md']) {
   cpSync(path.join(src, f), path.join(mainDir, f), { recursive: true });
 }
 const main = JSON.parse(readFileSync(path.join(src, 'package.json'), 'utf8'));

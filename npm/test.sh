@@ -79,7 +79,7 @@ tar tzvf "$main_tgz" >"$work/main.list"
 grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
 ok "platform tarball holds an executable bin/precompress"
 grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
-for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts index.d.ts README.md package.json; do
+for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
   grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
 done
 if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
@@ -492,5 +492,57 @@ if find .nuxt .output/server -name '*.br' 2>/dev/null | grep -q .; then fail "va
 ok "nothing in .nuxt/ or .output/server/ got a variant"
 run "$work/nuxt-check.log" npx --no -- precompress check .output/public
 expect_rc 0 "$work/nuxt-check.log" "precompress check .output/public"
+
+step "webpack 5 and Rspack with precompressor/webpack, as compression-webpack-plugin is configured"
+cd "$app"
+run "$work/bundlers-install.log" "${npm_install[@]}" webpack@5 @rspack/core@2
+expect_rc 0 "$work/bundlers-install.log" "npm install webpack@5 @rspack/core@2"
+cat >bundle.mjs <<'EOF'
+// node bundle.mjs webpack|rspack: the app's src/main.js bundled into dist-BUNDLER/.
+import path from 'node:path';
+import PrecompressPlugin from 'precompressor/webpack';
+
+const which = process.argv[2];
+const bundler = which === 'rspack' ? (await import('@rspack/core')).rspack : (await import('webpack')).default;
+const config = {
+  mode: 'production',
+  context: process.cwd(),
+  entry: './src/main.js',
+  output: { path: path.resolve(`dist-${which}`), filename: '[name].[contenthash:8].js', publicPath: '/static/', clean: true },
+  devtool: 'source-map',
+  module: { rules: [{ test: /\.css$/, type: 'asset/resource' }, { test: /\.svg$/, type: 'asset/resource' }] },
+  // What a compression-webpack-plugin config says, as it is.
+  plugins: [new PrecompressPlugin({ test: /\.(js|css|svg)$/, threshold: 1024, minRatio: 0.8, check: true })],
+};
+bundler(config, (err, stats) => {
+  if (err || stats.hasErrors()) {
+    console.error(err ? err.message : stats.toString({ all: false, errors: true }));
+    process.exit(1);
+  }
+  console.log(`${which}: built ${Object.keys(stats.compilation.assets).join(' ')}`);
+});
+EOF
+for bundler in webpack rspack; do
+  run "$work/$bundler.log" node bundle.mjs "$bundler"
+  expect_rc 0 "$work/$bundler.log" "$bundler with PrecompressPlugin"
+  expect_grep "precompress: check: ok" "$work/$bundler.log" "check: true passed on dist-$bundler/"
+  main=$(cd "dist-$bundler" && ls main.*.js)
+  verify_deployed "dist-$bundler" "$bundler's dist-$bundler/" "$main"
+  if compgen -G "dist-$bundler/*.map.*" >/dev/null; then fail "source maps got variants: test: /\\.(js|css|svg)\$/ matches no .map"; fi
+  ok "test (as include) applied: no .map has a variant"
+  node -e '
+    const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    if (m.base !== "/static/") throw new Error("manifest base " + m.base + ", output.publicPath /static/");
+  ' "dist-$bundler/precompress-manifest.json" || fail "output.publicPath is not the manifest's base"
+  ok "output.publicPath /static/ is the manifest's base"
+done
+cat >bad-webpack.mjs <<'EOF'
+import PrecompressPlugin from 'precompressor/webpack';
+new PrecompressPlugin({ algorithm: 'brotliCompress' });
+EOF
+run "$work/bad-webpack.log" node bad-webpack.mjs
+[[ $rc != 0 ]] || fail "PrecompressPlugin took compression-webpack-plugin's algorithm"
+# shellcheck disable=SC2016 # backquotes in the message
+expect_grep 'precompressor/webpack: option `algorithm` of compression-webpack-plugin has no counterpart' "$work/bad-webpack.log" "an option with no counterpart says why"
 
 printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"
