@@ -545,4 +545,36 @@ run "$work/bad-webpack.log" node bad-webpack.mjs
 # shellcheck disable=SC2016 # backquotes in the message
 expect_grep 'precompressor/webpack: option `algorithm` of compression-webpack-plugin has no counterpart' "$work/bad-webpack.log" "an option with no counterpart says why"
 
+step "Next.js static export (output: 'export'), then the CLI: the README's recipe"
+next=$work/next
+mkdir -p "$next/app/about"
+cd "$next"
+cat >package.json <<'EOF'
+{ "name": "precompress-next-test", "private": true, "scripts": { "build": "next build && precompress out --cache-dir node_modules/.cache/precompress" } }
+EOF
+cat >next.config.mjs <<'EOF'
+export default { output: 'export', trailingSlash: true };
+EOF
+cat >app/layout.js <<'EOF'
+export const metadata = { title: 'precompress + Next.js' };
+export default function Layout({ children }) {
+  return (<html lang="en"><body><nav><a href="/">Home</a> <a href="/about/">About</a></nav>{children}</body></html>);
+}
+EOF
+{
+  echo "export default function Home() { return (<main>"
+  for i in $(seq 1 80); do echo "  <p>Paragraph $i of a statically exported page, compressed after next build by precompress.</p>"; done
+  echo "</main>); }"
+} >app/page.js
+echo "export default function About() { return <main><p>About</p></main>; }" >app/about/page.js
+run "$work/next-install.log" "${npm_install[@]}" next@16 react@19 react-dom@19 "$main_tgz" "$platform_tgz"
+expect_rc 0 "$work/next-install.log" "npm install next@16 react@19 react-dom@19 and the two tarballs"
+run "$work/next-build.log" env NEXT_TELEMETRY_DISABLED=1 npm run build
+expect_rc 0 "$work/next-build.log" "npm run build (next build && precompress out)"
+verify_deployed out "Next.js's out/" index.html
+compgen -G "out/_next/static/chunks/*.js.br" >/dev/null || fail "no variants in out/_next/static/chunks/"
+ok "out/_next/static/chunks/ has its variants"
+run "$work/next-check.log" npx --no -- precompress check out
+expect_rc 0 "$work/next-check.log" "precompress check out"
+
 printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"
