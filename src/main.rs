@@ -206,6 +206,7 @@ fn serve(args: cli::args::ServeArgs) -> u8 {
         manifest: args.manifest,
         addr: args.addr,
         base: args.base,
+        spa: args.spa,
     };
     match run(&opts) {
         Ok(()) => exit::SUCCESS,

@@ -96,6 +96,10 @@ pub struct ServeArgs {
     /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
     #[arg(long, value_name = "PATH", value_parser = parse_base)]
     pub base: Option<String>,
+
+    /// A single-page app: a path with no file, whose last segment has no `.`, gets index.html (a client-side route survives a reload).
+    #[arg(long)]
+    pub spa: bool,
 }
 
 /// Options of `precompress nginx-map`.

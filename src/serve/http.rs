@@ -58,6 +58,9 @@ pub struct ServeOptions {
     /// The URL path the folder is served at (default: the manifest's `base`,
     /// else `/`); normalized ([`crate::model::path::normalize_base`]).
     pub base: Option<String>,
+    /// A single-page app: a path with no file, whose last segment has no
+    /// `.`, gets `index.html` (client-side routes survive a reload).
+    pub spa: bool,
 }
 
 /// Why the server could not start or stopped.
@@ -92,6 +95,8 @@ struct Site {
     manifest: PathBuf,
     /// `--base`, over the manifest's.
     base: Option<String>,
+    /// `--spa`: unknown routes get `index.html` ([`fallback`]).
+    spa: std::sync::atomic::AtomicBool,
     loaded: RwLock<Arc<Loaded>>,
     /// Held by the one request that reloads the manifest.
     reloading: std::sync::Mutex<()>,
@@ -290,10 +295,21 @@ impl ServeManifest {
                 given: given.to_path_buf(),
                 manifest: mpath,
                 base: base.map(str::to_string),
+                spa: false.into(),
                 loaded: RwLock::new(Arc::new(loaded)),
                 reloading: std::sync::Mutex::new(()),
             }),
         })
+    }
+
+    /// As a single-page app: a path with no file whose last segment has no
+    /// `.` gets `index.html` with 200, so a client-side route survives a
+    /// reload (missing assets stay 404s).
+    pub fn single_page_app(self, on: bool) -> ServeManifest {
+        self.site
+            .spa
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+        self
     }
 
     /// Whether a manifest was found (else every file goes out uncompressed).
@@ -331,7 +347,8 @@ impl<B> tower_service::Service<Request<B>> for ServeManifest {
 /// line per request.
 pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
     let service =
-        ServeManifest::with_options(&opts.root, opts.manifest.as_deref(), opts.base.as_deref())?;
+        ServeManifest::with_options(&opts.root, opts.manifest.as_deref(), opts.base.as_deref())?
+            .single_page_app(opts.spa);
     if !service.has_manifest() {
         eprintln!(
             "precompress serve: warning: no manifest at {}; every file is served uncompressed \
@@ -486,17 +503,84 @@ async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
     };
     // One load for the whole request: never two releases' files in one answer.
     let loaded = site.current();
-    let Target { key, resolved } = match target(&loaded, req) {
-        Continue(t) => t,
+    let spa = site.spa.load(std::sync::atomic::Ordering::Relaxed);
+    let (Target { key, resolved }, status) = match target(&loaded, req) {
+        Continue(t) => (t, StatusCode::OK),
+        Break(r) if r.status() == StatusCode::NOT_FOUND => match fallback(&loaded, spa, req) {
+            Some(found) => found,
+            None => return r,
+        },
         Break(r) => return r,
     };
-    let planned = match negotiated(&loaded, req.headers(), &key, resolved) {
+    if status != StatusCode::OK {
+        // The 404 page: negotiated like any page, never a 304 or a range of it.
+        let mut bare = Request::new(());
+        *bare.method_mut() = req.method().clone();
+        for name in [
+            header::ACCEPT_ENCODING,
+            header::HeaderName::from_static("available-dictionary"),
+        ] {
+            for v in req.headers().get_all(&name) {
+                bare.headers_mut().append(name.clone(), v.clone());
+            }
+        }
+        let mut r = answer(&loaded, &bare, head, key, resolved).await;
+        if r.status() == StatusCode::OK {
+            *r.status_mut() = status;
+        }
+        return r;
+    }
+    answer(&loaded, req, head, key, resolved).await
+}
+
+/// What a static host serves for a path `target` found nothing at: with
+/// its status. `about` is `about.html` (nginx's `try_files $uri $uri.html`,
+/// Netlify, Cloudflare Pages); a single-page app's route (no `.` in its last
+/// segment) is `index.html`; anything else is `404.html` with 404, if there
+/// is one. None outside the base, or with none of those files.
+fn fallback<B>(site: &Loaded, spa: bool, req: &Request<B>) -> Option<(Target, StatusCode)> {
+    let raw = crate::model::path::strip_base(site.index.base(), req.uri().path())?;
+    let file = |key: &str| {
+        resolve(&site.root, key)
+            .filter(|p| p.is_file() && !internal(site, key, p))
+            .map(|p| Target {
+                key: key.to_string(),
+                resolved: Some(p),
+            })
+    };
+    if let Ok(rp) = parse_request_path(raw) {
+        let last = rp.key.rsplit('/').next().unwrap_or("");
+        let routed = !rp.key.is_empty() && !last.contains('.');
+        if routed && !rp.trailing_slash {
+            if let Some(t) = file(&format!("{}.html", rp.key)) {
+                return Some((t, StatusCode::OK));
+            }
+        }
+        if spa && (routed || rp.key.is_empty()) {
+            if let Some(t) = file("index.html") {
+                return Some((t, StatusCode::OK));
+            }
+        }
+    }
+    file("404.html").map(|t| (t, StatusCode::NOT_FOUND))
+}
+
+/// The answer for the file `key` (`resolved` when the request named it):
+/// negotiated, checked, sent.
+async fn answer<B>(
+    loaded: &Loaded,
+    req: &Request<B>,
+    head: bool,
+    key: String,
+    resolved: Option<PathBuf>,
+) -> Response<ResBody> {
+    let planned = match negotiated(loaded, req.headers(), &key, resolved) {
         Continue(p) => p,
         Break(r) => return r,
     };
     let (file, headers, identity) = match planned {
         Some(p) => p,
-        None => match plain(&loaded, &key).await {
+        None => match plain(loaded, &key).await {
             Ok(p) => p,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return text(StatusCode::NOT_FOUND),
             Err(e) => {
