@@ -12,14 +12,10 @@
 // _static and _images. Release 2: a docs release: the version in every
 // page's title and header bumped, and a sentence added to one page.
 // Bytes are body bytes on the wire as Chromium counts them.
-import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { point as pointAt, runner, serve, sha256, visits as twoVisits } from './deploy.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const [src, workArg] = process.argv.slice(2);
 const bin = process.env.PRECOMPRESS;
 if (!src || !workArg || !bin) {
@@ -31,13 +27,7 @@ const PAGES = 40;
 // The pages a visitor opens, in order (all in the release).
 const VISITED = 5;
 
-const run = (args) => {
-  const env = { ...process.env, PRECOMPRESS_CACHE_DIR: path.join(work, 'cache') };
-  const r = spawnSync(bin, args, { encoding: 'utf8', env });
-  if (r.status !== 0) throw new Error(`precompress ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
-  return r;
-};
-const sha256 = (b) => createHash('sha256').update(b).digest('hex');
+const run = runner(bin, path.join(work, 'cache'));
 
 const pages = readdirSync(path.join(src, 'library'))
   .filter((n) => n.endsWith('.html'))
@@ -65,38 +55,12 @@ for (const n of [1, 2]) {
 const manifests = deployed.map((d) => JSON.parse(readFileSync(path.join(d, 'precompress-manifest.json'), 'utf8')));
 
 const live = path.join(work, 'live');
-const point = (to) => {
-  rmSync(`${live}.new`, { force: true });
-  symlinkSync(to, `${live}.new`);
-  renameSync(`${live}.new`, live);
-};
+const point = (to) => pointAt(live, to);
 point(deployed[0]);
-const server = spawn(bin, ['serve', live, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-let serverErr = '';
-server.stderr.on('data', (d) => (serverErr += d));
-const serverLines = createInterface({ input: server.stdout })[Symbol.asyncIterator]();
-const port = /127\.0\.0\.1:(\d+)/.exec((await serverLines.next()).value ?? '')?.[1];
-if (!port) throw new Error(`documents.mjs: no address: ${serverErr}`);
-(async () => {
-  for await (const _ of serverLines); // drain the access log
-})();
-const origin = `http://localhost:${port}`;
+const server = await serve(bin, live);
 // Spread over the release, not neighbours only.
 const visited = Array.from({ length: VISITED }, (_, i) => `/library/${pages[Math.floor((i * PAGES) / VISITED) + 1]}`);
-
-async function visits(between) {
-  const child = spawn('node', [path.join(here, 'apps', 'visit.mjs'), origin, ...visited], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, VISIT_SETTLE_EACH: '1' },
-  });
-  const out = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const v1 = JSON.parse((await out.next()).value);
-  await between();
-  child.stdin.end('\n');
-  const v2 = JSON.parse((await out.next()).value);
-  await new Promise((r) => child.on('close', r));
-  return [v1, v2];
-}
+const visits = (between) => twoVisits(server.origin, visited, between, { VISIT_SETTLE_EACH: '1' });
 // A first-time visitor of release 1 who opens several pages, then, after the
 // deploy, the same visitor back.
 const [first, returning] = await visits(async () => point(deployed[1]));

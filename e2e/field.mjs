@@ -12,14 +12,10 @@
 // cache/, live (the symlink) and copies it precompresses. Bytes are
 // encoded body bytes as Chromium counts them (request.sizes()), for the
 // scripts and stylesheets and the dictionaries the visit fetched.
-import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { point as pointAt, runner, serve, sha256, visits as twoVisits } from './deploy.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const [app, workArg] = process.argv.slice(2);
 // Absolute: the deploy symlink points at folders under it.
 const work = workArg && path.resolve(workArg);
@@ -39,14 +35,7 @@ const APPS = {
 const cfg = APPS[app];
 if (!cfg) throw new Error(`field.mjs: unknown app ${app}`);
 
-const run = (args) => {
-  // check decodes the deltas with the store's dictionaries: the cache, as the run had it.
-  const env = { ...process.env, PRECOMPRESS_CACHE_DIR: path.join(work, 'cache') };
-  const r = spawnSync(bin, args, { encoding: 'utf8', env });
-  if (r.status !== 0) throw new Error(`precompress ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
-  return r;
-};
-const sha256 = (b) => createHash('sha256').update(b).digest('hex');
+const run = runner(bin, path.join(work, 'cache'));
 
 // Each release precompressed in a copy, with one cache: release 2's deltas
 // come from the release store that release 1's run filled.
@@ -66,41 +55,10 @@ for (const n of [1, 2]) {
 const manifest2 = JSON.parse(readFileSync(path.join(deployed[1], 'precompress-manifest.json'), 'utf8'));
 
 const live = path.join(work, 'live');
-const point = (to) => {
-  const tmp = `${live}.new`;
-  rmSync(tmp, { force: true });
-  symlinkSync(to, tmp);
-  renameSync(tmp, live);
-};
+const point = (to) => pointAt(live, to);
 point(deployed[0]);
-
-// `precompress serve` on a free port; Chromium keeps dictionaries only in a
-// secure context, which http://localhost is.
-const server = spawn(bin, ['serve', live, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-let serverErr = '';
-server.stderr.on('data', (d) => (serverErr += d));
-const serverLines = createInterface({ input: server.stdout })[Symbol.asyncIterator]();
-const first = (await serverLines.next()).value ?? '';
-const port = /127\.0\.0\.1:(\d+)/.exec(first)?.[1];
-if (!port) throw new Error(`field.mjs: no address in ${first}: ${serverErr}`);
-(async () => {
-  for await (const _ of serverLines); // drain the access log
-})();
-const origin = `http://localhost:${port}`;
-
-// visit.mjs with its stdin ours: `between` runs after its first line.
-async function visits(between) {
-  const child = spawn('node', [path.join(here, 'apps', 'visit.mjs'), origin, ...cfg.pages], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const out = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const v1 = JSON.parse((await out.next()).value);
-  await between();
-  child.stdin.end('\n');
-  const v2 = JSON.parse((await out.next()).value);
-  await new Promise((r) => child.on('close', r));
-  return [v1, v2];
-}
+const server = await serve(bin, live);
+const visits = (between) => twoVisits(server.origin, cfg.pages, between);
 
 const isDictionary = (r) => r.url.includes('/precompress-dictionary-');
 const isCode = (r) => /javascript|text\/css/.test(r.contentType ?? '') && !isDictionary(r);

@@ -492,6 +492,14 @@ if find .nuxt .output/server -name '*.br' 2>/dev/null | grep -q .; then fail "va
 ok "nothing in .nuxt/ or .output/server/ got a variant"
 run "$work/nuxt-check.log" npx --no -- precompress check .output/public
 expect_rc 0 "$work/nuxt-check.log" "precompress check .output/public"
+rm -rf .output
+run "$work/nuxt-server-build.log" env NUXT_TELEMETRY_DISABLED=1 npx --no -- nuxt build
+expect_rc 0 "$work/nuxt-server-build.log" "nuxt build (a Nitro server) with the module"
+expect_grep "precompress: check: ok" "$work/nuxt-server-build.log" "check: true passed on the server build's .output/public/"
+[[ -f .output/server/index.mjs ]] || fail "nuxt build wrote no .output/server/index.mjs"
+if find .output/server -name '*.br' | grep -q .; then fail "the Nitro server bundle got variants"; fi
+compgen -G ".output/public/_nuxt/*.js.br" >/dev/null || fail "no variants in .output/public/_nuxt/"
+ok "the public assets (.output/public/_nuxt/) have variants, the server bundle none"
 
 step "webpack 5 and Rspack with precompressor/webpack, as compression-webpack-plugin is configured"
 cd "$app"
