@@ -450,6 +450,32 @@ run "$work/astro-bad.log" env ASTRO_TELEMETRY_DISABLED=1 npx --no -- astro build
 expect_grep 'precompressor/astro: option `dictionaryFrom` names ../no-such-release, which does not exist' "$work/astro-bad.log" "a missing dictionaryFrom fails the build, named"
 [[ ! -e dist-bad ]] || fail "dist-bad exists: Astro built before the option was refused"
 ok "before anything was built (no dist-bad/)"
+# A site with an adapter: one page rendered on demand, the rest prerendered.
+run "$work/astro-node.log" "${npm_install[@]}" --no-save @astrojs/node@9.5.5 "$main_tgz" "$platform_tgz"
+expect_rc 0 "$work/astro-node.log" "npm install @astrojs/node@9.5.5"
+printf -- '---\nexport const prerender = false;\n---\n<p>rendered on demand at {new Date().toISOString()}</p>\n' >src/pages/now.astro
+cat >node.config.mjs <<'EOF'
+import { defineConfig } from 'astro/config';
+import preact from '@astrojs/preact';
+import node from '@astrojs/node';
+import precompress from 'precompressor/astro';
+
+export default defineConfig({
+  integrations: [preact(), precompress({ check: true })],
+  adapter: node({ mode: 'standalone' }),
+  outDir: 'dist-node',
+  build: { inlineStylesheets: 'never' },
+  telemetry: false,
+});
+EOF
+run "$work/astro-hybrid.log" env ASTRO_TELEMETRY_DISABLED=1 npx --no -- astro build --config node.config.mjs
+expect_rc 0 "$work/astro-hybrid.log" "astro build with @astrojs/node and the integration"
+[[ -f dist-node/server/entry.mjs ]] || fail "no dist-node/server/entry.mjs: not a server build"
+verify_deployed dist-node/client "the static part, dist-node/client/" index.html
+if find dist-node/server -name '*.br' | grep -q .; then fail "the server's dist-node/server/ got variants"; fi
+[[ -f dist-node/client/precompress-manifest.json && ! -e dist-node/precompress-manifest.json ]] || fail "the manifest is not in dist-node/client/ alone"
+ok "dist-node/server/ has no variants; the manifest is in dist-node/client/"
+rm src/pages/now.astro
 
 step "SvelteKit 2 + adapter-static with precompressor/sveltekit (e2e/apps/sveltekit)"
 framework_app sveltekit
