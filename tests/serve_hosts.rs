@@ -91,6 +91,11 @@ fn pages_without_html_a_404_page_and_folders_as_static_hosts_serve_them() {
         (r.status, r.body.clone()),
         (404, plain_body(&dir, "404.html"))
     );
+    let r = request(s.addr, "GET", "/nope", &[("Range", "bytes=0-9")]);
+    assert_eq!(
+        (r.status, r.body.clone()),
+        (404, plain_body(&dir, "404.html"))
+    );
     // Without --spa a client route is a 404 too.
     assert_eq!(get(s.addr, "/app/settings", None).status, 404);
     drop(s);

@@ -504,76 +504,61 @@ async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
     // One load for the whole request: never two releases' files in one answer.
     let loaded = site.current();
     let spa = site.spa.load(std::sync::atomic::Ordering::Relaxed);
-    let (Target { key, resolved }, status) = match target(&loaded, req) {
-        Continue(t) => (t, StatusCode::OK),
+    let found = match target(&loaded, req) {
+        Continue(t) => t,
         Break(r) if r.status() == StatusCode::NOT_FOUND => match fallback(&loaded, spa, req) {
-            Some(found) => found,
+            Some(t) => t,
             None => return r,
         },
         Break(r) => return r,
     };
-    if status != StatusCode::OK {
-        // The 404 page: negotiated like any page, never a 304 or a range of it.
-        let mut bare = Request::new(());
-        *bare.method_mut() = req.method().clone();
-        for name in [
-            header::ACCEPT_ENCODING,
-            header::HeaderName::from_static("available-dictionary"),
-        ] {
-            for v in req.headers().get_all(&name) {
-                bare.headers_mut().append(name.clone(), v.clone());
-            }
-        }
-        let mut r = answer(&loaded, &bare, head, key, resolved).await;
-        if r.status() == StatusCode::OK {
-            *r.status_mut() = status;
-        }
-        return r;
-    }
-    answer(&loaded, req, head, key, resolved).await
+    answer(&loaded, req, head, found).await
 }
 
-/// What a static host serves for a path `target` found nothing at: with
-/// its status. `about` is `about.html` (nginx's `try_files $uri $uri.html`,
+/// What a static host serves for a path `target` found nothing at. `about` is `about.html` (nginx's `try_files $uri $uri.html`,
 /// Netlify, Cloudflare Pages); a single-page app's route (no `.` in its last
 /// segment) is `index.html`; anything else is `404.html` with 404, if there
 /// is one. None outside the base, or with none of those files.
-fn fallback<B>(site: &Loaded, spa: bool, req: &Request<B>) -> Option<(Target, StatusCode)> {
+fn fallback<B>(site: &Loaded, spa: bool, req: &Request<B>) -> Option<Target> {
     let raw = crate::model::path::strip_base(site.index.base(), req.uri().path())?;
-    let file = |key: &str| {
+    let file = |key: &str, status| {
         resolve(&site.root, key)
             .filter(|p| p.is_file() && !internal(site, key, p))
             .map(|p| Target {
                 key: key.to_string(),
                 resolved: Some(p),
+                status,
             })
     };
     if let Ok(rp) = parse_request_path(raw) {
         let last = rp.key.rsplit('/').next().unwrap_or("");
         let routed = !rp.key.is_empty() && !last.contains('.');
         if routed && !rp.trailing_slash {
-            if let Some(t) = file(&format!("{}.html", rp.key)) {
-                return Some((t, StatusCode::OK));
+            if let Some(t) = file(&format!("{}.html", rp.key), StatusCode::OK) {
+                return Some(t);
             }
         }
         if spa && (routed || rp.key.is_empty()) {
-            if let Some(t) = file("index.html") {
-                return Some((t, StatusCode::OK));
+            if let Some(t) = file("index.html", StatusCode::OK) {
+                return Some(t);
             }
         }
     }
-    file("404.html").map(|t| (t, StatusCode::NOT_FOUND))
+    file("404.html", StatusCode::NOT_FOUND)
 }
 
-/// The answer for the file `key` (`resolved` when the request named it):
-/// negotiated, checked, sent.
+/// The answer for the file `found` names: negotiated, checked, sent.
 async fn answer<B>(
     loaded: &Loaded,
     req: &Request<B>,
     head: bool,
-    key: String,
-    resolved: Option<PathBuf>,
+    found: Target,
 ) -> Response<ResBody> {
+    let Target {
+        key,
+        resolved,
+        status,
+    } = found;
     let planned = match negotiated(loaded, req.headers(), &key, resolved) {
         Continue(p) => p,
         Break(r) => return r,
@@ -589,7 +574,7 @@ async fn answer<B>(
             }
         },
     };
-    send(req, head, file, headers, identity).await
+    send(req, head, file, headers, identity, status).await
 }
 
 /// The file a request names.
@@ -598,6 +583,8 @@ struct Target {
     key: String,
     /// Its canonical path, when the request named the file itself.
     resolved: Option<PathBuf>,
+    /// 200, or 404 for the 404 page ([`fallback`]).
+    status: StatusCode,
 }
 
 /// Which file the request's path names, or the response when it names none
@@ -646,6 +633,7 @@ fn target<B>(site: &Loaded, req: &Request<B>) -> Step<Target> {
         Continue(Target {
             key,
             resolved: None,
+            status: StatusCode::OK,
         })
     } else if rp.trailing_slash
         || !kind.is_some_and(|k| k.is_file())
@@ -656,6 +644,7 @@ fn target<B>(site: &Loaded, req: &Request<B>) -> Step<Target> {
         Continue(Target {
             key,
             resolved: Some(found),
+            status: StatusCode::OK,
         })
     }
 }
@@ -823,6 +812,7 @@ async fn send<B>(
     file: std::fs::File,
     headers: Headers,
     identity: bool,
+    status: StatusCode,
 ) -> Response<ResBody> {
     let get = |name: &str| {
         headers
@@ -836,12 +826,17 @@ async fn send<B>(
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
 
-    if let Some(r) = conditional(req.headers(), &headers, &etag, last_modified) {
+    // The 404 page is never a 304, a 412 or a range of itself.
+    let found = status == StatusCode::OK;
+    if let Some(r) = found
+        .then(|| conditional(req.headers(), &headers, &etag, last_modified))
+        .flatten()
+    {
         return r;
     }
     // Ranges only on identity: a byte range of one compressed variant is useless
     // to a client that negotiated another, and nginx does the same.
-    let ranged = identity && !head && range_applies(req.headers(), &etag, last_modified);
+    let ranged = found && identity && !head && range_applies(req.headers(), &etag, last_modified);
     let span = match span(req.headers(), ranged, len) {
         Continue(s) => s,
         Break(r) => return r,
@@ -851,7 +846,7 @@ async fn send<B>(
         Break(r) => return r,
     };
     let mut r = Response::new(body);
-    *r.status_mut() = span.status;
+    *r.status_mut() = if found { span.status } else { status };
     set_headers(r.headers_mut(), &headers);
     if identity {
         r.headers_mut()
