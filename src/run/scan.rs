@@ -501,18 +501,19 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
             .clone()
             .or_else(|| crate::fsutil::read_regular(&f.found.path, u64::MAX).ok())
     };
-    // Ours from earlier runs are not sources of this one.
+    // Ours from earlier runs are not sources of this one. A file with one
+    // of our names but past the bound is not ours: never read whole.
     let mut earlier = Vec::new();
     let mut i = 0;
     while i < files.len() {
         let f = &files[i];
-        let ours = match shared_kind(&f.found.rel) {
-            Some(SharedKind::Code) => read(f).is_some_and(|b| shared::is_ours(&f.found.rel, &b)),
-            Some(SharedKind::Documents) => {
-                read(f).is_some_and(|b| documents::is_ours(&f.found.rel, &b))
-            }
-            None => false,
-        };
+        let ours = f.size <= shared::MAX_BYTES * 2
+            && shared_kind(&f.found.rel).is_some_and(|kind| {
+                read(f).is_some_and(|b| match kind {
+                    SharedKind::Code => shared::is_ours(&f.found.rel, &b),
+                    SharedKind::Documents => documents::is_ours(&f.found.rel, &b),
+                })
+            });
         if ours {
             earlier.push(files.remove(i));
         } else {
