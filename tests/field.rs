@@ -348,14 +348,7 @@ fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
         let br = m2["files"][key]["encodings"][0]["size"].as_u64().unwrap();
         assert!(smallest * 5 < br, "{key}: delta {smallest} B, br {br} B");
     }
-    ok(
-        &std::process::Command::new(assert_cmd::cargo::cargo_bin("precompress"))
-            .arg("check")
-            .arg(&dist)
-            .env("PRECOMPRESS_CACHE_DIR", &cache)
-            .output()
-            .unwrap(),
-    );
+    check_with_store(&dist, &cache);
 
     // serve: the page links the dictionary; a browser holding the old one
     // gets the chunk as a delta that decodes to it.
@@ -462,6 +455,18 @@ fn first_hash_only_release(tmp: &Path) -> (std::path::PathBuf, String) {
 
 /// The `Content-Encoding` of the asset at `url` for a client that holds the
 /// dictionary `dict` (an `Available-Dictionary` value) and accepts deltas.
+/// `precompress check DIR` with the release store in `cache` (as the run had it): passes.
+fn check_with_store(dir: &Path, cache: &Path) {
+    ok(
+        &std::process::Command::new(assert_cmd::cargo::cargo_bin("precompress"))
+            .arg("check")
+            .arg(dir)
+            .env("PRECOMPRESS_CACHE_DIR", cache)
+            .output()
+            .unwrap(),
+    );
+}
+
 fn delta_coding(addr: std::net::SocketAddr, url: &str, dict: &str) -> String {
     let r = request(
         addr,
@@ -604,14 +609,7 @@ fn pages_sharing_a_layout_get_a_documents_dictionary_and_deltas_against_it() {
         let (d, br) = smallest(&m2, key, &want1);
         assert!(d * 10 < br * 7, "{key}: delta {d} B, br {br} B");
     }
-    ok(
-        &std::process::Command::new(assert_cmd::cargo::cargo_bin("precompress"))
-            .arg("check")
-            .arg(&site)
-            .env("PRECOMPRESS_CACHE_DIR", &cache)
-            .output()
-            .unwrap(),
-    );
+    check_with_store(&site, &cache);
 
     // serve links it from every page, and a navigation offering it gets a delta.
     let s = start_precompress(&site, &[]);

@@ -37,6 +37,23 @@ fn browser_ready() {
     );
 }
 
+/// `node e2e/SCRIPT ARGS` with the binary under test: its JSON result.
+fn e2e_script(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    let out = Command::new("node")
+        .arg(repo().join("e2e").join(script))
+        .args(args)
+        .env("PRECOMPRESS", assert_cmd::cargo::cargo_bin("precompress"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script} {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn field(app: &str) -> Value {
     browser_ready();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -52,20 +69,7 @@ fn field(app: &str) -> Value {
         "build.sh {app} failed:\n{}",
         String::from_utf8_lossy(&build.stderr)
     );
-    let out = Command::new("node")
-        .arg(repo().join("e2e/field.mjs"))
-        .arg(app)
-        .arg(&work)
-        .env("PRECOMPRESS", assert_cmd::cargo::cargo_bin("precompress"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "field.mjs {app} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = e2e_script("field.mjs", &[app.as_ref(), work.as_os_str()]);
     eprintln!(
         "{app}: first-time JS+CSS {} B (+ {} B of dictionaries at idle); returning {} B ({} B of it dictionaries): {:.2}%",
         r["firstTime"]["code"],
@@ -171,20 +175,8 @@ fn python_docs_pages_come_as_deltas_against_the_documents_dictionary() {
         "{PYTHON_DOCS} missing: run `bash .ci/e2e.sh` (python3.11-doc)"
     );
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let out = Command::new("node")
-        .arg(repo().join("e2e/documents.mjs"))
-        .arg(PYTHON_DOCS)
-        .arg(repo().join("target/field/documents"))
-        .env("PRECOMPRESS", assert_cmd::cargo::cargo_bin("precompress"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "documents.mjs failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let work = repo().join("target/field/documents");
+    let r = e2e_script("documents.mjs", &[PYTHON_DOCS.as_ref(), work.as_os_str()]);
     assert_eq!(r["errors"], serde_json::json!([]), "{r:#}");
     assert_eq!(r["failed"], serde_json::json!([]), "{r:#}");
     let dicts = r["documentsDictionary"].as_array().unwrap();

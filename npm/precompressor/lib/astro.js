@@ -8,12 +8,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { validateOptions } from './options.js';
-import { precompressFolder, prepare } from './run.js';
+import { basePath, precompressFolder, prepare } from './run.js';
 
 const WHO = 'precompressor/astro';
-
-/** Astro's `base` as precompress's `--base`: none for `/`. */
-const basePath = (base) => (typeof base === 'string' && base.startsWith('/') && base !== '/' ? base : undefined);
 
 /** The integration; options are validated here, before Astro builds anything. */
 export default function precompress(options) {

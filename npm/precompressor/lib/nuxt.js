@@ -7,12 +7,9 @@
 
 import { existsSync, statSync } from 'node:fs';
 import { validateOptions } from './options.js';
-import { precompressFolder, prepare } from './run.js';
+import { basePath, precompressFolder, prepare } from './run.js';
 
 const WHO = 'precompressor/nuxt';
-
-/** Nuxt's app.baseURL as precompress's `--base`: none for `/`. */
-const basePath = (base) => (typeof base === 'string' && base.startsWith('/') && base !== '/' ? base : undefined);
 
 /** The module: a function Nuxt calls with its options and the Nuxt instance. */
 export default function precompressModule(inlineOptions, nuxt) {

@@ -11,8 +11,8 @@ const WHO = 'precompressor/vite';
 
 /** An invalid plugin option; the message names the option and the bad value. */
 export class OptionError extends Error {
-  constructor(message) {
-    super(`${WHO}: ${message}`);
+  constructor(message, who = WHO) {
+    super(`${who}: ${message}`);
     this.name = 'OptionError';
   }
 }

@@ -12,6 +12,19 @@ import { checkArgs, hasRegExps, OptionError, regexpArgs, runArgs } from './optio
 export const DEFAULT_CACHE_DIR = 'node_modules/.cache/precompress';
 
 /**
+ * The URL path a build is served at, for precompress's `--base`: `base`
+ * as given (`/app/`), the path of a full URL (`https://cdn.example.com/app/`
+ * is `/app/`), and none for a relative base (`./`, ''; Vite's), whose URL is not
+ * known at build time (dictionary patterns then assume the origin's root).
+ */
+export function basePath(base) {
+  if (typeof base !== 'string' || base === '') return undefined;
+  const p = /^https?:\/\//.test(base) ? new URL(base).pathname : base;
+  // `/` is precompress's own default: nothing to pass.
+  return p.startsWith('/') && p !== '/' ? p : undefined;
+}
+
+/**
  * What is checked before a build starts, so a mistake does not wait for
  * the whole build: the binary (returned) and every `dictionaryFrom` folder.
  * Throws naming `who`, the option and the path.
@@ -20,11 +33,7 @@ export function prepare(o, root, who) {
   const bin = findBinary({ override: o.binary && path.resolve(root, o.binary) }).path;
   for (const d of o.dictionaryFrom ?? []) {
     const abs = path.resolve(root, d);
-    if (!existsSync(abs)) {
-      const e = new OptionError(`option \`dictionaryFrom\` names ${d}, which does not exist (${abs})`);
-      e.message = `${who}${e.message.slice(e.message.indexOf(':'))}`;
-      throw e;
-    }
+    if (!existsSync(abs)) throw new OptionError(`option \`dictionaryFrom\` names ${d}, which does not exist (${abs})`, who);
   }
   return bin;
 }

@@ -7,7 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { validateOptions } from './options.js';
-import { precompressFolder, prepare } from './run.js';
+import { basePath, precompressFolder, prepare } from './run.js';
 
 const WHO = 'precompressor/sveltekit';
 
@@ -41,7 +41,7 @@ export default function precompress(adapter, options = {}) {
       }
       const bin = prepare(o, root, WHO);
       // kit.paths.base is '' or '/app' (no trailing slash).
-      const base = builder.config?.kit?.paths?.base || undefined;
+      const base = basePath(builder.config?.kit?.paths?.base);
       const log = builder.log;
       // log.info and log.minor print only with --verbose; the summary is worth a line.
       const logger = { info: (m) => log(m), warn: (m) => (log.warn ?? log)(m) };

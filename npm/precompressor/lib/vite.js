@@ -9,27 +9,14 @@
 // closes the bundle in a finally), so a failed build is remembered and skipped.
 
 import path from 'node:path';
-import { findBinary } from './binary.js';
 import { validateOptions } from './options.js';
-import { DEFAULT_CACHE_DIR, precompressFolder, prepare } from './run.js';
+import { basePath, DEFAULT_CACHE_DIR, precompressFolder, prepare } from './run.js';
 
 const NAME = 'precompressor';
 const WHO = 'precompressor/vite';
 
-export { DEFAULT_CACHE_DIR };
+export { basePath, DEFAULT_CACHE_DIR };
 
-/**
- * The URL path Vite serves the build at, for precompress's `--base`: `base`
- * as given (`/app/`), the path of a full URL (`https://cdn.example.com/app/`
- * is `/app/`), and none for a relative base (`./`, ''), whose URL is not
- * known at build time (dictionary patterns then assume the origin's root).
- */
-export function basePath(base) {
-  if (typeof base !== 'string' || base === '') return undefined;
-  const p = /^https?:\/\//.test(base) ? new URL(base).pathname : base;
-  // `/` is precompress's own default: nothing to pass.
-  return p.startsWith('/') && p !== '/' ? p : undefined;
-}
 
 /**
  * Why the build Vite is finishing is not what gets deployed, if it is not:
@@ -72,7 +59,6 @@ export default function precompress(options) {
   const active = (ctx) =>
     (ctx.environment ? ctx.environment.config.consumer === 'client' : !resolved.build.ssr) &&
     configOf(ctx).build.write !== false;
-  const binary = (root) => findBinary({ override: o.binary && path.resolve(root, o.binary) }).path;
   return {
     name: NAME,
     apply: 'build',
@@ -103,7 +89,7 @@ export default function precompress(options) {
         return;
       }
       const root = config.root;
-      bin ??= binary(root);
+      bin ??= prepare(o, root, WHO);
       if (config.base && !/^(\/|https?:\/\/)/.test(config.base)) {
         config.logger.warn(
           `[${NAME}] base ${JSON.stringify(config.base)} is relative: dictionary patterns assume the site is served at /`,

@@ -27,10 +27,10 @@ export function fromCompressionPlugin(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) return options;
   const { test, threshold, ...rest } = options;
   for (const k of Object.keys(rest)) {
-    if (NOT_HERE[k]) throw new OptionError(`option \`${k}\` of compression-webpack-plugin has no counterpart: ${NOT_HERE[k]}`);
+    if (NOT_HERE[k]) throw new OptionError(`option \`${k}\` of compression-webpack-plugin has no counterpart: ${NOT_HERE[k]}`, WHO);
   }
   if (test !== undefined && rest.include !== undefined) {
-    throw new OptionError('options `test` and `include` both say which files to compress: give one (`include` takes globs and RegExps)');
+    throw new OptionError('options `test` and `include` both say which files to compress: give one (`include` takes globs and RegExps)', WHO);
   }
   return {
     ...rest,
@@ -42,12 +42,7 @@ export function fromCompressionPlugin(options) {
 /** The plugin; options are validated when it is created, before webpack compiles. */
 export default class PrecompressPlugin {
   constructor(options) {
-    try {
-      this.options = validateOptions(fromCompressionPlugin(options), WHO);
-    } catch (e) {
-      if (e instanceof OptionError) e.message = e.message.replace(/^precompressor\/vite/, WHO);
-      throw e;
-    }
+    this.options = validateOptions(fromCompressionPlugin(options), WHO);
   }
 
   apply(compiler) {
@@ -57,18 +52,15 @@ export default class PrecompressPlugin {
     const logger = compiler.getInfrastructureLogger(NAME);
     let bin;
     // Before compiling: a missing binary or earlier release fails at once.
-    compiler.hooks.beforeRun.tap(NAME, () => {
-      bin ??= prepare(o, root, WHO);
-    });
-    compiler.hooks.watchRun.tap(NAME, () => {
-      bin ??= prepare(o, root, WHO);
-    });
+    const ready = () => (bin ??= prepare(o, root, WHO));
+    compiler.hooks.beforeRun.tap(NAME, ready);
+    compiler.hooks.watchRun.tap(NAME, ready);
     compiler.hooks.done.tapPromise(NAME, async (stats) => {
       if (stats.hasErrors()) return;
       const outDir = path.resolve(root, compiler.options.output.path ?? compiler.outputPath);
       const pub = compiler.options.output.publicPath;
       const base = typeof pub === 'string' && pub.startsWith('/') && pub !== '/' ? pub : undefined;
-      await precompressFolder({ bin: bin ?? prepare(o, root, WHO), o, root, outDir, base, logger, who: WHO });
+      await precompressFolder({ bin: ready(), o, root, outDir, base, logger, who: WHO });
     });
   }
 }
