@@ -79,7 +79,7 @@ tar tzvf "$main_tgz" >"$work/main.list"
 grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
 ok "platform tarball holds an executable bin/precompress"
 grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
-for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
+for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/negotiate.js lib/serve.js serve.d.ts lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
   grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
 done
 if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
@@ -610,5 +610,17 @@ compgen -G "out/_next/static/chunks/*.js.br" >/dev/null || fail "no variants in 
 ok "out/_next/static/chunks/ has its variants"
 run "$work/next-check.log" npx --no -- precompress check out
 expect_rc 0 "$work/next-check.log" "precompress check out"
+
+step "the shared serving table (fixtures/serve-cases.json) against precompressor/serve in node:http, Express 5 and Fastify 5"
+servers=$work/servers
+mkdir -p "$servers"
+cd "$servers"
+echo '{ "name": "precompress-servers-test", "private": true, "type": "module" }' >package.json
+run "$work/servers-install.log" "${npm_install[@]}" "$main_tgz" "$platform_tgz" express@5 fastify@5
+expect_rc 0 "$work/servers-install.log" "npm install the two tarballs, express@5 and fastify@5"
+cp "$here/serve-cases.mjs" .
+run "$work/servers.log" node serve-cases.mjs "$repo/fixtures/serve-cases.json" node express fastify
+show "$work/servers.log"
+expect_rc 0 "$work/servers.log" "every case of the table, as precompress serve answers it"
 
 printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"

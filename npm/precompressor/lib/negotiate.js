@@ -1,0 +1,455 @@
+// What a server of precompress's output decides, with no I/O: the manifest
+// checked and indexed, the representation a request gets (RFC 9110 §12.5.3
+// negotiation, RFC 9842 deltas), its headers, conditionals, ranges and request
+// paths. A port of the Rust crate's `serve` module (src/serve/mod.rs,
+// negotiate.rs, path.rs and the answers of http.rs), held to it by the shared
+// table fixtures/serve-cases.json; no Node API, so the Node handler
+// (serve.js) and the Cloudflare Worker (worker.js) both use it.
+
+export const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
+export const CACHE_REVALIDATE = 'no-cache';
+/** The most comma-separated parts of Accept-Encoding that are read. */
+const MAX_PARTS = 64;
+const VARIANT_TOKENS = new Set(['br', 'zstd', 'gzip']);
+const DELTA_TOKENS = new Set(['dcb', 'dcz']);
+
+// ---------------------------------------------------------------- the manifest
+
+/** Why a manifest cannot be served; names the manifest. */
+export class ManifestError extends Error {
+  constructor(origin, detail) {
+    super(`${origin}: invalid manifest: ${detail}`);
+    this.name = 'ManifestError';
+  }
+}
+
+/**
+ * Checks and indexes a parsed manifest, as the Rust `Index::from_manifest`:
+ * every path stays under the folder, every coding is one precompress writes,
+ * every header value is printable ASCII, ETags are strong and distinct.
+ * `origin` names the manifest in errors.
+ */
+export function indexManifest(origin, m) {
+  const bad = (detail) => new ManifestError(origin, detail);
+  if (!m || typeof m !== 'object' || m.version !== 1 || typeof m.files !== 'object' || m.files === null) {
+    throw bad('not a version 1 precompress manifest');
+  }
+  let base = '/';
+  if (m.base != null) {
+    if (typeof m.base !== 'string' || normalizeBase(m.base) !== m.base) throw bad(`base ${JSON.stringify(m.base)} is not a path like /app/`);
+    base = m.base;
+  }
+  const dictionaries = [];
+  for (const field of ['shared_dictionary', 'documents_dictionary']) {
+    const k = m[field];
+    if (k == null) continue;
+    if (!Object.hasOwn(m.files, k)) throw bad(`${field} ${JSON.stringify(k)} is not one of its files`);
+    dictionaries.push(k);
+  }
+  const assets = new Map();
+  for (const [key, asset] of Object.entries(m.files)) assets.set(key, entryOf(key, asset, bad));
+  const index = { assets, base, dictionaries };
+  setBase(index, base);
+  return index;
+}
+
+/** Serves `index` under `base` (normalized) instead of the manifest's: the Link on pages follows. */
+export function setBase(index, base) {
+  index.base = base;
+  const urls = index.dictionaries.map((k) => urlOf(base, k));
+  const link = urls.length ? urls.map((u) => `<${u}>; rel="compression-dictionary"`).join(', ') : undefined;
+  for (const e of index.assets.values()) e.link = e.contentType.startsWith('text/html') ? link : undefined;
+}
+
+function entryOf(key, a, bad) {
+  const what = `file ${JSON.stringify(key)}`;
+  const pathErr = checkRelative(key);
+  if (pathErr) throw bad(`${what}: ${pathErr}`);
+  if (!a || typeof a !== 'object') throw bad(`${what}: not an object`);
+  if (!isHeaderValue(a.content_type)) throw bad(`${what}: content_type is not a header value`);
+  if (!isStrongEtag(a.etag)) throw bad(`${what}: etag is not a strong entity-tag`);
+  if (!Number.isSafeInteger(a.size) || a.size < 0) throw bad(`${what}: size is not a byte count`);
+  const variants = [];
+  for (const v of a.encodings ?? []) {
+    if (!VARIANT_TOKENS.has(v.coding)) throw bad(`${what}: unknown coding ${JSON.stringify(v.coding)}`);
+    if (variants.some((r) => r.coding === v.coding)) throw bad(`${what}: coding ${v.coding} listed twice`);
+    const e = checkRelative(v.path);
+    if (e) throw bad(`${what}: variant path ${JSON.stringify(v.path)}: ${e}`);
+    if (!isStrongEtag(v.etag)) throw bad(`${what}: ${v.coding} etag is not a strong entity-tag`);
+    variants.push({ coding: v.coding, delta: false, path: v.path, size: v.size, etag: v.etag, blake3: v.blake3 });
+  }
+  const deltas = [];
+  for (const d of a.deltas ?? []) {
+    const dw = `${what}: ${d.coding} delta ${JSON.stringify(d.path)}`;
+    if (!DELTA_TOKENS.has(d.coding)) throw bad(`${what}: unknown delta coding ${JSON.stringify(d.coding)}`);
+    const dict = parseAvailableDictionary(d.dictionary);
+    if (dict === undefined) throw bad(`${dw}: dictionary is not a base64 SHA-256 between colons`);
+    const e = checkRelative(d.path);
+    if (e) throw bad(`${dw}: ${e}`);
+    if (!isStrongEtag(d.etag)) throw bad(`${dw}: etag is not a strong entity-tag`);
+    if (deltas.some((x) => x.dictionary === dict && x.coding === d.coding)) throw bad(`${dw}: listed twice`);
+    deltas.push({ coding: d.coding, delta: true, dictionary: dict, path: d.path, size: d.size, etag: d.etag, blake3: d.blake3 });
+  }
+  if (a.use_as_dictionary != null && !isHeaderValue(a.use_as_dictionary)) throw bad(`${what}: use_as_dictionary is not a header value`);
+  const etags = [a.etag, ...variants.map((r) => r.etag), ...deltas.map((r) => r.etag)].sort();
+  for (let i = 1; i < etags.length; i++) {
+    if (etags[i] === etags[i - 1]) throw bad(`${what}: two of its representations have the etag ${etags[i]}`);
+  }
+  // Stable sorts, as Rust's sort_by_key: equal sizes keep the manifest's order.
+  variants.sort((x, y) => x.size - y.size);
+  deltas.sort((x, y) => x.size - y.size);
+  return {
+    contentType: a.content_type,
+    identity: { coding: undefined, delta: false, path: key, size: a.size, etag: a.etag, blake3: a.blake3 },
+    blake3: a.blake3,
+    variants,
+    deltas,
+    useAsDictionary: a.use_as_dictionary ?? undefined,
+    cacheControl: isFingerprinted(key) ? CACHE_IMMUTABLE : CACHE_REVALIDATE,
+    link: undefined,
+  };
+}
+
+function isHeaderValue(s) {
+  return typeof s === 'string' && s.length > 0 && /^[\t\x20-\x7e]+$/.test(s);
+}
+
+function isStrongEtag(s) {
+  return typeof s === 'string' && /^"[\x21\x23-\x7e]*"$/.test(s);
+}
+
+/** `:base64:` of 32 bytes, as the canonical base64 string; undefined when it is not one. */
+export function parseAvailableDictionary(value) {
+  if (typeof value !== 'string') return undefined;
+  const v = value.replace(/^[ \t]+|[ \t]+$/g, '');
+  if (v.length > 46) return undefined;
+  const m = /^:([A-Za-z0-9+/]{43}=):$/.exec(v);
+  if (!m) return undefined;
+  // The last character's low bits must be zero, as a strict decoder requires.
+  const last = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.indexOf(m[1][42]);
+  return last % 4 === 0 ? m[1] : undefined;
+}
+
+// --------------------------------------------------------------- negotiation
+
+/** Accept-Encoding as [token, weight in thousandths] in header order, first listing of each. */
+export function parseAcceptEncoding(header) {
+  const entries = [];
+  for (const part of header.split(',').slice(0, MAX_PARTS)) {
+    const p = parsePart(part);
+    if (p && !entries.some(([t]) => t === p[0])) entries.push(p);
+  }
+  return entries;
+}
+
+function parsePart(part) {
+  const pieces = part.split(';');
+  const token0 = pieces[0].replace(/^[ \t]+|[ \t]+$/g, '');
+  if (!token0 || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(token0)) return undefined;
+  let token = token0.toLowerCase();
+  if (token === 'x-gzip') token = 'gzip';
+  let weight = 1000;
+  if (pieces.length > 1) {
+    const param = pieces[1].replace(/^[ \t]+|[ \t]+$/g, '');
+    const eq = param.indexOf('=');
+    if (eq < 0) return undefined;
+    const name = param.slice(0, eq).replace(/[ \t]+$/, '');
+    if (name.toLowerCase() !== 'q') return undefined;
+    weight = parseQvalue(param.slice(eq + 1).replace(/^[ \t]+/, ''));
+    if (weight === undefined) return undefined;
+  }
+  if (pieces.length > 2) return undefined;
+  return [token, weight];
+}
+
+function parseQvalue(s) {
+  const m = /^([01])(?:\.([0-9]{0,3}))?$/.exec(s);
+  if (!m) return undefined;
+  const frac = Number((m[2] ?? '').padEnd(3, '0'));
+  if (m[1] === '0') return frac;
+  return frac === 0 ? 1000 : undefined;
+}
+
+const named = (ae, token) => ae.find(([t]) => t === token)?.[1];
+
+/** A coding's weight: its own entry, else `*`'s (variants only: a delta must be named). */
+function weightOf(ae, token, delta) {
+  const own = named(ae, token);
+  if (own !== undefined) return own;
+  return delta ? 0 : named(ae, '*') ?? 0;
+}
+
+/**
+ * The representation of `entry` for `acceptEncoding` (undefined: no header)
+ * and `availableDictionary` (the raw header value, undefined when absent):
+ * `{ representation, headers }`, or `{ notAcceptable: true, headers }` (406).
+ * Headers are [name, value] pairs in the order they are best sent.
+ */
+export function select(entry, acceptEncoding, availableDictionary, lastModified) {
+  const dict = availableDictionary === undefined ? undefined : parseAvailableDictionary(availableDictionary);
+  const candidates = [...entry.variants];
+  if (dict !== undefined) candidates.push(...entry.deltas.filter((d) => d.dictionary === dict));
+  const vary = entry.deltas.length ? 'Accept-Encoding, Available-Dictionary' : entry.variants.length ? 'Accept-Encoding' : undefined;
+  const chosen = choose(acceptEncoding === undefined ? undefined : parseAcceptEncoding(acceptEncoding), entry.identity, candidates);
+  if (!chosen) {
+    const headers = [['Cache-Control', CACHE_REVALIDATE]];
+    if (vary) headers.push(['Vary', vary]);
+    return { notAcceptable: true, headers };
+  }
+  const headers = [
+    ['Content-Type', entry.contentType],
+    ['Content-Length', String(chosen.size)],
+  ];
+  if (chosen.coding) headers.push(['Content-Encoding', chosen.coding]);
+  headers.push(['ETag', chosen.etag]);
+  if (lastModified !== undefined) headers.push(['Last-Modified', httpDate(lastModified)]);
+  headers.push(['Cache-Control', entry.cacheControl]);
+  if (vary) headers.push(['Vary', vary]);
+  if (entry.useAsDictionary) headers.push(['Use-As-Dictionary', entry.useAsDictionary]);
+  if (entry.link) headers.push(['Link', entry.link]);
+  return { representation: chosen, headers };
+}
+
+/** Highest rank, then smallest, then earliest; identity ranks implicitly below any listed coding. */
+function choose(ae, identity, candidates) {
+  if (ae === undefined) return identity;
+  const idw = named(ae, 'identity') ?? named(ae, '*');
+  // Ranks: implicit identity is 0.5, below every weight of 1 or more.
+  let best = idw === 0 ? undefined : { rank: idw === undefined ? 0.5 : idw, size: identity.size, r: identity };
+  for (const c of candidates) {
+    const w = weightOf(ae, c.coding, c.delta);
+    if (w === 0) continue;
+    if (!best || w > best.rank || (w === best.rank && c.size < best.size)) best = { rank: w, size: c.size, r: c };
+  }
+  return best?.r;
+}
+
+// ------------------------------------------------------ conditionals, ranges
+
+/** RFC 9110 §13.1.1 and §13.1.4: If-Match (strong), else If-Unmodified-Since. `h(name)` reads a request header. */
+export function preconditionFailed(h, etag, lastModified) {
+  const im = h('if-match');
+  if (im !== undefined) {
+    return !im
+      .split(',')
+      .map((t) => t.trim())
+      .some((t) => t === '*' || (!etag.startsWith('W/') && !t.startsWith('W/') && t === etag));
+  }
+  const since = parseHttpDate(h('if-unmodified-since'));
+  return since !== undefined && lastModified !== undefined && lastModified > since + 999;
+}
+
+/** RFC 9110 §13.1.2 and §13.1.3: If-None-Match (weak comparison) wins over If-Modified-Since. */
+export function notModified(h, etag, lastModified) {
+  const inm = h('if-none-match');
+  if (inm !== undefined) {
+    const weak = (t) => t.trim().replace(/^W\//, '');
+    const ours = weak(etag);
+    return inm.split(',').some((t) => t.trim() === '*' || (ours !== '' && weak(t) === ours));
+  }
+  const since = parseHttpDate(h('if-modified-since'));
+  return since !== undefined && lastModified !== undefined && lastModified <= since + 999;
+}
+
+/** Whether a Range applies: no If-Range, or one naming this strong ETag or exact date. */
+export function rangeApplies(h, etag, lastModified) {
+  const ir = h('if-range');
+  if (ir === undefined) return true;
+  const v = ir.trim();
+  if (v.startsWith('"')) return !etag.startsWith('W/') && v === etag;
+  const d = parseHttpDate(v);
+  return d !== undefined && lastModified !== undefined && Math.floor(lastModified / 1000) === Math.floor(d / 1000);
+}
+
+/** One `bytes=` range of a body of `len` bytes: [first, last], 'unsatisfiable', or undefined (ignored). */
+export function parseRange(v, len) {
+  const spec = /^bytes=(.*)$/.exec(v.trim())?.[1];
+  if (spec === undefined || spec.includes(',')) return undefined;
+  const m = /^(\d*)-(\d*)$/.exec(spec.trim());
+  if (!m) return undefined;
+  const [, a, b] = m;
+  if (a === '') {
+    if (b === '') return undefined;
+    const n = Number(b);
+    return n > 0 && len > 0 ? [Math.max(0, len - n), len - 1] : 'unsatisfiable';
+  }
+  const first = Number(a);
+  const last = b === '' ? Infinity : Number(b);
+  if (last < first) return undefined;
+  if (first >= len) return 'unsatisfiable';
+  return [first, Math.min(last, len - 1)];
+}
+
+/** Milliseconds since the epoch of an IMF-fixdate (or the two obsolete forms); undefined if none. */
+function parseHttpDate(v) {
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** An IMF-fixdate (seconds; `ms` since the epoch). */
+export function httpDate(ms) {
+  return new Date(Math.floor(ms / 1000) * 1000).toUTCString();
+}
+
+// ------------------------------------------------------------- request paths
+
+/** The URL path DIR is served at, with one leading and one trailing slash; undefined if not a path. */
+export function normalizeBase(b) {
+  const segs = b.split('/').filter((s) => s !== '');
+  if (segs.some((s) => s === '.' || s === '..' || /[\\?#%\0\s]/.test(s))) return undefined;
+  return segs.length ? `/${segs.join('/')}/` : '/';
+}
+
+/** `/app/x` is the folder's `/x` under base `/app/`; `/app` is its root; undefined outside it. */
+export function stripBase(base, path) {
+  if (base === '/') return path;
+  const b = base.slice(0, -1);
+  if (!path.startsWith(b)) return undefined;
+  const rest = path.slice(b.length);
+  if (rest === '') return '/';
+  return rest.startsWith('/') ? rest : undefined;
+}
+
+export function urlOf(base, key) {
+  return base + key.split('/').map(encodeSegment).join('/');
+}
+
+function encodeSegment(s) {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * The decoded request path (no query) as `{ key, trailingSlash }`, or
+ * `{ error }`: 'hidden' (a dot-file: 404) or why it is refused (400). Each
+ * segment is decoded alone and must not be `.`, `..`, hold `/`, `\` or NUL,
+ * or be invalid UTF-8.
+ */
+export function parseRequestPath(raw) {
+  if (!raw.startsWith('/')) return { error: 'not absolute' };
+  const segments = [];
+  let hidden = false;
+  for (const seg of raw.slice(1).split('/')) {
+    const bytes = percentDecode(seg);
+    if (!bytes) return { error: 'bad percent-encoding' };
+    let s;
+    try {
+      s = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      return { error: 'not UTF-8' };
+    }
+    if (s === '.' || s === '..') return { error: 'dot segment' };
+    if (/[/\\]/.test(s)) return { error: 'encoded separator' };
+    if (s.includes('\0')) return { error: 'NUL' };
+    if (s.startsWith('.') && s !== '.well-known') hidden = true;
+    if (s !== '') segments.push(s);
+  }
+  if (hidden) return { error: 'hidden' };
+  return { key: segments.join('/'), trailingSlash: raw.endsWith('/') };
+}
+
+function percentDecode(s) {
+  const out = [];
+  for (let i = 0; i < s.length; ) {
+    const c = s.charCodeAt(i);
+    if (c === 0x25) {
+      const h = s.slice(i + 1, i + 3);
+      if (!/^[0-9A-Fa-f]{2}$/.test(h)) return undefined;
+      out.push(parseInt(h, 16));
+      i += 3;
+    } else if (c < 0x80) {
+      out.push(c);
+      i += 1;
+    } else {
+      // A raw non-ASCII character: its UTF-8 bytes.
+      const cp = s.codePointAt(i);
+      out.push(...new TextEncoder().encode(String.fromCodePoint(cp)));
+      i += cp > 0xffff ? 2 : 1;
+    }
+  }
+  return Uint8Array.from(out);
+}
+
+/** A manifest path (`assets/app.js.br`): why it may not be served, or undefined. */
+export function checkRelative(rel) {
+  if (typeof rel !== 'string' || rel === '' || rel.startsWith('/')) return 'not a relative path';
+  for (const seg of rel.split('/')) {
+    if (seg === '' || seg === '.' || seg === '..') return 'has an empty, `.` or `..` segment';
+    if (/[\\\0]/.test(seg)) return 'holds a backslash or NUL';
+  }
+  return undefined;
+}
+
+/** `x.js.br`, `x.js.gz`, `x.js.zst` → `x.js`; `x.js.HEX.dcb` → `x.js`: the asset a variant or delta belongs to. */
+export function siblingSource(key) {
+  const d = /^(.+)\.[0-9a-f]{64}\.dc[bz]$/.exec(key);
+  if (d) return d[1];
+  const v = /^(.+)\.(br|gz|zst)$/.exec(key);
+  return v ? v[1] : undefined;
+}
+
+// ------------------------------------------------------------ fingerprinting
+
+// A port of model/dictionary.rs's is_fingerprinted, run against the same
+// real bundler names (fixtures/bundler-names.tsv) by the tests.
+
+const IMMUTABLE_FOLDERS = ['_app/immutable/', '_next/static/', '_astro/', '_nuxt/'];
+const isHexHash = (h) => /^[0-9a-fA-F]+$/.test(h) && /[0-9]/.test(h) && /[A-Za-z]/.test(h);
+
+function base64urlHash(h) {
+  if (!/^[A-Za-z0-9_-]+$/.test(h)) return false;
+  const upper = /[A-Z]/.test(h), lower = /[a-z]/.test(h), digit = /[0-9]/.test(h), symbol = /[_-]/.test(h);
+  return (upper && (lower || digit)) || (symbol && digit) || isHexHash(h);
+}
+
+const base32Capitals = (h, ext) => ['js', 'mjs', 'css'].includes(ext) && /^[A-Z]+$/.test(h);
+const camelWord = (s) => /^[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,})*$/.test(s);
+const dottedHash = (h) => base64urlHash(h) && !camelWord(h) && !/^[A-Z]+$/.test(h);
+
+/** The path with its content hash replaced by `*`, when its name carries one beside a name. */
+export function logicalName(path) {
+  const slash = path.lastIndexOf('/');
+  const folder = slash >= 0 ? path.slice(0, slash) : undefined;
+  const name = path.slice(slash + 1);
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0 || dot === name.length - 1) return undefined;
+  const stem = name.slice(0, dot), ext = name.slice(dot + 1);
+  let logical;
+  const segments = stem.split('.');
+  const i = segments.findIndex((h, i) => i > 0 && ((h.length >= 8 && isHexHash(h)) || (h.length === 8 && dottedHash(h))));
+  if (i > 0) {
+    segments[i] = '*';
+    logical = `${segments.join('.')}.${ext}`;
+  }
+  if (logical === undefined) {
+    for (let i = stem.indexOf('-'); i >= 0; i = stem.indexOf('-', i + 1)) {
+      const h = stem.slice(i + 1);
+      const ok = i > 0 && ((h.length === 8 && (base64urlHash(h) || base32Capitals(h, ext))) || ([16, 20, 32].includes(h.length) && isHexHash(h)));
+      if (ok) {
+        logical = `${stem.slice(0, i)}-*.${ext}`;
+        break;
+      }
+    }
+  }
+  if (logical === undefined) return undefined;
+  return folder === undefined ? logical : `${folder}/${logical}`;
+}
+
+export function isHashOnly(path) {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const dot = name.indexOf('.');
+  if (dot < 0 || dot === name.length - 1) return false;
+  const stem = name.slice(0, dot);
+  const mixed = /[A-Z]/.test(stem) && /[a-z]/.test(stem) && /[0-9]/.test(stem);
+  return (stem.length === 8 && base64urlHash(stem) && mixed) || (stem.length >= 16 && isHexHash(stem));
+}
+
+function inImmutableFolder(path) {
+  const at = (f) => path.startsWith(f) || path.includes(`/${f}`);
+  return IMMUTABLE_FOLDERS.some(at) && !at('_nuxt/builds/');
+}
+
+/** Whether the asset's bytes can never change under its name: cached for a year. */
+export function isFingerprinted(path) {
+  return logicalName(path) !== undefined || isHashOnly(path) || inImmutableFolder(path);
+}

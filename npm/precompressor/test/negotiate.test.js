@@ -1,0 +1,84 @@
+// negotiate.js against the Rust crate's own tables: the real bundler names
+// (fixtures/bundler-names.tsv, also read by model::dictionary's test) and
+// rows of serve::negotiate's Accept-Encoding table. The whole answers are
+// held to `precompress serve` by fixtures/serve-cases.json (npm/serve-cases.mjs).
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { indexManifest, isFingerprinted, isHashOnly, logicalName, parseAvailableDictionary, parseRequestPath, select } from '../lib/negotiate.js';
+
+test('real bundler names are read as the Rust crate reads them', () => {
+  const tsv = readFileSync(new URL('../../../fixtures/bundler-names.tsv', import.meta.url), 'utf8');
+  let rows = 0;
+  for (const line of tsv.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const [tool, path, want] = line.split('\t');
+    const l = logicalName(path);
+    const got = l !== undefined ? l : !isFingerprinted(path) ? 'no' : isHashOnly(path) ? 'hash-only' : 'folder';
+    assert.equal(got, want, `${tool}: ${path}`);
+    rows++;
+  }
+  assert.ok(rows >= 90, `${rows} rows`);
+  for (const yes of ['assets/index-D8fKq1nN.js', 'main.3f2a9c1b.js', 'static/js/main.8e4c2f1a9b7d3e6c5a40.chunk.js', 'assets/vendor-a_b-12cd.js'])
+    assert.ok(isFingerprinted(yes), yes);
+  for (const no of ['index.html', 'assets/product-catalogue.js', 'assets/settings-abcdefgh.js', 'deadbeef.js', 'lib.abcdefab.js', 'jquery.min.js'])
+    assert.ok(!isFingerprinted(no), no);
+});
+
+const entry = indexManifest('m.json', {
+  version: 1,
+  files: {
+    'a.js': {
+      size: 1000, blake3: '00', sha256: 'x', content_type: 'text/javascript; charset=utf-8', etag: '"id"', skipped: {},
+      encodings: [
+        { coding: 'br', path: 'a.js.br', size: 300, etag: '"br"' },
+        { coding: 'zstd', path: 'a.js.zst', size: 320, etag: '"zstd"' },
+        { coding: 'gzip', path: 'a.js.gz', size: 400, etag: '"gzip"' },
+      ],
+    },
+  },
+}).assets.get('a.js');
+
+test('Accept-Encoding rows of the Rust negotiation table', () => {
+  const rows = [
+    ['gzip, deflate, br, zstd', 'br'], ['gzip, deflate', 'gzip'], [undefined, 'identity'], ['', 'identity'],
+    ['br;q=0, gzip', 'gzip'], ['br;q=0.5, gzip;q=0.4', 'br'], ['gzip;q=0.001', 'gzip'], ['br;q=0, zstd;q=0, gzip;q=0', 'identity'],
+    ['*', 'br'], ['*, br;q=0', 'zstd'], ['*;q=0', '406'], ['*;q=0, identity', 'identity'], ['identity;q=0', '406'],
+    ['identity;q=1, gzip;q=0.5', 'identity'], ['identity, gzip', 'gzip'], ['BR', 'br'], ['x-gzip', 'gzip'],
+    ['br;q=2, gzip', 'gzip'], ['br;q=0.0001, gzip', 'gzip'], ['br;foo=bar, gzip', 'gzip'], ['br;q=1;x=y, gzip', 'gzip'],
+    ['b r, gzip', 'gzip'], [',,, ;, gzip ,', 'gzip'], ['br;q=0, br, gzip', 'gzip'], [' br ;\tq=0.8 ,\tgzip ; q=0.7 ', 'br'],
+    ['\u00e9, gzip', 'gzip'],
+  ];
+  for (const [ae, want] of rows) {
+    const s = select(entry, ae, undefined);
+    const got = s.notAcceptable ? '406' : s.representation.coding ?? 'identity';
+    assert.equal(got, want, `Accept-Encoding: ${JSON.stringify(ae)}`);
+  }
+});
+
+test('dictionaries and paths are parsed as the Rust crate parses them', () => {
+  assert.equal(parseAvailableDictionary(':AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=:'), 'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=');
+  for (const bad of [':AQEB:', 'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=', ':not base64!:', `:${'A'.repeat(50)}:`, ':AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQF=:'])
+    assert.equal(parseAvailableDictionary(bad), undefined, bad);
+  assert.deepEqual(parseRequestPath('/odd%20names/caf%C3%A9.html'), { key: 'odd names/café.html', trailingSlash: false });
+  assert.deepEqual(parseRequestPath('//assets//'), { key: 'assets', trailingSlash: true });
+  for (const [raw, why] of [['/..', 'dot segment'], ['/%2e%2e/x', 'dot segment'], ['/..%2fetc', 'encoded separator'], ['/a\\b', 'encoded separator'],
+    ['/%00', 'NUL'], ['/%c0%ae', 'not UTF-8'], ['/%zz', 'bad percent-encoding'], ['/.env', 'hidden'], ['/.git/config', 'hidden']])
+    assert.equal(parseRequestPath(raw).error, why, raw);
+  assert.equal(parseRequestPath('/.well-known/x').key, '.well-known/x');
+});
+
+test('a hostile manifest is refused, naming it', () => {
+  const m = (files) => ({ version: 1, files });
+  const a = { size: 1, blake3: '00', sha256: 'x', content_type: 'text/javascript', etag: '"a"', skipped: {}, encodings: [] };
+  for (const files of [
+    { '../etc/passwd': a },
+    { 'a.js': { ...a, encodings: [{ coding: 'br', path: '/etc/passwd', size: 1, etag: '"b"' }] } },
+    { 'a.js': { ...a, encodings: [{ coding: 'zst', path: 'a.js.zst', size: 1, etag: '"b"' }] } },
+    { 'a.js': { ...a, content_type: 'text/javascript\r\nSet-Cookie: x=1' } },
+    { 'a.js': { ...a, etag: 'W/"weak"' } },
+    { 'a.js': { ...a, encodings: [{ coding: 'br', path: 'a.js.br', size: 1, etag: '"a"' }] } },
+  ])
+    assert.throws(() => indexManifest('m.json', m(files)), /^ManifestError: m\.json: invalid manifest/);
+});

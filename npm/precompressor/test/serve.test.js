@@ -1,0 +1,48 @@
+// The Node handler's start-up refusals and its fallthrough; what it answers
+// is held to `precompress serve` by the shared table (npm/serve-cases.mjs).
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { createHandler } from '../lib/serve.js';
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'precompress-serve-test-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test('a missing folder, a missing manifest and a broken one are refused, naming the path and the cause', () => {
+  assert.throws(() => createHandler(path.join(tmp, 'nope')), (e) => e.message.includes(path.join(tmp, 'nope')) && /no such folder/.test(e.message));
+  const dir = path.join(tmp, 'site');
+  mkdirSync(dir);
+  const m = path.join(dir, 'precompress-manifest.json');
+  assert.throws(() => createHandler(dir), (e) => e.message.startsWith(m) && /cannot read the manifest \(ENOENT\)/.test(e.message));
+  writeFileSync(m, '{"version": 1, "files": ');
+  assert.throws(() => createHandler(dir), (e) => e.message.startsWith(`${m}: invalid manifest`));
+  writeFileSync(m, JSON.stringify({ version: 1, files: { '../x': {} } }));
+  assert.throws(() => createHandler(dir), (e) => e.message.startsWith(`${m}: invalid manifest: file "../x"`));
+});
+
+test('with a next, what it does not serve goes on to the next handler', async () => {
+  const dir = path.join(tmp, 'empty');
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'precompress-manifest.json'), JSON.stringify({ version: 1, files: {} }));
+  const serve = createHandler(dir);
+  const server = http.createServer((req, res) => serve(req, res, () => res.end(`next: ${req.method} ${req.url}`)));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const get = (method, p) =>
+    new Promise((resolve, reject) => {
+      http.request({ host: '127.0.0.1', port: server.address().port, method, path: p }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve(`${res.statusCode} ${body}`));
+      }).on('error', reject).end();
+    });
+  try {
+    assert.equal(await get('GET', '/api/users'), '200 next: GET /api/users');
+    assert.equal(await get('POST', '/form'), '200 next: POST /form');
+  } finally {
+    server.close();
+  }
+});
