@@ -136,8 +136,8 @@ export function contentTypeOf(key) {
  * options.spa        a client-routed app: a path with no file and no `.` in its
  *                    last segment gets index.html
  * options.fallthrough  when nothing is found (and for methods other than GET and
- *                    HEAD), call `next()` instead of answering 404 or 405;
- *                    default: true when a `next` is passed
+ *                    HEAD), call `next()` instead of answering 404 (or the
+ *                    404.html page) or 405; default: true when a `next` is passed
  * options.warn       where warnings go (default console.warn)
  */
 export function createHandler(dir, options = {}) {
@@ -190,9 +190,12 @@ export function createHandler(dir, options = {}) {
     const rawPath = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? '' : url.slice(q);
     let t = target(site, rawPath, query);
-    if (t.status === 404) t = fallback(site, rawPath) ?? t;
+    // Falling through, the 404 page is the next handler's to give.
+    if (t.status === 404) t = fallback(site, rawPath, !(fallthrough && typeof next === 'function')) ?? t;
     if (t.key === undefined) {
-      if (t.status === 404 && pass()) return;
+      // Nothing here goes on to the next handler; what is here but refused
+      // (a variant by its own name, the manifest, a dot-file) never does.
+      if (t.status === 404 && !t.refused && pass()) return;
       text(res, t.status, t.headers);
       return;
     }
@@ -204,7 +207,7 @@ export function createHandler(dir, options = {}) {
     if (raw === undefined) return { status: 404 };
     if (raw === '/' && !fullPath.endsWith('/')) return { status: 301, headers: [['Location', `${fullPath}/${query}`]] };
     const rp = parseRequestPath(raw);
-    if (rp.error === 'hidden') return { status: 404 };
+    if (rp.error === 'hidden') return { status: 404, refused: true };
     if (rp.error) return { status: 400 };
     const found = resolve(site.root, rp.key);
     if (!found) return { status: 404 };
@@ -220,12 +223,13 @@ export function createHandler(dir, options = {}) {
       if (!idx || !fs.statSync(idx).isFile()) return { status: 404 };
       return { status: 200, key, resolved: idx };
     }
-    if (rp.trailingSlash || !st?.isFile() || internal(site, rp.key, found)) return { status: 404 };
+    if (st?.isFile() && internal(site, rp.key, found)) return { status: 404, refused: true };
+    if (rp.trailingSlash || !st?.isFile()) return { status: 404 };
     return { status: 200, key: rp.key, resolved: found };
   }
 
-  /** What a static host serves where nothing is: `about` is about.html, a route is index.html (spa), else 404.html with 404. */
-  function fallback(site, fullPath) {
+  /** What a static host serves where nothing is: `about` is about.html, a route is index.html (spa), else 404.html with 404 (`notFoundPage`). */
+  function fallback(site, fullPath, notFoundPage) {
     const raw = stripBase(site.index.base, fullPath);
     if (raw === undefined) return undefined;
     const file = (key, status) => {
@@ -245,7 +249,7 @@ export function createHandler(dir, options = {}) {
         if (t) return t;
       }
     }
-    return file('404.html', 404);
+    return notFoundPage ? file('404.html', 404) : undefined;
   }
 
   /** Variants and deltas beside their asset, and the manifest: never served by their own names. */
@@ -383,7 +387,11 @@ function send(req, res, head, { fd, headers, identity }, status) {
 }
 
 function setHeaders(res, headers) {
-  for (const [n, v] of headers) res.setHeader(n, v);
+  for (const [n, v] of headers) {
+    // Another middleware's Vary (CORS's `Origin`) is kept beside ours.
+    const before = n === 'Vary' ? res.getHeader('Vary') : undefined;
+    res.setHeader(n, before ? `${before}, ${v}` : v);
+  }
   res.setHeader('X-Content-Type-Options', 'nosniff');
 }
 

@@ -11,6 +11,7 @@
 import path from 'node:path';
 import { validateOptions } from './options.js';
 import { basePath, DEFAULT_CACHE_DIR, precompressFolder, prepare } from './run.js';
+import { createHandler } from './serve.js';
 
 const NAME = 'precompressor';
 const WHO = 'precompressor/vite';
@@ -59,12 +60,21 @@ export default function precompress(options) {
   const active = (ctx) =>
     (ctx.environment ? ctx.environment.config.consumer === 'client' : !resolved.build.ssr) &&
     configOf(ctx).build.write !== false;
+  let previewing = false;
   return {
     name: NAME,
-    apply: 'build',
+    // The build, and `vite preview` of what it wrote (configurePreviewServer).
+    apply: (_config, env) => env.command === 'build' || env.isPreview === true,
     enforce: 'post',
+    config(_config, env) {
+      previewing = env.isPreview === true;
+    },
+    configurePreviewServer(server) {
+      previewThrough(server);
+    },
     configResolved(config) {
       resolved = config;
+      if (previewing) return;
       // Found before bundling, so a missing binary or earlier release does not
       // wait for the whole build. Thrown here, in Vite's own hook, the error
       // is Vite's plain one (from a bundler hook, Rolldown wraps it).
@@ -101,3 +111,27 @@ export default function precompress(options) {
   };
 }
 
+/**
+ * `vite preview` through precompressor/serve, so a preview sends what
+ * production will: the br/zstd variants, deltas, the manifest's ETags and
+ * headers, where Vite alone gzips on the fly. Installed before Vite's own
+ * middlewares (its compression, base and static files), which still answer
+ * what the manifest does not list. No manifest (a build without the plugin,
+ * or with it disabled): a warning, and Vite's preview as it is.
+ */
+function previewThrough(server) {
+  const config = server.config;
+  const outDir = path.resolve(config.root, config.build.outDir);
+  let handler;
+  try {
+    handler = createHandler(outDir, {
+      base: basePath(config.base),
+      spa: config.appType === undefined || config.appType === 'spa',
+      warn: (m) => config.logger.warn(`[${NAME}] ${m}`),
+    });
+  } catch (e) {
+    config.logger.warn(`[${NAME}] vite preview sends no precompressed files: ${e.message}`);
+    return;
+  }
+  server.middlewares.use(handler);
+}

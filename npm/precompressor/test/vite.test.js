@@ -55,7 +55,10 @@ async function build(options, { config = {}, env, error, closeError = error } = 
 test('the plugin object', () => {
   const p = precompress();
   assert.equal(p.name, 'precompressor');
-  assert.equal(p.apply, 'build');
+  assert.equal(p.apply({}, { command: 'build', mode: 'production' }), true);
+  assert.equal(p.apply({}, { command: 'serve', mode: 'development' }), false, 'not in the dev server');
+  assert.equal(p.apply({}, { command: 'serve', mode: 'production', isPreview: true }), true, 'vite preview');
+  assert.equal(typeof p.configurePreviewServer, 'function');
   assert.equal(p.enforce, 'post');
   assert.equal(typeof p.closeBundle, 'function');
   assert.equal(p.writeBundle, undefined);
