@@ -5,7 +5,7 @@
 // file into a project where precompressor, Express, Fastify and miniflare are
 // installed from the registry, and runs it there:
 //
-//   node serve-cases.mjs TABLE TARGET...      (TARGET: node, express, fastify, worker)
+//   node serve-cases.mjs TABLE TARGET...      (TARGET: node, express, fastify, hono)
 //
 // PRECOMPRESS_BIN names the binary (default: the project's
 // node_modules/.bin/precompress). Exits 1 on any failure.
@@ -223,6 +223,27 @@ const TARGETS = {
         });
         await app.listen({ port: 0, host: '127.0.0.1' });
         return { url: `http://127.0.0.1:${app.server.address().port}/`, close: () => app.close() };
+      },
+    };
+  },
+  async hono() {
+    const { createHandler } = await import('precompressor/serve');
+    const { Hono } = await import('hono');
+    const { serve } = await import('@hono/node-server');
+    const { RESPONSE_ALREADY_SENT } = await import('@hono/node-server/utils/response');
+    return {
+      supports: ALL,
+      start: async (site) => {
+        const handler = createHandler(site, { fallthrough: false });
+        const app = new Hono();
+        // Hono's Node adapter hands over Node's own request and response.
+        app.all('*', (c) => {
+          handler(c.env.incoming, c.env.outgoing);
+          return RESPONSE_ALREADY_SENT;
+        });
+        const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+        await new Promise((r) => server.once('listening', r));
+        return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((r) => server.close(r)) };
       },
     };
   },
