@@ -42,6 +42,15 @@ test('with a next, what it does not serve goes on to the next handler', async ()
   try {
     assert.equal(await get('GET', '/api/users'), '200 next: GET /api/users');
     assert.equal(await get('POST', '/form'), '200 next: POST /form');
+    // The 404 page is the next handler's to give; what is refused is never passed on.
+    writeFileSync(path.join(dir, '404.html'), 'not found');
+    writeFileSync(path.join(dir, 'a.js'), 'x');
+    writeFileSync(path.join(dir, 'a.js.br'), 'x');
+    assert.equal(await get('GET', '/missing'), '200 next: GET /missing');
+    assert.equal(await get('GET', '/a.js.br'), '404 404 Not Found\n');
+    assert.equal(await get('GET', '/precompress-manifest.json'), '404 404 Not Found\n');
+    assert.equal(await get('GET', '/.env'), '404 404 Not Found\n');
+    assert.equal(await get('GET', '/%2e%2e/x'), '400 400 Bad Request\n');
   } finally {
     server.close();
   }
