@@ -75,9 +75,10 @@ fn run_precompress(root: &Path, dir: &Path, release: &Value) {
     for a in release["args"].as_array().unwrap() {
         let a = a.as_str().unwrap();
         // A release's name is its folder.
-        args.push(match root.join(a).exists() {
-            true => root.join(a).into(),
-            false => a.into(),
+        args.push(if root.join(a).exists() {
+            root.join(a).into()
+        } else {
+            a.into()
         });
     }
     let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
@@ -180,8 +181,9 @@ fn expand(t: &Value, root: &Path, site: &Path, s: &str) -> String {
     out
 }
 
-/// Sends every case of every phase to the server at `addr` serving `site`;
-/// `edit` runs a phase's edits and reruns. Returns the failures.
+/// Makes each phase's edits and reruns, and sends its cases to the server at
+/// `addr` serving `site`, less those that need what the server lacks
+/// (`supports`). Returns the failures.
 fn run_table(
     t: &Value,
     root: &Path,
