@@ -265,7 +265,7 @@ export async function main(argv) {
     const { sent, failures } = await runTable(t, { bin, ...target });
     const skipped = Object.keys(target.skip ?? {}).length;
     if (sent < 20) failures.push(`only ${sent} cases sent`);
-    console.log(`${name}: ${sent - failures.length} of ${sent} cases answered as the table says${skipped ? ` (${skipped} skipped: ${Object.values(target.skip).join('; ')})` : ''}`);
+    console.log(`${name}: ${sent - failures.length} of ${sent} cases answered as the table says${skipped ? ` (${skipped} skipped: ${Object.entries(target.skip).map(([n, why]) => `${n}: ${why}`).join('; ')})` : ''}`);
     for (const f of failures) console.log(`  FAIL ${name}: ${f}`);
     failed ||= failures.length > 0;
   }

@@ -79,7 +79,7 @@ tar tzvf "$main_tgz" >"$work/main.list"
 grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
 ok "platform tarball holds an executable bin/precompress"
 grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
-for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/negotiate.js lib/serve.js serve.d.ts lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
+for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/negotiate.js lib/serve.js serve.d.ts lib/worker.js worker.d.ts lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
   grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
 done
 if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
@@ -611,16 +611,39 @@ ok "out/_next/static/chunks/ has its variants"
 run "$work/next-check.log" npx --no -- precompress check out
 expect_rc 0 "$work/next-check.log" "precompress check out"
 
-step "the shared serving table (fixtures/serve-cases.json) against precompressor/serve in node:http, Express 5 and Fastify 5"
+step "vite preview through the plugin, visited by Chromium: br or zstd, then a delta after a rebuild (e2e/preview.mjs)"
+framework_app vite-react
+cat >vite.config.ts <<'EOF'
+import { defineConfig } from 'vite'
+import react from '@vitejs/plugin-react'
+import precompress from 'precompressor/vite'
+
+export default defineConfig({ base: '/app/', plugins: [react(), precompress()], build: { assetsInlineLimit: 0 } })
+EOF
+run "$work/preview.log" node "$repo/e2e/preview.mjs" "$PWD"
+show "$work/preview.log"
+expect_rc 0 "$work/preview.log" "vite preview sent br/zstd on the first visit and a delta of release 2 on the return"
+
+step "the shared serving table (fixtures/serve-cases.json) against precompressor/serve in node:http, Express 5, Fastify 5 and Hono 4 (its Node adapter)"
 servers=$work/servers
 mkdir -p "$servers"
 cd "$servers"
 echo '{ "name": "precompress-servers-test", "private": true, "type": "module" }' >package.json
-run "$work/servers-install.log" "${npm_install[@]}" "$main_tgz" "$platform_tgz" express@5 fastify@5
-expect_rc 0 "$work/servers-install.log" "npm install the two tarballs, express@5 and fastify@5"
+run "$work/servers-install.log" "${npm_install[@]}" "$main_tgz" "$platform_tgz" express@5 fastify@5 hono@4 @hono/node-server@1
+expect_rc 0 "$work/servers-install.log" "npm install the two tarballs, express@5, fastify@5, hono@4 and @hono/node-server@1"
 cp "$here/serve-cases.mjs" .
-run "$work/servers.log" node serve-cases.mjs "$repo/fixtures/serve-cases.json" node express fastify
+run "$work/servers.log" node serve-cases.mjs "$repo/fixtures/serve-cases.json" node express fastify hono
 show "$work/servers.log"
 expect_rc 0 "$work/servers.log" "every case of the table, as precompress serve answers it"
+
+step "the shared serving table against precompressor/worker in workerd (miniflare 3): behind its edge imitation, then on workerd's own socket"
+cd "$servers"
+run "$work/worker-install.log" "${npm_install[@]}" miniflare@3.20250718.3
+expect_rc 0 "$work/worker-install.log" "npm install miniflare@3.20250718.3"
+cp "$here/serve-cases-worker.mjs" .
+run "$work/worker.log" node serve-cases-worker.mjs "$repo/fixtures/serve-cases.json" worker worker-direct
+show "$work/worker.log"
+expect_rc 0 "$work/worker.log" "every case of the table that applies to a Worker, as precompress serve answers it"
+expect_grep 'worker: a manifest that is not JSON: 500 "/precompress-manifest.json: invalid manifest: ' "$work/worker.log" "a broken manifest is a 500 naming it, and logged"
 
 printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"
