@@ -646,4 +646,11 @@ show "$work/worker.log"
 expect_rc 0 "$work/worker.log" "every case of the table that applies to a Worker, as precompress serve answers it"
 expect_grep 'worker: a manifest that is not JSON: 500 "/precompress-manifest.json: invalid manifest: ' "$work/worker.log" "a broken manifest is a 500 naming it, and logged"
 
+step "the shared serving table against the CloudFront Functions of precompress objects --edge, over an S3 bucket filled from its upload list (both emulated in Node)"
+cd "$servers"
+cp "$here/serve-cases-edge.mjs" .
+run "$work/edge.log" env PRECOMPRESS_BIN="$servers/node_modules/.bin/precompress" node serve-cases-edge.mjs "$repo/fixtures/serve-cases.json" edge
+show "$work/edge.log"
+expect_rc 0 "$work/edge.log" "every negotiation and host case of the table the edge claims, and negotiate.js's choice on every asset"
+
 printf '\nnpm/test.sh: %d checks passed in %ss\n' "$checks" "$((SECONDS - start))"

@@ -15,10 +15,11 @@
 //! strictly smaller than its source.
 
 // The API: `Config` → `run` → `Report` (+ the `Manifest` written),
-// `check`, `shard::merge`, `tune`, and for servers `serve::Index` and
-// `serve::http::ServeManifest`, with `coding`, `dictionary`, `manifest`
-// and `error` for their types. Modules marked `doc(hidden)` are public only
-// for the `precompress` binary, its tests and benchmarks: no API promise.
+// `check` (and `probe`, its live check of a deploy), `shard::merge`, `tune`,
+// and for servers `serve::Index` and `serve::http::ServeManifest`, with
+// `coding`, `dictionary`, `manifest` and `error` for their types. Modules
+// marked `doc(hidden)` are public only for the `precompress` binary, its tests
+// and benchmarks: no API promise.
 // The binary's own modules (arguments, precompress.toml, budgets, GitHub
 // output) are not here: they live with it in `src/cli/`.
 //
@@ -39,6 +40,8 @@ pub mod error;
 mod fsutil;
 #[doc(hidden)]
 pub mod model;
+#[cfg(feature = "probe")]
+pub mod probe;
 #[cfg(feature = "compress")]
 pub mod report;
 #[cfg(feature = "compress")]

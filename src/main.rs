@@ -96,6 +96,7 @@ fn main() -> ExitCode {
                 (m.config, m.skipped)
             },
         ),
+        Some(Command::Objects(args)) => objects(args),
     };
     ExitCode::from(code)
 }
@@ -121,6 +122,7 @@ fn explain(e: &clap::Error, args: &[String]) -> Option<String> {
         "serve",
         "nginx-map",
         "caddy-map",
+        "objects",
         "merge",
         "tune",
         "completions",
@@ -220,6 +222,85 @@ fn serve(args: cli::args::ServeArgs) -> u8 {
     }
 }
 
+/// `precompress objects DIR`: DIR as bucket objects with their headers, or
+/// the CloudFront Functions in front of them, on stdout; what is left out on
+/// stderr.
+fn objects(args: cli::args::ObjectsArgs) -> u8 {
+    use cli::args::{EdgeFunction, ObjectsFormat};
+    use precompressor::serve::objects;
+    if !args.dir.is_dir() {
+        eprintln!("precompress: error: {}: not a folder", args.dir.display());
+        return exit::USAGE;
+    }
+    if let Some(EdgeFunction::CloudfrontResponse) = args.edge {
+        let _ = std::io::stdout().write_all(objects::cloudfront_response().as_bytes());
+        return exit::SUCCESS;
+    }
+    // `load`, as `serve` does: a source rebuilt since the run is a plain file.
+    let mut index = match precompressor::serve::Index::load(&args.dir, args.manifest.as_deref()) {
+        Ok(i) => i,
+        Err(e) => return failed(&e),
+    };
+    if let Some(b) = args.base.as_deref() {
+        if let Some(w) = precompressor::serve::base_mismatch(&index, b) {
+            eprintln!("precompress: warning: objects: {w}");
+        }
+        index.set_base(b);
+    }
+    let manifest = args
+        .manifest
+        .clone()
+        .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
+    // The manifest's key, when it lies in DIR: never uploaded, never served.
+    let inside = std::fs::canonicalize(&manifest)
+        .ok()
+        .zip(std::fs::canonicalize(&args.dir).ok())
+        .and_then(|(m, d)| {
+            m.strip_prefix(d)
+                .ok()
+                .and_then(|r| r.to_str())
+                .map(|r| r.replace('\\', "/"))
+        });
+    let scan = match objects::scan(&args.dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let listing = objects::plan(&index, &scan, inside.as_deref());
+    for s in &listing.skipped {
+        eprintln!("precompress: warning: objects: skipped {s}");
+    }
+    let out = match (args.edge, args.format) {
+        (Some(_), _) => match objects::cloudfront_request(&listing, &args.dir) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("precompress: error: {e}");
+                return exit::FAILURE;
+            }
+        },
+        (None, ObjectsFormat::Json) => objects::json_lines(&listing.objects),
+        (None, ObjectsFormat::Tsv) => objects::tsv(&listing.objects),
+        (None, format) => {
+            let Some(dir) = args.dir.to_str() else {
+                eprintln!(
+                    "precompress: error: {}: not UTF-8, so the upload commands cannot name it",
+                    args.dir.display()
+                );
+                return exit::USAGE;
+            };
+            if matches!(format, ObjectsFormat::Aws) {
+                objects::aws(&listing.objects, dir)
+            } else {
+                objects::rclone(&listing.objects, dir)
+            }
+        }
+    };
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    exit::SUCCESS
+}
+
 /// `precompress nginx-map` and `caddy-map`: the configuration `render` makes
 /// from DIR's manifest on stdout, what it left out on stderr.
 fn server_map(
@@ -314,6 +395,9 @@ fn check(args: CheckArgs) -> u8 {
         .clone()
         .or(file.manifest)
         .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
+    if let Some(url) = &args.url {
+        return check_url(url, &manifest, &args);
+    }
     let options = precompressor::check::Options {
         dictionary_from: if args.dictionary_from.is_empty() {
             file.dictionary_from
@@ -368,6 +452,85 @@ fn check(args: CheckArgs) -> u8 {
     } else {
         exit::FAILURE
     }
+}
+
+/// `precompress check --url URL DIR`: the live origin against DIR's
+/// manifest. The report is the output, so all of it goes to stdout: the
+/// summary, a line per problem, what was sent, and notes.
+fn check_url(url: &str, manifest: &std::path::Path, args: &CheckArgs) -> u8 {
+    use precompressor::probe;
+    let opts = probe::Options {
+        rate: args.rate,
+        max_requests: args.max_requests,
+        timeout: std::time::Duration::from_secs(args.timeout),
+    };
+    let report = match probe::probe(manifest, url, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("precompress: check --url: error: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let out = if args.json {
+        serde_json::to_string_pretty(&report).expect("plain data") + "\n"
+    } else {
+        probe_text(&report)
+    };
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    if report.ok {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    }
+}
+
+/// The ten-second reading of a live check.
+fn probe_text(r: &precompressor::probe::Report) -> String {
+    use precompressor::report::plural;
+    let with_problems = r.checked - r.ok_assets;
+    let mut out = format!(
+        "precompress: check --url {}: {}, {}: {} ok, {} with problems{}\n",
+        r.url,
+        plural(r.assets, "asset", "assets"),
+        plural(r.requests, "request", "requests"),
+        r.ok_assets,
+        with_problems,
+        if r.checked < r.assets {
+            format!(", {} not checked", r.assets - r.checked)
+        } else {
+            String::new()
+        }
+    );
+    for p in &r.problems {
+        let at = if p.url.is_empty() { &p.path } else { &p.url };
+        out.push_str(&format!("  {at}: {}: {}\n", p.problem, p.detail));
+    }
+    let s = &r.sent;
+    let mut codings = format!(
+        "{} br, {} zstd, {} gzip, {} identity",
+        s.br, s.zstd, s.gzip, s.identity
+    );
+    if s.other > 0 {
+        codings.push_str(&format!(", {} other", s.other));
+    }
+    let deltas = if s.delta_requests == 0 {
+        "no request with a dictionary".to_string()
+    } else {
+        format!(
+            "{} of {} with a dictionary got a delta ({} dcb, {} dcz)",
+            s.dcb + s.dcz,
+            plural(s.delta_requests, "request", "requests"),
+            s.dcb,
+            s.dcz
+        )
+    };
+    out.push_str(&format!(
+        "precompress: check --url: sent {codings}; {deltas}\n"
+    ));
+    for n in &r.notes {
+        out.push_str(&format!("precompress: check --url: note: {n}\n"));
+    }
+    out
 }
 
 fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {

@@ -2,17 +2,18 @@
 //! `--dictionary-from` release 1, `precompress caddy-map` imported by
 //! `e2e/Caddyfile-deltas`, and raw requests as Chromium sends them. A client
 //! that names `dcb`/`dcz` and holds the old script gets the smaller delta byte
-//! for byte, with the script's type, `Vary` on both fields and
-//! `Use-As-Dictionary`; every other client gets what Caddy sends anyway,
-//! never a delta. `Index::select_with_dictionary` (what `precompress serve`
-//! does) is the reference for when a delta is sent; where Caddy differs (no
-//! ranking by q, its `precompressed` order between variants) the test says so.
+//! for byte, with the script's type, `Vary` on both fields,
+//! `Use-As-Dictionary` and `precompress serve`'s `Cache-Control`; every other
+//! client gets what Caddy sends anyway, never a delta.
+//! `Index::select_with_dictionary` (what `precompress serve` does) is the
+//! reference for when a delta is sent; where Caddy differs (no ranking by q,
+//! its `precompressed` order between variants) the test says so.
 
 mod serve_util;
 
 use precompressor::dictionary::{hex, parse_available_dictionary};
 use precompressor::serve::caddy::SITE_LINES;
-use precompressor::serve::{Coding, Index, Selection};
+use precompressor::serve::{Coding, Index, Selection, CACHE_IMMUTABLE, CACHE_REVALIDATE};
 use serve_util::*;
 
 const CHROME: &str = "gzip, deflate, br, zstd, dcb, dcz";
@@ -115,12 +116,22 @@ fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
         }
         // The site's own header is still there.
         assert_eq!(r.header("x-served-by"), Some("caddy"), "{what}");
+        // One Cache-Control, `precompress serve`'s: a year for the hashed
+        // name, on the delta and on identity alike, so Chromium keeps the
+        // dictionary past the heuristic minutes.
+        assert_eq!(header_all(&r, "cache-control"), CACHE_IMMUTABLE, "{what}");
         // `precompress serve` sends the same delta, or none when Caddy sends
         // none (it picks the smallest variant, Caddy the first it is told).
         let Selection::Found(s) = index.select_with_dictionary(&site.url, ae, ad) else {
             panic!("{what}: not in the index")
         };
         let reference = s.representation.coding;
+        assert!(
+            s.headers
+                .contains(&("Cache-Control", CACHE_IMMUTABLE.to_string())),
+            "{what}: {:?}",
+            s.headers
+        );
         if is_delta(coding) {
             assert_eq!(
                 coding,
@@ -168,6 +179,22 @@ fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
         "{:?}",
         r.headers
     );
+    assert_eq!(r.header("cache-control"), Some(CACHE_IMMUTABLE));
+
+    // A revalidated delta keeps it.
+    let etag = r.header("etag").expect("Caddy's ETag").to_string();
+    let r = request(
+        site.server.addr,
+        "GET",
+        &site.url,
+        &[
+            ("Accept-Encoding", CHROME),
+            ("Available-Dictionary", &dict),
+            ("If-None-Match", &etag),
+        ],
+    );
+    assert_eq!(r.status, 304, "{:?}", r.headers);
+    assert_eq!(header_all(&r, "cache-control"), CACHE_IMMUTABLE);
 }
 
 #[test]
@@ -191,6 +218,15 @@ fn caddy_sends_no_delta_headers_where_they_do_not_belong() {
     assert_eq!(r.header("use-as-dictionary"), None);
     assert_eq!(r.header("content-encoding"), None);
     assert!(!header_all(&r, "vary").contains("Available-Dictionary"));
+    // The page is not fingerprinted: revalidate, under its folder's URL too.
+    assert_eq!(header_all(&r, "cache-control"), CACHE_REVALIDATE);
+    let r = site.get("/index.html", Some(CHROME), None);
+    assert_eq!(header_all(&r, "cache-control"), CACHE_REVALIDATE);
+    // A file the manifest does not list: no Cache-Control, as Caddy sends it.
+    std::fs::write(site.live.join("extra.txt"), "not in the manifest").unwrap();
+    let r = site.get("/extra.txt", Some(CHROME), None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("cache-control"), None, "{:?}", r.headers);
     // A delta by name is a 404, however its name is spelt; another case of
     // the asset's name is no file.
     let (delta, _) = site.delta("dcb");
@@ -199,11 +235,25 @@ fn caddy_sends_no_delta_headers_where_they_do_not_belong() {
         let r = site.get(&target, Some(CHROME), Some(&dict));
         assert_eq!(r.status, 404, "{target}: {:?}", r.headers);
         assert!(r.body.is_empty(), "{target}");
+        assert_eq!(r.header("cache-control"), None, "{target}: {:?}", r.headers);
     }
     let upper = site.url.to_ascii_uppercase();
     let r = site.get(&upper, Some(CHROME), Some(&dict));
     assert_eq!(r.status, 404, "{:?}", r.headers);
     assert_eq!(r.header("content-encoding"), None);
+    // The script gone from disk (an upload not finished): its 404 carries no
+    // year-long Cache-Control that would outlive the upload (the header is
+    // deferred, and an error skips it).
+    let name = &site.url[1..];
+    for entry in std::fs::read_dir(site.live.join("assets")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_str().unwrap().contains(name) {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let r = site.get(&site.url, Some(CHROME), None);
+    assert_eq!(r.status, 404, "{:?}", r.headers);
+    assert_eq!(r.header("cache-control"), None, "{:?}", r.headers);
 }
 
 #[test]

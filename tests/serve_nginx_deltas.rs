@@ -2,15 +2,16 @@
 //! `--dictionary-from` release 1, `precompress nginx-map` included in
 //! `e2e/nginx-deltas.conf`, and raw requests as Chromium sends them. A client
 //! that names `dcb`/`dcz` and holds the old script gets the smaller delta byte
-//! for byte, with the script's type, `Vary` on both fields and
-//! `Use-As-Dictionary`; every other client gets what nginx sends anyway,
-//! never a delta. `Index::select_with_dictionary` (what `precompress serve`
-//! does) is the reference; where nginx differs (no ranking by q) the test says so.
+//! for byte, with the script's type, `Vary` on both fields,
+//! `Use-As-Dictionary` and `precompress serve`'s `Cache-Control`; every other
+//! client gets what nginx sends anyway, never a delta.
+//! `Index::select_with_dictionary` (what `precompress serve` does) is the
+//! reference; where nginx differs (no ranking by q) the test says so.
 
 mod serve_util;
 
 use precompressor::serve::nginx::LOCATION_LINES;
-use precompressor::serve::{Index, Selection};
+use precompressor::serve::{Index, Selection, CACHE_IMMUTABLE, CACHE_REVALIDATE};
 use serve_util::*;
 
 const CHROME: &str = "gzip, deflate, br, zstd, dcb, dcz";
@@ -107,6 +108,16 @@ fn nginx_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
         let Selection::Found(s) = index.select_with_dictionary(&site.url, ae, ad) else {
             panic!("{what}: not in the index")
         };
+        // One Cache-Control, `precompress serve`'s: a year for the hashed
+        // name, on the delta and on identity alike, so Chromium keeps the
+        // dictionary past the heuristic minutes.
+        assert_eq!(header_all(&r, "cache-control"), CACHE_IMMUTABLE, "{what}");
+        assert!(
+            s.headers
+                .contains(&("Cache-Control", CACHE_IMMUTABLE.to_string())),
+            "{what}: {:?}",
+            s.headers
+        );
         let reference = s.representation.coding.map(|c| c.token());
         assert_eq!(coding, reference, "{what}: precompress serve differs");
     }
@@ -132,6 +143,22 @@ fn nginx_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
     assert_eq!(r.header("content-encoding"), Some(smaller));
     let size = site.delta(smaller).1;
     assert_eq!(r.header("content-length"), Some(size.to_string().as_str()));
+    assert_eq!(r.header("cache-control"), Some(CACHE_IMMUTABLE));
+
+    // A revalidated delta keeps it (add_header covers 304).
+    let etag = r.header("etag").expect("nginx's ETag").to_string();
+    let r = request(
+        site.server.addr,
+        "GET",
+        &site.url,
+        &[
+            ("Accept-Encoding", CHROME),
+            ("Available-Dictionary", &dict),
+            ("If-None-Match", &etag),
+        ],
+    );
+    assert_eq!(r.status, 304, "{:?}", r.headers);
+    assert_eq!(header_all(&r, "cache-control"), CACHE_IMMUTABLE);
 }
 
 #[test]
@@ -150,14 +177,37 @@ fn nginx_sends_no_delta_headers_where_they_do_not_belong() {
     assert_eq!(r.header("use-as-dictionary"), None);
     assert_eq!(r.header("content-encoding"), None);
     assert!(!header_all(&r, "vary").contains("Available-Dictionary"));
+    // The page is not fingerprinted: revalidate, under its folder's URL too.
+    assert_eq!(header_all(&r, "cache-control"), CACHE_REVALIDATE);
+    let r = site.get("/index.html", Some(CHROME), None);
+    assert_eq!(header_all(&r, "cache-control"), CACHE_REVALIDATE);
+    // A file the manifest does not list: no Cache-Control, as nginx sends it.
+    std::fs::write(site.live.join("extra.txt"), "not in the manifest").unwrap();
+    let r = site.get("/extra.txt", Some(CHROME), None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("cache-control"), None, "{:?}", r.headers);
     // The delta by name is internal; another case of the name is no file.
     let (delta, _) = site.delta("dcb");
     let r = site.get(&format!("/{delta}"), Some(CHROME), Some(&dict));
     assert_eq!(r.status, 404, "{:?}", r.headers);
+    assert_eq!(r.header("cache-control"), None, "{:?}", r.headers);
     let upper = site.url.to_ascii_uppercase();
     let r = site.get(&upper, Some(CHROME), Some(&dict));
     assert_eq!(r.status, 404, "{:?}", r.headers);
     assert_eq!(r.header("content-encoding"), None);
+    // The script gone from disk (an upload not finished): its 404 carries no
+    // year-long Cache-Control that would outlive the upload (add_header
+    // skips a 404).
+    let name = &site.url[1..];
+    for entry in std::fs::read_dir(site.live.join("assets")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_str().unwrap().contains(name) {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let r = site.get(&site.url, Some(CHROME), None);
+    assert_eq!(r.status, 404, "{:?}", r.headers);
+    assert_eq!(r.header("cache-control"), None, "{:?}", r.headers);
 }
 
 #[test]

@@ -68,6 +68,8 @@ pub enum Command {
     NginxMap(NginxMapArgs),
     /// Print a Caddyfile snippet that serves DIR's RFC 9842 deltas (import it, then `import precompress_deltas` in the site block; usage is in the output).
     CaddyMap(CaddyMapArgs),
+    /// List DIR as bucket objects (S3, GCS, R2) with the headers each must carry, as JSON, TSV or aws/rclone upload commands; or print the CloudFront Functions that pick the object per request (--edge).
+    Objects(ObjectsArgs),
     /// Measure every level of each coding on a sample of DIR's assets and print the precompress.toml lines that pin the best (writes nothing into DIR).
     Tune(TuneArgs),
     /// Merge the partial manifests that `precompress DIR --shard K/N` runs left in DIR into the one manifest a single run would have written.
@@ -130,6 +132,45 @@ pub struct CaddyMapArgs {
     /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
     #[arg(long, value_name = "PATH", value_parser = parse_base)]
     pub base: Option<String>,
+}
+
+/// Options of `precompress objects`.
+#[derive(Debug, Args)]
+pub struct ObjectsArgs {
+    /// The folder precompress ran on.
+    pub dir: PathBuf,
+
+    /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
+
+    /// The URL path DIR is served at (e.g. /app/): object keys start with it [default: the manifest's `base`, else /].
+    #[arg(long, value_name = "PATH", value_parser = parse_base)]
+    pub base: Option<String>,
+
+    /// What to print: json (an object per line), tsv, aws (a script of `aws s3 cp` lines, run with BUCKET set), rclone (`rclone copyto` lines, run with REMOTE set).
+    #[arg(long, value_enum, default_value = "json", conflicts_with = "edge")]
+    pub format: ObjectsFormat,
+
+    /// Print a CloudFront Function (cloudfront-js-2.0) instead: cloudfront for viewer request (picks the object; refused past CloudFront's 10 KB), cloudfront-response for viewer response (the headers a bucket cannot store).
+    #[arg(long, value_enum, value_name = "FUNCTION")]
+    pub edge: Option<EdgeFunction>,
+}
+
+/// `precompress objects --format`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ObjectsFormat {
+    Json,
+    Tsv,
+    Aws,
+    Rclone,
+}
+
+/// `precompress objects --edge`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum EdgeFunction {
+    Cloudfront,
+    CloudfrontResponse,
 }
 
 /// Options of `precompress merge`.
@@ -217,8 +258,24 @@ pub struct CheckArgs {
     pub json: bool,
 
     /// An earlier release's build folder: deltas whose dictionary it holds are decoded and compared too (repeatable) [default: precompress.toml's dictionary-from].
-    #[arg(long, value_name = "PREV")]
+    #[arg(long, value_name = "PREV", conflicts_with = "url")]
     pub dictionary_from: Vec<PathBuf>,
+
+    /// Check the live deploy instead: request every asset from URL (the origin and path DIR is served at, e.g. http://127.0.0.1:8080/) as a browser would, and check bodies, codings, headers and deltas.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// With --url: requests per second.
+    #[arg(long, value_name = "N", default_value_t = 20, requires = "url", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate: u32,
+
+    /// With --url: at most this many requests; assets past it are not checked, which fails the check.
+    #[arg(long, value_name = "N", default_value_t = 2000, requires = "url", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_requests: u64,
+
+    /// With --url: the whole check's time, in seconds (each request also has 10 s).
+    #[arg(long, value_name = "SECS", default_value_t = 120, requires = "url", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
 }
 
 /// Options of a run.

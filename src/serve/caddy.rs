@@ -28,6 +28,15 @@
 //!   response of an asset with deltas and `Use-As-Dictionary` on every response
 //!   of a dictionary (a matcher each, since `header` would send an empty value;
 //!   `+Vary` adds to the site's own `Vary` rather than replace it);
+//!   `Cache-Control` on every response of an asset and of its deltas, the
+//!   one `precompress serve` sends ([`Entry::cache_control`]), a folder's
+//!   URL getting its `index.html`'s: Chromium keeps a dictionary only while
+//!   its response is fresh, and without the header that is a tenth of the
+//!   time since `Last-Modified`, minutes after a deploy. That one is
+//!   deferred, so an error (a file missing on disk, a delta asked for by
+//!   name) gets none: a 404 cached for a year under a hashed name would
+//!   outlive the upload that fixes it. Being deferred it is read after the
+//!   `rewrite`, so the map lists each delta's path too;
 //!   then for a delta `Content-Encoding` and the asset's `Content-Type`, read
 //!   while `{path}` is still the asset's, and a `rewrite` to the delta's file.
 //!   The site's own `file_server` then sends it: it keeps a `Content-Type` that
@@ -91,6 +100,7 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 	@pc_vary expression `{pc_vary} != "-"`
 	@pc_dictionary expression `{pc_use_as_dictionary} != "-"`
 	@pc_link expression `{pc_link} != "-"`
+	@pc_cache_control expression `{pc_cache_control} != "-"`
 	@pc_direct path_regexp \.[0-9a-f]{64}\.dc[bz]$
 
 	route {
@@ -98,6 +108,9 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 		header @pc_vary +Vary {pc_vary}
 		header @pc_dictionary Use-As-Dictionary {pc_use_as_dictionary}
 		header @pc_link Link {pc_link}
+		header @pc_cache_control Cache-Control {pc_cache_control} {
+			defer
+		}
 		route @pc_delta {
 			header Content-Encoding {pc_coding}
 			header Content-Type {pc_type}
@@ -135,6 +148,9 @@ struct Maps {
     html: BTreeSet<String>,
     /// The `Link` to the shared dictionaries, if there are any.
     link: Option<String>,
+    /// `{path}` -> its `Cache-Control`: every asset, a folder's `index.html`
+    /// by its folder too, and every delta `try_files` can find.
+    cache_control: BTreeMap<String, &'static str>,
 }
 
 /// The snippet for the deltas and dictionaries of `index`, served at its
@@ -170,6 +186,13 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
     }
     for a in config_assets(index, unwritable, skipped) {
         let (k, entry, uri) = (a.key, a.entry, a.uri);
+        maps.cache_control.insert(uri.clone(), entry.cache_control);
+        if let Some(folder) = k.strip_suffix("index.html") {
+            if folder.is_empty() || folder.ends_with('/') {
+                maps.cache_control
+                    .insert(index.url(folder), entry.cache_control);
+            }
+        }
         let use_as = a.use_as.map(str::to_string);
         let dicts = if entry.deltas.is_empty() {
             BTreeSet::new()
@@ -180,6 +203,10 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
             let h = hex(hash);
             maps.hexes.insert(available_dictionary(hash), h.clone());
             let prefix = format!("{uri}.{h}");
+            for coding in ["dcb", "dcz"] {
+                maps.cache_control
+                    .insert(format!("{prefix}.{coding}"), entry.cache_control);
+            }
             maps.deltas.insert(prefix.clone(), prefix);
         }
         let has_deltas = !dicts.is_empty();
@@ -307,6 +334,20 @@ fn write_snippet(out: &mut String, maps: &Maps) {
         }
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
+    out.push_str(
+        "\t# Cache-Control of every asset, its deltas (read after the rewrite), and\n\
+         \t# the folder's URL of an index.html.\n\
+         \tmap {path} {pc_cache_control} {\n",
+    );
+    for (uri, cc) in &maps.cache_control {
+        let _ = writeln!(
+            out,
+            "\t\t{} {}",
+            quote(uri).expect("checked"),
+            quote(cc).expect("plain")
+        );
+    }
+    out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(&accept_maps());
     out.push_str(ROUTES);
     out.push_str("}\n");
@@ -414,6 +455,40 @@ mod tests {
             out.config.matches('{').count(),
             out.config.matches('}').count()
         );
+    }
+
+    #[test]
+    fn every_asset_gets_the_cache_control_serve_sends() {
+        let out = render(&index(&[
+            (APP, &[("dcb", 1, 93)], None),
+            ("index.html", &[], None),
+            ("docs/index.html", &[], None),
+            ("docs/notindex.html", &[], None),
+        ]));
+        let (i, r) = (
+            quote(crate::serve::CACHE_IMMUTABLE).unwrap(),
+            crate::serve::CACHE_REVALIDATE,
+        );
+        // A folder's URL is its index.html's; a delta's is its asset's (the
+        // deferred header reads `{path}` after the rewrite).
+        let h1 = hex(&[1; 32]);
+        assert_eq!(
+            entries(&out.config, "pc_cache_control"),
+            [
+                format!("/ {r}"),
+                format!("/{APP} {i}"),
+                format!("/{APP}.{h1}.dcb {i}"),
+                format!("/{APP}.{h1}.dcz {i}"),
+                format!("/docs/ {r}"),
+                format!("/docs/index.html {r}"),
+                format!("/docs/notindex.html {r}"),
+                format!("/index.html {r}"),
+            ]
+        );
+        assert!(ROUTES.contains(
+            "\t\theader @pc_cache_control Cache-Control {pc_cache_control} {\n\t\t\tdefer\n"
+        ));
+        assert!(entries(&render(&index(&[])).config, "pc_cache_control").is_empty());
     }
 
     #[test]

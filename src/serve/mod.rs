@@ -43,6 +43,7 @@
 pub mod caddy;
 pub mod negotiate;
 pub mod nginx;
+pub mod objects;
 pub mod path;
 
 #[cfg(feature = "serve")]

@@ -32,12 +32,18 @@
 //!   `application/octet-stream` from the extension and `add_header` cannot
 //!   replace a type, so `types { } default_type "";` leaves the type unset and
 //!   `add_header Content-Type $pc_content_type` sends the asset's.
-//! - `add_header` lines are inherited only by a level that has none, so all four
-//!   are in the outer location and reach the nested one; an empty value is not
-//!   sent, which keeps them off every other response. `Vary: Accept-Encoding,
+//! - `add_header` lines are inherited only by a level that has none, so all of
+//!   them are in the outer location and reach the nested one; an empty value is
+//!   not sent, which keeps them off every other response. `Vary: Accept-Encoding,
 //!   Available-Dictionary` goes on every response of an asset that has deltas
 //!   (beside `gzip_vary`'s own `Vary: Accept-Encoding`), `Use-As-Dictionary`
 //!   on every response of a dictionary.
+//! - `$pc_cache_control` is the `Cache-Control` `precompress serve` sends
+//!   ([`Entry::cache_control`](super::Entry)), for every asset and every delta
+//!   (by `$uri`, which after the rewrite is the delta's): Chromium keeps a
+//!   dictionary only while its response is fresh, and without the header that
+//!   is a tenth of the time since `Last-Modified`, minutes after a deploy. A
+//!   file the manifest does not list gets none, as before.
 //! - nginx refuses a hash key longer than its bucket, and delta keys are longer
 //!   than the default 64 bytes, so the output sets `map_hash_bucket_size` (and
 //!   `map_hash_max_size`); nginx allows that once, before the first `map`.
@@ -62,6 +68,7 @@ add_header Use-As-Dictionary $pc_use_as_dictionary;
 add_header Content-Encoding $pc_content_encoding;
 add_header Content-Type $pc_content_type;
 add_header Link $pc_link;
+add_header Cache-Control $pc_cache_control;
 location ~ "\.[0-9a-f]{64}\.dc[bz]$" { internal; types { } default_type ""; }
 "#;
 
@@ -203,6 +210,7 @@ struct Maps {
     dictionary: Map,
     content_type: Map,
     content_encoding: Map,
+    cache_control: Map,
 }
 
 impl Maps {
@@ -225,6 +233,11 @@ impl Maps {
             ),
             content_type: Map::new("A delta has its asset's type.", "$uri", "pc_content_type"),
             content_encoding: Map::new("A delta's coding.", "$uri", "pc_content_encoding"),
+            cache_control: Map::new(
+                "Every response of an asset and of its deltas: a year when the name has a content hash, else revalidate.",
+                "$uri",
+                "pc_cache_control",
+            ),
         }
     }
 
@@ -256,6 +269,9 @@ impl Maps {
                 self.content_encoding
                     .entries
                     .insert(p.clone(), coding.token().into());
+                self.cache_control
+                    .entries
+                    .insert(p.clone(), entry.cache_control.into());
                 if let Some(u) = use_as {
                     self.dictionary.entries.insert(p, u.into());
                 }
@@ -267,16 +283,20 @@ impl Maps {
         if let Some(u) = use_as {
             self.dictionary.entries.insert(uri.clone(), u.into());
         }
+        self.cache_control
+            .entries
+            .insert(uri.clone(), entry.cache_control.into());
     }
 
     /// The maps in the order they are written, `$pc_delta_key` first.
-    fn all(self) -> [Map; 5] {
+    fn all(self) -> [Map; 6] {
         [
             self.key,
             self.vary,
             self.dictionary,
             self.content_type,
             self.content_encoding,
+            self.cache_control,
         ]
     }
 }
@@ -302,7 +322,8 @@ fn write_usage(out: &mut String, skipped: &[String], base: &str) {
         let _ = writeln!(out, "#     {line}");
     }
     out.push_str(
-        "#\n# add_header in a location drops the server's add_header lines: repeat yours there.\n",
+        "#\n# add_header in a location drops the server's add_header lines: repeat yours there.\n\
+         # Cache-Control is the one precompress serve sends: drop any expires or Cache-Control of yours.\n",
     );
     for s in skipped {
         let _ = writeln!(out, "# skipped: {s}");
@@ -324,7 +345,7 @@ fn hash_sizes(maps: &[Map]) -> (usize, usize) {
 
 /// The hash sizes, the `Accept-Encoding` maps, `$pc_delta_key` and the
 /// `$pc_delta` that checks it, then the other maps.
-fn write_maps(out: &mut String, maps: [Map; 5]) {
+fn write_maps(out: &mut String, maps: [Map; 6]) {
     let (bucket, max_size) = hash_sizes(&maps);
     let _ = writeln!(out, "\nmap_hash_bucket_size {bucket};");
     let _ = writeln!(out, "map_hash_max_size {max_size};");
@@ -488,6 +509,32 @@ mod tests {
         assert_eq!(ty.matches("\"text/javascript; charset=utf-8\";").count(), 3);
         let vary = block(&out.config, "pc_vary");
         assert_eq!(vary.matches(&format!("\"{VARY}\";")).count(), 4, "{vary}");
+    }
+
+    #[test]
+    fn every_asset_and_delta_gets_the_cache_control_serve_sends() {
+        let out = render(&index(&[
+            (APP, &[("dcb", 1, 93), ("dcz", 1, 90)], None),
+            ("index.html", &[], None),
+        ]));
+        let (b1, z1) = (delta(APP, 1, "dcb"), delta(APP, 1, "dcz"));
+        let (i, r) = (
+            crate::serve::CACHE_IMMUTABLE,
+            crate::serve::CACHE_REVALIDATE,
+        );
+        assert_eq!(
+            block(&out.config, "pc_cache_control"),
+            format!(
+                "map $uri $pc_cache_control {{\n    \"/{APP}\" \"{i}\";\n    \"{b1}\" \"{i}\";\n    \"{z1}\" \"{i}\";\n    \"/index.html\" \"{r}\";\n}}\n"
+            )
+        );
+        // No default: a file the manifest does not list gets no header.
+        assert!(LOCATION_LINES.contains("\nadd_header Cache-Control $pc_cache_control;\n"));
+        let empty = render(&index(&[]));
+        assert_eq!(
+            block(&empty.config, "pc_cache_control"),
+            "map $uri $pc_cache_control {\n}\n"
+        );
     }
 
     #[test]
