@@ -125,10 +125,11 @@ copyLicences(platformDir);
 const mainDir = path.join(out, 'main');
 const src = path.join(here, 'precompressor');
 mkdirSync(mainDir, { recursive: true });
-for (const f of ['bin', 'lib', 'index.d.ts', 'vite.d.ts', 'astro.d.ts', 'sveltekit.d.ts', 'nuxt.d.ts', 'webpack.d.ts', 'README.md']) {
+const main = JSON.parse(readFileSync(path.join(src, 'package.json'), 'utf8'));
+// What package.json's `files` ships, and the README: one list, not two.
+for (const f of [...main.files, 'README.md']) {
   cpSync(path.join(src, f), path.join(mainDir, f), { recursive: true });
 }
-const main = JSON.parse(readFileSync(path.join(src, 'package.json'), 'utf8'));
 main.version = version;
 main.files = [...main.files, ...licences];
 main.optionalDependencies = Object.fromEntries(Object.keys(PLATFORMS).map((k) => [packageName(k), version]));
