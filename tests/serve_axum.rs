@@ -5,44 +5,7 @@
 
 mod serve_util;
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-
 use serve_util::*;
-
-/// The example binary, built by `cargo test` beside this test's own.
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    dir.join("examples").join("axum")
-}
-
-struct Example(Child, SocketAddr);
-
-impl Drop for Example {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_example(site: &std::path::Path) -> Example {
-    let mut child = Command::new(example())
-        .arg(site)
-        .arg("127.0.0.1:0")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e} (cargo test builds it)", example().display()));
-    let first = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .unwrap();
-    let addr = addr_in(&first);
-    Example(child, addr)
-}
 
 #[test]
 fn the_axum_example_answers_as_precompress_serve_does() {

@@ -343,41 +343,12 @@ fn precompress_serve_answers_the_shared_table() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `examples/axum.rs` (the tower `ServeManifest` in an axum app), built by
-/// `cargo test` beside this test.
-struct Example(Child, SocketAddr);
-
-impl Drop for Example {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn the_tower_service_answers_the_shared_table() {
     let t = table();
     let tmp = tempfile::tempdir().unwrap();
     let site = build(&t, tmp.path());
-    let exe = std::env::current_exe().unwrap();
-    let example = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/axum");
-    let mut child = Command::new(&example)
-        .arg(&site)
-        .arg("127.0.0.1:0")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", example.display()));
-    let first = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .unwrap();
-    let server = Example(child, addr_in(&first));
+    let server = start_example(&site);
     let failures = run_table(&t, tmp.path(), &site, server.1, ALL);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -652,3 +652,37 @@ pub fn assert_deltas_decode(site: &Deployed) {
         "zstd -d -D old does not give the new script"
     );
 }
+
+/// The example binary, built by `cargo test` beside this test's own.
+pub fn example() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    dir.join("examples").join("axum")
+}
+
+/// `examples/axum.rs` (the tower `ServeManifest` in an axum app) serving a
+/// folder, killed on drop.
+pub struct Example(Child, pub SocketAddr);
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn start_example(site: &std::path::Path) -> Example {
+    let mut child = Command::new(example())
+        .arg(site)
+        .arg("127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e} (cargo test builds it)", example().display()));
+    let first = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    let addr = addr_in(&first);
+    Example(child, addr)
+}
