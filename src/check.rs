@@ -367,10 +367,16 @@ fn check_listed(
     options: &Options,
     problems: &mut Vec<Problem>,
 ) -> Counts {
-    let store = options
-        .cache_dir
-        .as_deref()
-        .map(crate::run::store::Store::new);
+    // A store refused (a folder of it is a link) is a problem: the deltas
+    // made against it cannot be decoded here.
+    let store = options.cache_dir.as_deref().and_then(|d| {
+        let mut refused = Vec::new();
+        let store = crate::run::store::Store::open_existing(d, &mut refused);
+        for w in refused {
+            problems.push(problem(d.display().to_string(), ProblemKind::Unreadable, w));
+        }
+        store
+    });
     let mut folders = options.dictionary_from.clone();
     // A shared dictionary's members have deltas against the one beside them.
     folders.push(root.to_path_buf());

@@ -156,7 +156,25 @@ fn umask_keeps(perms: &Permissions) -> bool {
 /// a writer came, for ever (the open is non-blocking, and the flag is cleared
 /// again once the file is known to be regular).
 pub fn open_to_read(path: &Path) -> std::io::Result<fs::File> {
-    let file = open_nonblocking(path)?;
+    regular(open_nonblocking(path, Follow::Yes)?)
+}
+
+/// [`open_to_read`] for a file precompress reads inside DIR, its cache or its
+/// store: a symlink there is refused too (`O_NOFOLLOW`), so a link planted or
+/// swapped in after the walk never makes it read a file outside them.
+pub fn open_own(path: &Path) -> std::io::Result<fs::File> {
+    regular(open_nonblocking(path, Follow::No)?)
+}
+
+/// Whether the last component of a path may be a symlink.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Follow {
+    Yes,
+    No,
+}
+
+/// `file`, if it is a regular file, set back to blocking reads.
+fn regular(file: fs::File) -> std::io::Result<fs::File> {
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -178,16 +196,26 @@ pub fn open_to_read(path: &Path) -> std::io::Result<fs::File> {
     Ok(file)
 }
 
-/// Opens `path` to read with `O_NONBLOCK` (and `O_NOATIME` where allowed).
-fn open_nonblocking(path: &Path) -> std::io::Result<fs::File> {
+/// Opens `path` to read with `O_NONBLOCK` (and `O_NOATIME` where allowed,
+/// `O_NOFOLLOW` unless `follow`).
+fn open_nonblocking(path: &Path, follow: Follow) -> std::io::Result<fs::File> {
     let mut options = fs::File::options();
     options.read(true);
     #[cfg(unix)]
-    {
+    let base = {
         use std::os::unix::fs::OpenOptionsExt;
         // Opening a FIFO for reading blocks until a writer comes; not with this.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
+        let flags = libc::O_NONBLOCK
+            | if follow == Follow::No {
+                libc::O_NOFOLLOW
+            } else {
+                0
+            };
+        options.custom_flags(flags);
+        flags
+    };
+    #[cfg(not(unix))]
+    let _ = follow;
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -195,16 +223,52 @@ fn open_nonblocking(path: &Path) -> std::io::Result<fs::File> {
         static REFUSED: AtomicBool = AtomicBool::new(false);
         if !REFUSED.load(Ordering::Relaxed) {
             let mut noatime = options.clone();
-            noatime.custom_flags(libc::O_NONBLOCK | libc::O_NOATIME);
+            noatime.custom_flags(base | libc::O_NOATIME);
             match noatime.open(path) {
                 Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
                     REFUSED.store(true, Ordering::Relaxed)
                 }
-                r => return r,
+                r => return r.map_err(|e| symlink_error(e, follow)),
             }
         }
     }
-    options.open(path)
+    options.open(path).map_err(|e| symlink_error(e, follow))
+}
+
+/// `O_NOFOLLOW`'s ELOOP, said as what it means here.
+fn symlink_error(e: std::io::Error, follow: Follow) -> std::io::Error {
+    #[cfg(unix)]
+    if follow == Follow::No && e.raw_os_error() == Some(libc::ELOOP) {
+        return std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a symlink, which precompress never follows here",
+        );
+    }
+    let _ = follow;
+    e
+}
+
+/// Opens (creating it) a file of precompress's own in DIR to read and append
+/// to, such as the journal: never through a symlink, never a FIFO, device or
+/// socket (an open that would block is refused at once), only a regular file.
+pub fn open_own_append(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::File::options();
+    options.read(true).append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    }
+    let file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ENXIO) {
+            // A FIFO with no reader: what O_NONBLOCK turns a for-ever wait into.
+            return std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+        }
+        symlink_error(e, Follow::No)
+    })?;
+    regular(file)
 }
 
 /// `path` made absolute with every link resolved, also when it (or its
@@ -257,8 +321,19 @@ pub fn probe_writable(dir: &Path) -> Result<()> {
 /// blocking on it, and nothing larger than `max` is read into memory: the
 /// manifest and the files `check` reads come from a folder others can write.
 pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    read_bounded(open_to_read(path)?, max)
+}
+
+/// [`read_regular`] for a file of DIR, the cache or the store: a symlink is
+/// refused too ([`open_own`]).
+pub fn read_own(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    read_bounded(open_own(path)?, max)
+}
+
+/// Reads `file` whole, refusing more than `max` bytes (never allocating
+/// more than the file holds).
+fn read_bounded(file: fs::File, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let file = open_to_read(path)?;
     let md = file.metadata()?;
     if md.len() > max {
         return Err(std::io::Error::new(
@@ -319,6 +394,77 @@ pub fn lock(dir: &Path, name: &str, on_wait: impl FnOnce()) -> Result<DirLock> {
         Err(fs::TryLockError::Error(e)) => return Err(werr(e)),
     }
     Ok(DirLock { _file: file })
+}
+
+/// Makes `base/rel[0]/rel[1]/…` a chain of real folders, creating those that
+/// are missing (and `base`). `base` is the user's (a link there is theirs to make); below
+/// it, a component that is a symlink or a file is refused, naming it: a cache
+/// restored from elsewhere must not send precompress's writes and deletions
+/// into a folder it did not make.
+pub fn own_dirs(base: &Path, rel: &[&str]) -> std::io::Result<PathBuf> {
+    fs::create_dir_all(base)?;
+    let mut at = base.to_path_buf();
+    for c in rel {
+        at.push(c);
+        match fs::symlink_metadata(&at) {
+            Ok(md) if md.is_dir() => {}
+            Ok(_) => return Err(not_own_dir(&at)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match fs::create_dir(&at) {
+                Ok(()) => {}
+                // Made by another run meanwhile: looked at again.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if !fs::symlink_metadata(&at)?.is_dir() {
+                        return Err(not_own_dir(&at));
+                    }
+                }
+                Err(e) => return Err(e),
+            },
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(at)
+}
+
+/// Whether `base/rel…` is there as real folders (`Ok(false)`: some are
+/// missing); an error names a component that is a symlink or a file.
+pub fn own_dirs_exist(base: &Path, rel: &[&str]) -> std::io::Result<bool> {
+    let mut at = base.to_path_buf();
+    for c in rel {
+        at.push(c);
+        match fs::symlink_metadata(&at) {
+            Ok(md) if md.is_dir() => {}
+            Ok(_) => return Err(not_own_dir(&at)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+fn not_own_dir(at: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "{}: a symlink or a file where precompress keeps a folder of its own; \
+             refused, so nothing outside it is written or deleted (remove it)",
+            at.display()
+        ),
+    )
+}
+
+/// Sets the modification time of a regular file of precompress's own to now,
+/// never through a symlink (a cache hit's age).
+pub fn touch_own(path: &Path) {
+    let mut options = fs::File::options();
+    options.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    }
+    if let Ok(f) = options.open(path).and_then(regular) {
+        let _ = f.set_modified(SystemTime::now());
+    }
 }
 
 /// Removes `path` if it exists.

@@ -28,7 +28,8 @@ pub trait Encoder: Send {
     /// Compresses `input` into `out` (cleared first).
     fn encode(&mut self, input: &[u8], kind: ContentKind, out: &mut Vec<u8>) -> io::Result<()>;
     /// Decodes `compressed` into `out` (cleared first), with the limits a
-    /// browser applies (for zstd: an 8 MiB window).
+    /// browser applies (for zstd: an 8 MiB window), making at most one byte
+    /// more than `expected_len`: a small body may claim gigabytes.
     fn decode(
         &mut self,
         compressed: &[u8],

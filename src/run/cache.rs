@@ -16,12 +16,14 @@ use std::time::{Duration, SystemTime};
 use crate::encode::delta::DeltaCoding;
 use crate::encode::Codec;
 use crate::error::{Error, Result};
-use crate::fsutil::write_atomic;
+use crate::fsutil::{own_dirs, own_dirs_exist, read_own, touch_own, write_atomic};
 use crate::run::walk::{TMP_PREFIX, TMP_SUFFIX};
 
 /// Where one (source, coding, settings) is stored, and the key that binds
 /// an entry's bytes to it.
 struct Entry {
+    /// The cache folder and the entry's folder in it (two hex digits).
+    dir: (PathBuf, String),
     out: PathBuf,
     none: PathBuf,
     key: [u8; 32],
@@ -110,6 +112,7 @@ impl Cache {
         let hex = key.to_hex();
         let sub = self.dir.join(&hex[..2]);
         Entry {
+            dir: (self.dir.clone(), hex[..2].to_string()),
             out: sub.join(format!("{}.{suffix}", &hex[..40])),
             none: sub.join(format!("{}.none", &hex[..40])),
             key: *key.as_bytes(),
@@ -133,15 +136,19 @@ impl Cache {
     }
 
     fn read_entry(e: Entry) -> Option<Hit> {
-        if let Ok(mut bytes) = crate::fsutil::read_regular(&e.out, u64::MAX) {
+        // Never through a link a restored cache may hold.
+        if !own_dirs_exist(&e.dir.0, &[&e.dir.1]).unwrap_or(false) {
+            return None;
+        }
+        if let Ok(mut bytes) = read_own(&e.out, u64::MAX) {
             if bytes.len() >= TAG_LEN && bytes[..TAG_LEN] == e.tag(&bytes[TAG_LEN..]) {
-                touch(&e.out);
+                touch_own(&e.out);
                 bytes.drain(..TAG_LEN);
                 return Some(Hit::Output(bytes));
             }
         }
-        if crate::fsutil::read_regular(&e.none, u64::MAX).is_ok_and(|b| b == e.tag(NOT_SMALLER)) {
-            touch(&e.none);
+        if read_own(&e.none, TAG_LEN as u64).is_ok_and(|b| b == e.tag(NOT_SMALLER)) {
+            touch_own(&e.none);
             return Some(Hit::NotSmaller);
         }
         None
@@ -175,9 +182,8 @@ impl Cache {
     }
 
     fn write_entry(e: Entry, hit: &Hit) -> Result<()> {
-        let dir = e.out.parent().expect("entry has a folder");
-        fs::create_dir_all(dir).map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
+        own_dirs(&e.dir.0, &[&e.dir.1]).map_err(|source| Error::Write {
+            path: e.dir.0.join(&e.dir.1),
             source,
         })?;
         match hit {
@@ -192,7 +198,9 @@ impl Cache {
     }
     /// Evicts least recently used entries until the cache is within its bound,
     /// and removes temporary files older than an hour (left by killed runs).
-    /// Returns the bytes removed.
+    /// Only files named as this cache names them, in its two-hex-digit
+    /// folders, are ever removed: `--cache-dir` may name a folder that holds
+    /// other files too. Returns the bytes removed.
     pub fn evict(&self) -> Result<u64> {
         let mut entries = Vec::new();
         let mut total = 0u64;
@@ -206,10 +214,17 @@ impl Cache {
             }
             let mtime = md.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             let name = e.file_name().to_string_lossy();
+            let folder = e.path().parent().and_then(Path::file_name);
+            if !folder.is_some_and(|f| is_hex(&f.to_string_lossy(), 2)) {
+                continue;
+            }
             if name.starts_with(TMP_PREFIX) && name.ends_with(TMP_SUFFIX) {
                 if mtime < hour_ago && fs::remove_file(e.path()).is_ok() {
                     removed += md.len();
                 }
+                continue;
+            }
+            if !is_entry_name(&name) {
                 continue;
             }
             total += md.len();
@@ -230,10 +245,19 @@ impl Cache {
     }
 }
 
-fn touch(path: &Path) {
-    if let Ok(f) = fs::File::options().write(true).open(path) {
-        let _ = f.set_modified(SystemTime::now());
-    }
+/// `n` lower-case hex digits.
+fn is_hex(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// An entry's file name: 40 hex digits, then a coding's suffix or `none`.
+fn is_entry_name(name: &str) -> bool {
+    name.split_once('.').is_some_and(|(key, kind)| {
+        is_hex(key, 40)
+            && (kind == "none"
+                || Codec::ALL.iter().any(|c| c.suffix() == kind)
+                || DeltaCoding::ALL.iter().any(|c| c.token() == kind))
+    })
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::encode::brotli_split::{compress_part, concat_parts};
 use crate::encode::delta::{DeltaCoding, DeltaEncoder};
 use crate::encode::{new_encoder, BrotliEncoder, Codec, Encoder};
 use crate::error::{Error, Result};
-use crate::fsutil::{open_to_read, write_atomic};
+use crate::fsutil::{open_own, write_atomic};
 use crate::model::content::content_kind;
 use crate::model::dictionary::{available_dictionary, delta_path};
 use crate::model::manifest::{etag, Delta, SkippedDelta, Variant};
@@ -644,7 +644,7 @@ impl<'a> Worker<'a> {
         self.job_start = None;
         let dest_rel = delta_path(&f.found.rel, &dict.sha256, coding);
         let dest = self.ctx.root.join(&dest_rel);
-        let bytes = crate::fsutil::read_regular(&dest, u64::MAX).map_err(|source| Error::Read {
+        let bytes = crate::fsutil::read_own(&dest, u64::MAX).map_err(|source| Error::Read {
             path: dest.clone(),
             source,
         })?;
@@ -692,7 +692,7 @@ impl<'a> Worker<'a> {
         let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
         let dest = self.ctx.root.join(&dest_rel);
         self.output.clear();
-        open_to_read(&dest)
+        open_own(&dest)
             .and_then(|mut h| h.read_to_end(&mut self.output))
             .map_err(|source| Error::Read {
                 path: dest.clone(),
@@ -733,7 +733,7 @@ pub(crate) fn source<'a>(
         source,
     };
     if f.size >= MAP_MIN {
-        let file = open_to_read(path).map_err(rerr)?;
+        let file = open_own(path).map_err(rerr)?;
         // SAFETY: the mapping is read-only and lives only for this job. Its
         // bytes are those the scan hashed unless the file is written meanwhile,
         // which the size and mtime checks here and after the write catch; a
@@ -746,7 +746,7 @@ pub(crate) fn source<'a>(
         return Ok(map.insert(mapped));
     }
     buf.clear();
-    open_to_read(path)
+    open_own(path)
         .and_then(|mut h| h.read_to_end(buf))
         .map_err(rerr)?;
     if blake3::hash(buf).to_hex().as_str() != f.blake3 {

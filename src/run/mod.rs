@@ -179,7 +179,10 @@ impl<'a> Env<'a> {
         let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
         let mut releases = Releases::open(&cfg.dictionary_from, root, warnings)?;
         // No folder given: the releases the store kept, if a cache is used.
-        let store = cfg.cache_dir.as_deref().map(crate::run::store::Store::new);
+        let store = cfg
+            .cache_dir
+            .as_deref()
+            .and_then(|d| crate::run::store::Store::open(d, warnings));
         if let (Some(store), true) = (&store, cfg.dictionary_from.is_empty()) {
             releases.add_stored(store, &store.releases(warnings));
         }

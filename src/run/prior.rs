@@ -25,23 +25,41 @@ pub(crate) fn previous_manifest(path: &Path, warnings: &mut Vec<String>) -> Opti
 }
 
 /// Variants and deltas the previous run wrote: path -> the blake3 they had.
+/// Only paths of a variant's or delta's own form for their entry's key
+/// ([`own_file_of`]) count: a manifest copied or planted into DIR that lists
+/// a source (`user-notes.txt`) or another asset's file as a variant never
+/// makes a run delete it as ours.
 pub(crate) fn written_by(prev: Option<&Manifest>) -> HashMap<String, String> {
     prev.iter()
-        .flat_map(|p| p.files.values())
-        .flat_map(|a| {
+        .flat_map(|p| p.files.iter())
+        .flat_map(|(key, a)| {
             let variants = a.encodings.iter().map(|v| (&v.path, &v.blake3));
             let deltas = a.deltas.iter().map(|d| (&d.path, &d.blake3));
-            variants.chain(deltas).map(|(p, b)| (p.clone(), b.clone()))
+            variants
+                .chain(deltas)
+                .filter(move |(p, _)| own_file_of(p) == Some(key.as_str()))
+                .map(|(p, b)| (p.clone(), b.clone()))
         })
         .collect()
 }
 
+/// The source whose variant (`KEY.br`) or delta (`KEY.HEX.dcb`) `path` is
+/// named as: the only names a run ever writes beside a source.
+fn own_file_of(path: &str) -> Option<&str> {
+    crate::model::content::variant_source(path)
+        .map(|(s, _)| s)
+        .or_else(|| delta_source(path).map(|(s, _)| s))
+}
+
 /// Takes in what the journals of interrupted runs recorded
 /// ([`crate::run::journal`]): each file still on disk with the content its line
-/// names is ours (added to `ours`, so the plan removes it when this run does
-/// not keep it). Returns those made from their source as it is now: the plan
-/// checks them and adopts them (a variant or delta that decodes to the
-/// source) instead of calling them foreign.
+/// names, named as a variant or delta of a source this walk found, is ours
+/// (added to `ours`, so the plan removes it when this run does not keep it).
+/// A line naming anything else (a source, a file whose source is gone) is
+/// passed over: the journal proves only what this tool writes. Returns those
+/// made from their source as it is now: the plan checks them and adopts them
+/// (a variant or delta that decodes to the source) instead of calling them
+/// foreign.
 pub(crate) fn recover(
     entries: &HashMap<String, journal::Entry>,
     files: &[Scanned],
@@ -51,15 +69,15 @@ pub(crate) fn recover(
     if entries.is_empty() {
         return Vec::new();
     }
-    // A variant whose source is gone is walked as a source.
+    let sources: HashMap<&str, &str> = files
+        .iter()
+        .map(|f| (f.found.rel.as_str(), f.blake3.as_str()))
+        .collect();
+    // Only variants and deltas the walk found as such: a variant whose source
+    // is gone is walked as a source, and is no file of ours to take.
     let disk: HashMap<&str, &str> = on_disk
         .iter()
         .filter_map(|(p, h)| Some((p.as_str(), h.as_deref()?)))
-        .chain(
-            files
-                .iter()
-                .map(|f| (f.found.rel.as_str(), f.blake3.as_str())),
-        )
         .collect();
     let mut adoptable = Vec::new();
     for (path, e) in entries {
@@ -67,10 +85,10 @@ pub(crate) fn recover(
         {
             continue; // not what the killed run wrote, or listed already
         }
-        let source = crate::model::content::variant_source(path)
-            .map(|(s, _)| s)
-            .or_else(|| delta_source(path).map(|(s, _)| s));
-        if source.and_then(|s| disk.get(s)) == Some(&e.source.as_str()) {
+        let Some(now) = own_file_of(path).and_then(|s| sources.get(s)) else {
+            continue; // not a name this tool writes beside a source
+        };
+        if *now == e.source {
             adoptable.push(path.clone());
         }
         ours.insert(path.clone(), e.blake3.clone());

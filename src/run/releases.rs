@@ -16,7 +16,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::fsutil::open_to_read;
+use crate::fsutil::open_own;
 use crate::model::dictionary::{
     is_candidate, is_shared_dictionary, pairing_key, parse_hex32, shared_serves,
 };
@@ -154,13 +154,19 @@ impl Releases {
                 let Some(expect) = parse_hex32(&f.sha256) else {
                     continue;
                 };
-                if !is_candidate(&f.rel, f.size) {
+                // The blob as it is, not as the index says: a size the index
+                // got wrong (or was made to say) is never allocated or read.
+                let path = store.blob(&f.sha256);
+                let on_disk = std::fs::symlink_metadata(&path);
+                if !on_disk.is_ok_and(|m| m.is_file() && m.len() == f.size)
+                    || !is_candidate(&f.rel, f.size)
+                {
                     continue;
                 }
                 self.list(OldFile {
                     release: i,
                     rel: f.rel.clone(),
-                    path: store.blob(&f.sha256),
+                    path,
                     size: f.size,
                     expect: Some(expect),
                 });
@@ -285,7 +291,7 @@ fn affinity(f: &OldFile, head: &[u8], tail: &[u8]) -> usize {
 /// bytes, read without reading the rest.
 pub fn file_ends(path: &Path, size: u64) -> Option<(Vec<u8>, Vec<u8>)> {
     use std::io::{Seek, SeekFrom};
-    let mut h = open_to_read(path).ok()?;
+    let mut h = open_own(path).ok()?;
     let mut read = |from: u64| -> Option<Vec<u8>> {
         h.seek(SeekFrom::Start(from)).ok()?;
         let mut buf = Vec::with_capacity(AFFINITY_BYTES);
@@ -308,10 +314,10 @@ pub struct Loaded {
 
 /// Reads an earlier file whole. `expect` is the SHA-256 it had when it was
 /// chosen: a file that changed since (or vanished) is `Err`, saying so.
+/// Never more than `f.size` bytes are read, nor space for more than the file
+/// holds allocated: a store index may say anything.
 pub fn load(f: &OldFile, expect: Option<&[u8; 32]>) -> std::result::Result<Loaded, String> {
-    let mut bytes = Vec::with_capacity(f.size as usize);
-    open_to_read(&f.path)
-        .and_then(|mut h| h.read_to_end(&mut bytes))
+    let bytes = crate::fsutil::read_own(&f.path, f.size)
         .map_err(|e| format!("{}: cannot read: {e}", f.path.display()))?;
     let sha256 = crate::model::dictionary::sha256(&bytes);
     if expect.is_some_and(|e| *e != sha256) {

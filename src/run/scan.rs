@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::encode::brotli_split::parts_for;
 use crate::encode::Codec;
 use crate::error::{Error, Result};
-use crate::fsutil::{open_to_read, CopyMeta};
+use crate::fsutil::{open_own, CopyMeta};
 use crate::model::content::content_kind;
 use crate::model::dictionary::is_candidate;
 use crate::report::DocumentsDictionary;
@@ -188,7 +188,7 @@ pub(crate) fn chosen_dictionaries(
 
 pub(crate) fn hash_file(path: &Path) -> std::io::Result<String> {
     let mut h = blake3::Hasher::new();
-    h.update_reader(open_to_read(path)?)?;
+    h.update_reader(open_own(path)?)?;
     Ok(h.finalize().to_hex().to_string())
 }
 
@@ -202,7 +202,7 @@ pub(crate) fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Sc
     };
     // Refused there unless still a regular file (one swapped for a FIFO is
     // never waited on).
-    let mut file = open_to_read(&found.path).map_err(rerr)?;
+    let mut file = open_own(&found.path).map_err(rerr)?;
     let md = file.metadata().map_err(rerr)?;
     let mut b3 = blake3::Hasher::new();
     let mut sha = <sha2::Sha256 as sha2::Digest>::new();
@@ -368,7 +368,7 @@ pub(crate) fn choose_dictionaries(
         let input = || {
             f.content
                 .clone()
-                .or_else(|| crate::fsutil::read_regular(&f.found.path, u64::MAX).ok())
+                .or_else(|| crate::fsutil::read_own(&f.found.path, u64::MAX).ok())
         };
         if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
             if !chosen.iter().any(|(_, s)| *s == sha) {
@@ -432,8 +432,10 @@ pub(crate) fn scan_stage(
     let (mut files, on_disk) = env
         .pool
         .install(|| scan_tree(sources, variants, deltas, &env.filter, &mut log.errors));
-    let (entries, journals_read) = crate::run::journal::read(env.root, env.cfg.shard);
-    let journaled = recover(&entries, &files, &on_disk, ours);
+    let recorded = crate::run::journal::read(env.root, env.cfg.shard);
+    log.counts.warnings.extend(recorded.warnings);
+    let journaled = recover(&recorded.entries, &files, &on_disk, ours);
+    let journals_read = recorded.files;
     files.retain(|f| match ours.get(&f.found.rel) {
         Some(b3) if *b3 == f.blake3 => {
             log.remove(&f.found.path, &f.found.rel);
@@ -499,7 +501,7 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
     let read = |f: &Scanned| -> Option<Vec<u8>> {
         f.content
             .clone()
-            .or_else(|| crate::fsutil::read_regular(&f.found.path, u64::MAX).ok())
+            .or_else(|| crate::fsutil::read_own(&f.found.path, u64::MAX).ok())
     };
     // Ours from earlier runs are not sources of this one. A file with one
     // of our names but past the bound is not ours: never read whole.

@@ -10,13 +10,25 @@
 //! never compressed against; an index that cannot be read (corrupt, or
 //! written by another version) is a warning and the store starts again.
 //! Nothing here reads or writes DIR except to copy its assets in.
+//!
+//! The cache comes back from places others can write (`actions/cache` is
+//! shared across branches), and one cache folder may serve several runs at
+//! once (two CI jobs, two apps of a monorepo). So: `releases/`, `v1/` and
+//! `blobs/` must be real folders (a symlink there is refused with a warning,
+//! never written or emptied through); only a file named by 64 hex digits is
+//! ever removed from `blobs/`; the index is read, merged and written under an
+//! exclusive lock on `v1/`, so no run loses another's release; and every run
+//! that uses the store holds a shared lock on `blobs/` while it may read them,
+//! so a blob is only removed when no other run holds that lock (else the
+//! clean-up waits for a later run).
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fsutil::{read_regular, remove_if_exists, write_atomic};
+use crate::fsutil::{own_dirs, own_dirs_exist, read_own, remove_if_exists, write_atomic};
 use crate::model::dictionary::{hex, sha256};
 
 /// Releases kept, the newest included: a visitor who saw any of the three
@@ -54,17 +66,58 @@ struct Index {
     releases: Vec<StoredRelease>,
 }
 
-/// The store under a cache folder.
-#[derive(Debug, Clone)]
+/// The folders of the store below the cache folder.
+const DIRS: [&str; 3] = ["releases", "v1", "blobs"];
+
+/// The store under a cache folder, opened by one run.
+#[derive(Debug)]
 pub struct Store {
+    /// `CACHE/releases/v1`.
     dir: PathBuf,
+    /// The shared lock on `blobs/` this run holds while it may read them
+    /// (given up just before its own clean-up).
+    reading: Mutex<Option<std::fs::File>>,
 }
 
 impl Store {
-    /// The store in `cache_dir` (nothing is created until [`Store::record`]).
-    pub fn new(cache_dir: &Path) -> Store {
-        Store {
-            dir: cache_dir.join("releases").join(format!("v{VERSION}")),
+    /// Opens the store in `cache_dir`, making its folders, and takes the
+    /// shared lock on its blobs. `None`, with a warning, when a folder of it
+    /// is a symlink or a file (a cache restored from elsewhere): the run then
+    /// neither reads nor writes the store.
+    pub fn open(cache_dir: &Path, warnings: &mut Vec<String>) -> Option<Store> {
+        Self::opened(cache_dir, own_dirs(cache_dir, &DIRS).map(Some), warnings)
+    }
+
+    /// [`Store::open`] for a reader that writes nothing (`check`): `None`
+    /// when there is no store, nothing made.
+    pub fn open_existing(cache_dir: &Path, warnings: &mut Vec<String>) -> Option<Store> {
+        let there = own_dirs_exist(cache_dir, &DIRS)
+            .map(|yes| yes.then(|| DIRS.iter().fold(cache_dir.to_path_buf(), |p, d| p.join(d))));
+        Self::opened(cache_dir, there, warnings)
+    }
+
+    fn opened(
+        cache_dir: &Path,
+        blobs: std::io::Result<Option<PathBuf>>,
+        warnings: &mut Vec<String>,
+    ) -> Option<Store> {
+        let locked = blobs.and_then(|blobs| {
+            let Some(blobs) = blobs else { return Ok(None) };
+            let f = std::fs::File::open(&blobs)?;
+            f.lock_shared()?;
+            Ok(Some(f))
+        });
+        match locked {
+            Ok(f) => Some(Store {
+                dir: cache_dir.join(DIRS[0]).join(DIRS[1]),
+                reading: Mutex::new(Some(f?)),
+            }),
+            Err(e) => {
+                warnings.push(format!(
+                    "release store: {e}; no deltas from it, and nothing recorded in it, this run"
+                ));
+                None
+            }
         }
     }
 
@@ -74,14 +127,14 @@ impl Store {
 
     /// Where the blob of the asset with SHA-256 `sha256` (hex) is.
     pub fn blob(&self, sha256: &str) -> PathBuf {
-        self.dir.join("blobs").join(sha256)
+        self.dir.join(DIRS[2]).join(sha256)
     }
 
     /// The stored releases, oldest first; none for an empty store, and none
     /// with a warning for one that cannot be read.
     pub fn releases(&self, warnings: &mut Vec<String>) -> Vec<StoredRelease> {
         let path = self.index_path();
-        let bytes = match read_regular(&path, 64 << 20) {
+        let bytes = match read_own(&path, 64 << 20) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
             Err(e) => {
@@ -106,19 +159,20 @@ impl Store {
 
     /// Records the release whose dictionary-worthy assets are `files` (path
     /// relative to DIR, path to read, SHA-256 as scanned): each asset copied
-    /// in once (and only if it still has that hash), the release appended
-    /// unless it is the newest already, and the oldest releases dropped past
-    /// [`KEPT_RELEASES`] or [`MAX_BYTES`] with the blobs no kept release
-    /// needs. Failures are warnings: the store is a help, never a condition.
+    /// in once (and only if it still has that hash), the release appended to
+    /// the index as it is now (another run's meanwhile included) unless it is
+    /// the newest already, and the oldest releases dropped past
+    /// [`KEPT_RELEASES`] or [`MAX_BYTES`]; then, if no other run is reading
+    /// the blobs, those no kept release needs are removed. Failures are
+    /// warnings: the store is a help, never a condition.
     pub fn record(&self, files: &[(String, PathBuf, [u8; 32])], warnings: &mut Vec<String>) {
         let mut warn = |what: String| warnings.push(format!("release store: {what}"));
-        let mut releases = self.releases(&mut Vec::new());
         let mut stored = Vec::with_capacity(files.len());
         for (rel, path, sha) in files {
             let name = hex(sha);
             let blob = self.blob(&name);
             if !blob_ok(&blob, &name) {
-                match read_regular(path, u64::MAX) {
+                match read_own(path, u64::MAX) {
                     Ok(bytes) if sha256(&bytes) == *sha => {
                         if let Err(e) = write_atomic(&blob, &bytes, None) {
                             warn(format!("{e}"));
@@ -133,7 +187,7 @@ impl Store {
                     }
                 }
             }
-            let size = std::fs::metadata(&blob).map_or(0, |m| m.len());
+            let size = std::fs::symlink_metadata(&blob).map_or(0, |m| m.len());
             stored.push(StoredFile {
                 rel: rel.clone(),
                 sha256: name,
@@ -141,66 +195,98 @@ impl Store {
             });
         }
         stored.sort();
+        // The index as it is now, under the lock: a run that recorded since
+        // this one read it keeps its release.
+        let locked = std::fs::File::open(&self.dir).and_then(|f| f.lock().map(|()| f));
+        let _index_lock = match locked {
+            Ok(f) => f,
+            Err(e) => return warn(format!("{}: cannot lock: {e}", self.dir.display())),
+        };
+        let mut releases = self.releases(&mut Vec::new());
         let id = release_id(&stored);
-        if releases.last().is_some_and(|r| r.id == id) {
+        if releases.last().is_none_or(|r| r.id != id) {
+            releases.retain(|r| r.id != id);
+            releases.push(StoredRelease { id, files: stored });
+            // The oldest out first, past the count or the size; never the newest.
+            let size = |rs: &[StoredRelease]| -> u64 {
+                let mut seen = HashSet::new();
+                rs.iter()
+                    .flat_map(|r| &r.files)
+                    .filter(|f| seen.insert(&f.sha256))
+                    .map(|f| f.size)
+                    .sum()
+            };
+            while releases.len() > KEPT_RELEASES
+                || (releases.len() > 1 && size(&releases) > MAX_BYTES)
+            {
+                releases.remove(0);
+            }
+            let index = Index {
+                version: VERSION,
+                releases,
+            };
+            let json = serde_json::to_vec_pretty(&index).expect("plain data");
+            if let Err(e) = write_atomic(&self.index_path(), &json, None) {
+                return warn(format!("{e}"));
+            }
+            releases = index.releases;
+        }
+        self.clean(&releases);
+    }
+
+    /// Removes the blobs no release of `releases` (the index just written)
+    /// needs, unless another run holds the readers' lock: it may be about to
+    /// read one of them, and a later run will clean up instead. Called with
+    /// the index locked, so no run records meanwhile.
+    fn clean(&self, releases: &[StoredRelease]) {
+        // This run's own shared lock goes first, or it would stand in its way.
+        drop(self.reading.lock().unwrap().take());
+        let blobs = self.dir.join(DIRS[2]);
+        let Ok(dir) = std::fs::File::open(&blobs) else {
+            return;
+        };
+        if dir.try_lock().is_err() {
             return;
         }
-        releases.retain(|r| r.id != id);
-        releases.push(StoredRelease { id, files: stored });
-        // The oldest out first, past the count or the size; never the newest.
-        let size = |rs: &[StoredRelease]| -> u64 {
-            let mut seen = HashSet::new();
-            rs.iter()
-                .flat_map(|r| &r.files)
-                .filter(|f| seen.insert(&f.sha256))
-                .map(|f| f.size)
-                .sum()
-        };
-        while releases.len() > KEPT_RELEASES || (releases.len() > 1 && size(&releases) > MAX_BYTES)
-        {
-            releases.remove(0);
-        }
-        let index = Index {
-            version: VERSION,
-            releases,
-        };
-        let json = serde_json::to_vec_pretty(&index).expect("plain data");
-        if let Err(e) = write_atomic(&self.index_path(), &json, None) {
-            warn(format!("{e}"));
-            return;
-        }
-        let kept: BTreeSet<&str> = index
-            .releases
+        let kept: BTreeSet<&str> = releases
             .iter()
             .flat_map(|r| &r.files)
             .map(|f| f.sha256.as_str())
             .collect();
-        if let Ok(entries) = std::fs::read_dir(self.dir.join("blobs")) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if !kept.contains(name.as_str()) {
-                    let _ = remove_if_exists(&e.path());
-                }
+        let Ok(entries) = std::fs::read_dir(&blobs) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // Only what this store names its blobs, and only files: a
+            // folder or link someone put there is not ours to remove.
+            let blob_name = parse_hex(&name).is_some();
+            let file = e.file_type().is_ok_and(|t| t.is_file());
+            if blob_name && file && !kept.contains(name.as_str()) {
+                let _ = remove_if_exists(&e.path());
             }
         }
     }
 }
 
+/// 64 lower-case hex digits: a blob's name.
+fn parse_hex(s: &str) -> Option<&str> {
+    (s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))).then_some(s)
+}
+
 /// Whether a stored release reads as one this version wrote: hex names,
-/// paths a manifest could hold.
+/// paths a manifest could hold, sizes the store could have kept.
 fn valid(r: &StoredRelease) -> bool {
     r.files.iter().all(|f| {
-        f.sha256.len() == 64
-            && f.sha256
-                .bytes()
-                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        parse_hex(&f.sha256).is_some()
+            && f.size <= MAX_BYTES
             && crate::model::path::check_relative(&f.rel).is_ok()
     })
 }
 
 /// Whether the blob at `path` is there with the content its name says.
 fn blob_ok(path: &Path, name: &str) -> bool {
-    read_regular(path, u64::MAX).is_ok_and(|b| hex(&sha256(&b)) == name)
+    read_own(path, MAX_BYTES).is_ok_and(|b| hex(&sha256(&b)) == name)
 }
 
 fn release_id(files: &[StoredFile]) -> String {
@@ -228,7 +314,7 @@ mod tests {
     #[test]
     fn keeps_the_last_releases_once_each_and_drops_what_none_needs() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::new(&tmp.path().join("cache"));
+        let store = Store::open(&tmp.path().join("cache"), &mut Vec::new()).unwrap();
         let mut w = Vec::new();
         assert!(store.releases(&mut w).is_empty() && w.is_empty());
         let dist = tmp.path().join("dist");
@@ -261,7 +347,7 @@ mod tests {
     #[test]
     fn a_corrupt_or_foreign_index_is_a_warning_and_the_store_starts_again() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::new(tmp.path());
+        let store = Store::open(tmp.path(), &mut Vec::new()).unwrap();
         let dist = tmp.path().join("dist");
         let f = put(&dist, "a-AAAA1111.js", b"a");
         for bad in [&b"{not json"[..], br#"{"version": 9, "releases": []}"#] {
@@ -279,5 +365,116 @@ mod tests {
         let g = put(&dist, "b-BBBB2222.js", b"b");
         store.record(&[f.clone(), g], &mut Vec::new());
         assert!(blob_ok(&store.blob(&hex(&f.2)), &hex(&f.2)));
+    }
+
+    /// `CACHE/releases/v1/blobs` restored as a symlink (a cache comes back
+    /// from `actions/cache`, which other branches write): the clean-up
+    /// emptied the link's target. Now the store is refused, with a warning,
+    /// and nothing is written or removed through the link.
+    #[cfg(unix)]
+    #[test]
+    fn a_store_folder_that_is_a_symlink_is_refused_and_its_target_left_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let users = tmp.path().join("users-folder");
+        std::fs::create_dir_all(&users).unwrap();
+        std::fs::write(users.join("notes.txt"), b"mine").unwrap();
+        std::fs::write(users.join("a".repeat(64)), b"also mine").unwrap();
+        let dist = tmp.path().join("dist");
+        let f = put(&dist, "a-AAAA1111.js", b"a");
+        for link in ["releases/v1/blobs", "releases/v1", "releases"] {
+            let cache = tmp.path().join(format!("cache-{}", link.len()));
+            let at = cache.join(link);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(&users, &at).unwrap();
+            let mut w = Vec::new();
+            assert!(Store::open(&cache, &mut w).is_none(), "{link}");
+            assert!(w[0].contains("symlink") && w[0].contains(link), "{w:?}");
+            let mut w = Vec::new();
+            assert!(Store::open_existing(&cache, &mut w).is_none() && !w.is_empty());
+        }
+        // A store that was sound when opened loses nothing of the user's
+        // either: only 64-hex files are its blobs.
+        let cache = tmp.path().join("cache");
+        let store = Store::open(&cache, &mut Vec::new()).unwrap();
+        let blobs = cache.join("releases/v1/blobs");
+        std::fs::create_dir(blobs.join("a-folder")).unwrap();
+        std::fs::write(blobs.join("README"), b"x").unwrap();
+        store.record(&[f], &mut Vec::new());
+        let mut names: Vec<_> = std::fs::read_dir(&users)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a".repeat(64), "notes.txt".into()]);
+        assert!(blobs.join("README").exists() && blobs.join("a-folder").exists());
+    }
+
+    /// An index whose `size` said 2^50 aborted every later run (the read
+    /// allocated it). A size no store could hold is an index it did not write.
+    #[test]
+    fn an_index_with_an_impossible_size_is_started_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path(), &mut Vec::new()).unwrap();
+        let dist = tmp.path().join("dist");
+        let f = put(&dist, "a-AAAA1111.js", b"a");
+        store.record(std::slice::from_ref(&f), &mut Vec::new());
+        let text = std::fs::read_to_string(store.index_path()).unwrap();
+        std::fs::write(
+            store.index_path(),
+            text.replace("\"size\": 1", "\"size\": 1125899906842624"),
+        )
+        .unwrap();
+        let mut w = Vec::new();
+        assert!(store.releases(&mut w).is_empty());
+        assert!(w[0].contains("started again"), "{w:?}");
+    }
+
+    /// Two runs sharing one cache folder: each rewrote the index from what it
+    /// had read and removed the blobs its own index did not name, so one
+    /// lost the other's release and blobs it was about to name.
+    #[test]
+    fn runs_sharing_the_store_keep_each_others_releases_and_blobs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = tmp.path().join("cache");
+        let dist = tmp.path().join("dist");
+        // A run that has opened the store (and may read or be about to
+        // record a blob) holds it open while another records and cleans.
+        let reader = Store::open(&cache, &mut Vec::new()).unwrap();
+        let orphan = reader.blob(&"b".repeat(64));
+        std::fs::write(&orphan, b"copied in, not yet in the index").unwrap();
+        let a = Store::open(&cache, &mut Vec::new()).unwrap();
+        a.record(&[put(&dist, "a-AAAA1111.js", b"a")], &mut Vec::new());
+        assert!(orphan.exists(), "removed while another run held the store");
+        drop(reader);
+        // Once no run holds it, the next clean-up takes what no release names.
+        let b = Store::open(&cache, &mut Vec::new()).unwrap();
+        b.record(&[put(&dist, "b-BBBB2222.js", b"b")], &mut Vec::new());
+        assert!(!orphan.exists());
+        // Many records at once, on threads with stores of their own (each
+        // its own lock, as separate processes have): every release is kept.
+        std::thread::scope(|s| {
+            for t in 0..KEPT_RELEASES - 2 {
+                let (cache, dist) = (&cache, &dist);
+                s.spawn(move || {
+                    let store = Store::open(cache, &mut Vec::new()).unwrap();
+                    let f = put(
+                        dist,
+                        &format!("t{t}-CCCC333{t}.js"),
+                        format!("t{t}").as_bytes(),
+                    );
+                    store.record(&[f], &mut Vec::new());
+                });
+            }
+        });
+        let rs = Store::open(&cache, &mut Vec::new())
+            .unwrap()
+            .releases(&mut Vec::new());
+        assert_eq!(rs.len(), KEPT_RELEASES, "{rs:?}");
+        for f in rs.iter().flat_map(|r| &r.files) {
+            assert!(blob_ok(
+                &cache.join("releases/v1/blobs").join(&f.sha256),
+                &f.sha256
+            ));
+        }
     }
 }

@@ -403,6 +403,15 @@ function base64urlHash(h) {
 }
 
 const base32Capitals = (h, ext) => ['js', 'mjs', 'css'].includes(ext) && /^[A-Z]+$/.test(h);
+
+// 8 digits in a script's or stylesheet's name: a hex hash that drew no letter,
+// unless they read as a calendar date (YYYYMMDD, DDMMYYYY, MMDDYYYY).
+function readsAsDate(d) {
+  const n = (a, b) => Number(d.slice(a, b));
+  const ok = (y, m, day) => y >= 1900 && y <= 2099 && m >= 1 && m <= 12 && day >= 1 && day <= 31;
+  return ok(n(0, 4), n(4, 6), n(6, 8)) || ok(n(4, 8), n(2, 4), n(0, 2)) || ok(n(4, 8), n(0, 2), n(2, 4));
+}
+const digitHash = (h, ext) => ['js', 'mjs', 'cjs', 'css'].includes(ext) && /^[0-9]{8}$/.test(h) && !readsAsDate(h);
 const camelWord = (s) => /^[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,})*$/.test(s);
 const dottedHash = (h) => base64urlHash(h) && !camelWord(h) && !/^[A-Z]+$/.test(h);
 
@@ -416,7 +425,7 @@ export function logicalName(path) {
   const stem = name.slice(0, dot), ext = name.slice(dot + 1);
   let logical;
   const segments = stem.split('.');
-  const i = segments.findIndex((h, i) => i > 0 && ((h.length >= 8 && isHexHash(h)) || (h.length === 8 && dottedHash(h))));
+  const i = segments.findIndex((h, i) => i > 0 && ((h.length >= 8 && isHexHash(h)) || (h.length === 8 && (dottedHash(h) || digitHash(h, ext)))));
   if (i > 0) {
     segments[i] = '*';
     logical = `${segments.join('.')}.${ext}`;
@@ -424,7 +433,7 @@ export function logicalName(path) {
   if (logical === undefined) {
     for (let i = stem.indexOf('-'); i >= 0; i = stem.indexOf('-', i + 1)) {
       const h = stem.slice(i + 1);
-      const ok = i > 0 && ((h.length === 8 && (base64urlHash(h) || base32Capitals(h, ext))) || ([16, 20, 32].includes(h.length) && isHexHash(h)));
+      const ok = i > 0 && ((h.length === 8 && (base64urlHash(h) || base32Capitals(h, ext) || digitHash(h, ext))) || ([16, 20, 32].includes(h.length) && isHexHash(h)));
       if (ok) {
         logical = `${stem.slice(0, i)}-*.${ext}`;
         break;

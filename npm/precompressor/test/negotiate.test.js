@@ -8,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { indexManifest, isFingerprinted, isHashOnly, logicalName, parseAvailableDictionary, parseRequestPath, select } from '../lib/negotiate.js';
 
-test('real bundler names are read as the Rust crate reads them', () => {
-  const tsv = readFileSync(new URL('../../../fixtures/bundler-names.tsv', import.meta.url), 'utf8');
+// Rows of a names table (tool, path, expected), checked; returns their count.
+function readAsTheTableSays(file) {
+  const tsv = readFileSync(new URL(`../../../fixtures/${file}`, import.meta.url), 'utf8');
   let rows = 0;
   for (const line of tsv.split('\n')) {
     if (line === '' || line.startsWith('#')) continue;
@@ -19,6 +20,16 @@ test('real bundler names are read as the Rust crate reads them', () => {
     assert.equal(got, want, `${tool}: ${path}`);
     rows++;
   }
+  return rows;
+}
+
+test('the rules\' edges (fixtures/fingerprint-rules.tsv) are read as the Rust crate reads them', () => {
+  const rows = readAsTheTableSays('fingerprint-rules.tsv');
+  assert.ok(rows >= 10, `${rows} rows`);
+});
+
+test('real bundler names are read as the Rust crate reads them', () => {
+  const rows = readAsTheTableSays('bundler-names.tsv');
   assert.ok(rows >= 90, `${rows} rows`);
   for (const yes of ['assets/index-D8fKq1nN.js', 'main.3f2a9c1b.js', 'static/js/main.8e4c2f1a9b7d3e6c5a40.chunk.js', 'assets/vendor-a_b-12cd.js'])
     assert.ok(isFingerprinted(yes), yes);
