@@ -369,6 +369,7 @@ mod tests {
             found: Found {
                 rel: "app.js".into(),
                 path: "app.js".into(),
+                linked: false,
             },
             size: 1000,
             blake3: "ab".repeat(32),

@@ -733,7 +733,7 @@ pub(crate) fn source<'a>(
         source,
     };
     if f.size >= MAP_MIN {
-        let file = open_own(path).map_err(rerr)?;
+        let file = f.found.open().map_err(rerr)?;
         // SAFETY: the mapping is read-only and lives only for this job. Its
         // bytes are those the scan hashed unless the file is written meanwhile,
         // which the size and mtime checks here and after the write catch; a
@@ -746,7 +746,8 @@ pub(crate) fn source<'a>(
         return Ok(map.insert(mapped));
     }
     buf.clear();
-    open_own(path)
+    f.found
+        .open()
         .and_then(|mut h| h.read_to_end(buf))
         .map_err(rerr)?;
     if blake3::hash(buf).to_hex().as_str() != f.blake3 {

@@ -202,7 +202,7 @@ pub(crate) fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Sc
     };
     // Refused there unless still a regular file (one swapped for a FIFO is
     // never waited on).
-    let mut file = open_own(&found.path).map_err(rerr)?;
+    let mut file = found.open().map_err(rerr)?;
     let md = file.metadata().map_err(rerr)?;
     let mut b3 = blake3::Hasher::new();
     let mut sha = <sha2::Sha256 as sha2::Digest>::new();
@@ -368,7 +368,7 @@ pub(crate) fn choose_dictionaries(
         let input = || {
             f.content
                 .clone()
-                .or_else(|| crate::fsutil::read_own(&f.found.path, u64::MAX).ok())
+                .or_else(|| f.found.read().ok())
         };
         if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
             if !chosen.iter().any(|(_, s)| *s == sha) {
@@ -501,7 +501,7 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
     let read = |f: &Scanned| -> Option<Vec<u8>> {
         f.content
             .clone()
-            .or_else(|| crate::fsutil::read_own(&f.found.path, u64::MAX).ok())
+            .or_else(|| f.found.read().ok())
     };
     // Ours from earlier runs are not sources of this one. A file with one
     // of our names but past the bound is not ours: never read whole.
@@ -567,6 +567,7 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
                     let found = Found {
                         rel: s.rel.clone(),
                         path,
+                        linked: false,
                     };
                     scan(found, &env.filter, &AtomicU64::new(0))
                 });
@@ -619,6 +620,7 @@ mod tests {
             let found = Found {
                 rel: name.into(),
                 path,
+                linked: false,
             };
             let s = scan(found, &filter, &AtomicU64::new(0)).unwrap();
             assert_eq!(s.incompressible, want, "{name}");

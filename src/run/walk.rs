@@ -24,6 +24,30 @@ pub struct Found {
     pub rel: String,
     /// Path to open.
     pub path: PathBuf,
+    /// Reached through a symlink (only with `--follow-links`, which asks for
+    /// it); any other file is opened refusing a link, so one swapped in after
+    /// the walk never makes the run read a file outside DIR.
+    pub linked: bool,
+}
+
+impl Found {
+    /// Opens the file to read, as [`Found::linked`] says.
+    pub fn open(&self) -> std::io::Result<std::fs::File> {
+        if self.linked {
+            crate::fsutil::open_to_read(&self.path)
+        } else {
+            crate::fsutil::open_own(&self.path)
+        }
+    }
+
+    /// Reads the whole file, as [`Found::linked`] says.
+    pub fn read(&self) -> std::io::Result<Vec<u8>> {
+        if self.linked {
+            crate::fsutil::read_regular(&self.path, u64::MAX)
+        } else {
+            crate::fsutil::read_own(&self.path, u64::MAX)
+        }
+    }
 }
 
 /// Why a directory entry was passed over before any filter ran.
@@ -234,6 +258,7 @@ impl Walk<'_> {
         Seen::File(Found {
             rel,
             path: entry.path().to_path_buf(),
+            linked: entry.path_is_symlink(),
         })
     }
 }
