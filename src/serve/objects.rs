@@ -38,7 +38,7 @@ use serde::Serialize;
 
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::content::variant_source;
-use crate::model::dictionary::{available_dictionary, delta_path, delta_source};
+use crate::model::dictionary::{available_dictionary, delta_source};
 use crate::serve::{Coding, Index, CACHE_REVALIDATE};
 
 /// CloudFront Functions' quota on a function's code: 10 KB, not adjustable.
@@ -232,11 +232,9 @@ pub fn plan(index: &Index, scan: &Scan, manifest: Option<&str>) -> Listing {
             let Some(Coding::Variant(codec)) = rep.coding else {
                 continue;
             };
-            let named = format!("{key}.{}", codec.suffix());
+            // Its own name (`KEY.br`): the index refuses a manifest that lists another.
             described.insert(&rep.path);
-            if rep.path != named {
-                skipped.push(format!("{}: not named {named}", rep.path));
-            } else if !present(&rep.path, rep.size) {
+            if !present(&rep.path, rep.size) {
                 skipped.push(format!("{}: not in DIR with the manifest's size", rep.path));
             } else {
                 route.variants.push((codec, rep.size));
@@ -247,11 +245,8 @@ pub fn plan(index: &Index, scan: &Scan, manifest: Option<&str>) -> Listing {
             let Some(Coding::Delta(coding)) = rep.coding else {
                 continue;
             };
-            let named = delta_path(key, hash, coding);
             described.insert(&rep.path);
-            if rep.path != named {
-                skipped.push(format!("{}: not named {named}", rep.path));
-            } else if !present(&rep.path, rep.size) {
+            if !present(&rep.path, rep.size) {
                 skipped.push(format!("{}: not in DIR with the manifest's size", rep.path));
             } else {
                 route.deltas.push((*hash, coding, rep.size));

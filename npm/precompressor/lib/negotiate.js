@@ -25,7 +25,8 @@ export class ManifestError extends Error {
 
 /**
  * Checks and indexes a parsed manifest, as the Rust `Index::from_manifest`:
- * every path stays under the folder, every coding is one precompress writes,
+ * every key stays under the folder, every variant or delta has the one name
+ * precompress gives it (siblingPath), every coding is one precompress writes,
  * every header value is printable ASCII, ETags are strong and distinct.
  * `origin` names the manifest in errors.
  */
@@ -73,8 +74,9 @@ function entryOf(key, a, bad) {
   for (const v of a.encodings ?? []) {
     if (!VARIANT_TOKENS.has(v.coding)) throw bad(`${what}: unknown coding ${JSON.stringify(v.coding)}`);
     if (variants.some((r) => r.coding === v.coding)) throw bad(`${what}: coding ${v.coding} listed twice`);
-    const e = checkRelative(v.path);
-    if (e) throw bad(`${what}: variant path ${JSON.stringify(v.path)}: ${e}`);
+    // The path is data from disk: only the variant's own name may be sent.
+    const own = siblingPath(key, v.coding);
+    if (v.path !== own) throw bad(`${what}: ${v.coding} variant path ${JSON.stringify(v.path)} is not ${JSON.stringify(own)}, the only name of its ${v.coding} variant`);
     if (!isStrongEtag(v.etag)) throw bad(`${what}: ${v.coding} etag is not a strong entity-tag`);
     variants.push({ coding: v.coding, delta: false, path: v.path, size: v.size, etag: v.etag, blake3: v.blake3 });
   }
@@ -84,8 +86,8 @@ function entryOf(key, a, bad) {
     if (!DELTA_TOKENS.has(d.coding)) throw bad(`${what}: unknown delta coding ${JSON.stringify(d.coding)}`);
     const dict = parseAvailableDictionary(d.dictionary);
     if (dict === undefined) throw bad(`${dw}: dictionary is not a base64 SHA-256 between colons`);
-    const e = checkRelative(d.path);
-    if (e) throw bad(`${dw}: ${e}`);
+    const own = siblingPath(key, d.coding, dict);
+    if (d.path !== own) throw bad(`${dw}: is not ${JSON.stringify(own)}, the only name of its ${d.coding} delta against that dictionary`);
     if (!isStrongEtag(d.etag)) throw bad(`${dw}: etag is not a strong entity-tag`);
     if (deltas.some((x) => x.dictionary === dict && x.coding === d.coding)) throw bad(`${dw}: listed twice`);
     deltas.push({ coding: d.coding, delta: true, dictionary: dict, path: d.path, size: d.size, etag: d.etag, blake3: d.blake3 });
@@ -108,6 +110,21 @@ function entryOf(key, a, bad) {
     cacheControl: isFingerprinted(key) ? CACHE_IMMUTABLE : CACHE_REVALIDATE,
     link: undefined,
   };
+}
+
+const SUFFIXES = new Map([['br', 'br'], ['zstd', 'zst'], ['gzip', 'gz']]);
+
+/**
+ * The one path a manifest may list for the variant in `coding` of the asset
+ * at `key` (`KEY.br`, `KEY.zst`, `KEY.gz`), or for its delta in `coding`
+ * against `dictionary` (the base64 SHA-256, as parseAvailableDictionary
+ * gives it: `KEY.HEX.dcb`, `KEY.HEX.dcz`): model::names::sibling_path,
+ * held to it by fixtures/sibling-names.json.
+ */
+export function siblingPath(key, coding, dictionary) {
+  if (dictionary === undefined) return `${key}.${SUFFIXES.get(coding)}`;
+  const hex = Array.from(atob(dictionary), (c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
+  return `${key}.${hex}.${coding}`;
 }
 
 function isHeaderValue(s) {

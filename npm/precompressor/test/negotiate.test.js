@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { indexManifest, isFingerprinted, isHashOnly, logicalName, parseAvailableDictionary, parseRequestPath, select } from '../lib/negotiate.js';
+import { indexManifest, isFingerprinted, isHashOnly, logicalName, parseAvailableDictionary, parseRequestPath, select, siblingPath } from '../lib/negotiate.js';
 
 test('real bundler names are read as the Rust crate reads them', () => {
   const tsv = readFileSync(new URL('../../../fixtures/bundler-names.tsv', import.meta.url), 'utf8');
@@ -81,4 +81,24 @@ test('a hostile manifest is refused, naming it', () => {
     { 'a.js': { ...a, encodings: [{ coding: 'br', path: 'a.js.br', size: 1, etag: '"a"' }] } },
   ])
     assert.throws(() => indexManifest('m.json', m(files)), /^ManifestError: m\.json: invalid manifest/);
+});
+
+test('a variant or delta not at its own name is refused, naming the entry (fixtures/sibling-names.json)', () => {
+  const { cases } = JSON.parse(readFileSync(new URL('../../../fixtures/sibling-names.json', import.meta.url), 'utf8'));
+  assert.ok(cases.length >= 20, `${cases.length} rows`);
+  for (const c of cases) {
+    const rep = { coding: c.coding, path: c.path, size: 1, blake3: '00', etag: '"rep"', dictionary: c.dictionary, dictionary_path: 'old.js' };
+    const a = { size: 9, blake3: '00', sha256: 'x', content_type: 'text/plain', etag: '"id"', skipped: {}, encodings: [] };
+    a[c.dictionary === undefined ? 'encodings' : 'deltas'] = [rep];
+    const row = JSON.stringify(c);
+    const load = () => indexManifest('site/m.json', { version: 1, files: { [c.key]: a } });
+    if (c.ok) {
+      const e = load().assets.get(c.key);
+      assert.deepEqual([...e.variants, ...e.deltas].map((r) => r.path), [c.path], row);
+      const dict = c.dictionary === undefined ? undefined : parseAvailableDictionary(c.dictionary);
+      assert.equal(siblingPath(c.key, c.coding, dict), c.path, row);
+    } else {
+      assert.throws(load, (e) => e.message.startsWith(`site/m.json: invalid manifest: file ${JSON.stringify(c.key)}: `) && e.message.includes(JSON.stringify(c.path)), row);
+    }
+  }
 });
