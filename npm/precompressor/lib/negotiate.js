@@ -278,30 +278,70 @@ export function rangeApplies(h, etag, lastModified) {
   return d !== undefined && lastModified !== undefined && Math.floor(lastModified / 1000) === Math.floor(d / 1000);
 }
 
-/** One `bytes=` range of a body of `len` bytes: [first, last], 'unsatisfiable', or undefined (ignored). */
+/**
+ * One `bytes=` range of a body of `len` bytes: [first, last], 'unsatisfiable',
+ * or undefined (ignored). Positions are any number of digits (RFC 9110
+ * §14.1.2), compared exactly as BigInts: past 2^53, Number() would make two
+ * positions equal that are not, where the Rust side orders them by their digits.
+ */
 export function parseRange(v, len) {
-  const spec = /^bytes=(.*)$/.exec(v.trim())?.[1];
+  const spec = /^bytes=([^]*)$/.exec(v.trim())?.[1];
   if (spec === undefined || spec.includes(',')) return undefined;
-  const m = /^(\d*)-(\d*)$/.exec(spec.trim());
+  const m = /^([0-9]*)-([0-9]*)$/.exec(spec.trim());
   if (!m) return undefined;
   const [, a, b] = m;
+  const size = BigInt(len);
   if (a === '') {
     if (b === '') return undefined;
-    const n = Number(b);
-    return n > 0 && len > 0 ? [Math.max(0, len - n), len - 1] : 'unsatisfiable';
+    const n = BigInt(b);
+    return n > 0n && len > 0 ? [n >= size ? 0 : len - Number(n), len - 1] : 'unsatisfiable';
   }
-  const first = Number(a);
-  const last = b === '' ? Infinity : Number(b);
-  if (last < first) return undefined;
-  if (first >= len) return 'unsatisfiable';
-  return [first, Math.min(last, len - 1)];
+  const first = BigInt(a);
+  const last = b === '' ? undefined : BigInt(b);
+  if (last !== undefined && last < first) return undefined;
+  if (first >= size) return 'unsatisfiable';
+  return [Number(first), last === undefined || last >= size ? len - 1 : Number(last)];
 }
 
-/** Milliseconds since the epoch of an IMF-fixdate (or the two obsolete forms); undefined if none. */
-function parseHttpDate(v) {
-  if (v === undefined) return undefined;
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? undefined : t;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+const MON = MONTHS.join('|');
+const IMF_FIXDATE = new RegExp(`^(${DAYS.join('|')}), ([0-9]{2}) (${MON}) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$`);
+// httpdate does not look at the character between the year and the hour.
+const RFC_850 = new RegExp(`^(${WEEKDAYS.join('|')}), ([0-9]{2})-(${MON})-([0-9]{2})[\\x00-\\x7f]([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$`);
+const ASCTIME = new RegExp(`^(${DAYS.join('|')}) (${MON}) ( [0-9]|[0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})$`);
+
+/**
+ * Milliseconds since the epoch of an HTTP-date (RFC 9110 §5.6.7): an
+ * IMF-fixdate or one of the two obsolete forms, RFC 850 (a two-digit year
+ * below 70 is 20xx) and asctime, as the Rust side's `httpdate` reads them:
+ * ASCII, trimmed, a real date from 1970 to 9999 on the weekday it names.
+ * Anything else (`1`, `3000`, what Date.parse would guess at) is undefined,
+ * and RFC 9110 has a recipient ignore a field whose date is invalid.
+ */
+export function parseHttpDate(v) {
+  if (typeof v !== 'string' || !/^[\x00-\x7f]*$/.test(v)) return undefined;
+  const s = v.trim();
+  let wday, day, mon, year, hour, min, sec, m;
+  if ((m = IMF_FIXDATE.exec(s))) {
+    [wday, day, mon, year, hour, min, sec] = [DAYS.indexOf(m[1]), m[2], m[3], m[4], m[5], m[6], m[7]];
+  } else if ((m = RFC_850.exec(s))) {
+    [wday, day, mon, year, hour, min, sec] = [WEEKDAYS.indexOf(m[1]), m[2], m[3], m[4], m[5], m[6], m[7]];
+    year = Number(year) + (Number(year) < 70 ? 2000 : 1900);
+  } else if ((m = ASCTIME.exec(s))) {
+    [wday, mon, day, hour, min, sec, year] = [DAYS.indexOf(m[1]), m[2], m[3].trim(), m[4], m[5], m[6], m[7]];
+  } else {
+    return undefined;
+  }
+  [day, year, hour, min, sec] = [day, year, hour, min, sec].map(Number);
+  const month = MONTHS.indexOf(mon);
+  if (sec >= 60 || min >= 60 || hour >= 24 || year < 1970 || year > 9999) return undefined;
+  const t = Date.UTC(year, month, day, hour, min, sec);
+  const d = new Date(t);
+  // The day exists in that month, and falls on the weekday named (Monday 0).
+  if (d.getUTCDate() !== day || d.getUTCMonth() !== month || (d.getUTCDay() + 6) % 7 !== wday) return undefined;
+  return t;
 }
 
 /** An IMF-fixdate (seconds; `ms` since the epoch). */

@@ -6,7 +6,20 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { indexManifest, isFingerprinted, isHashOnly, logicalName, parseAvailableDictionary, parseRequestPath, select, siblingPath } from '../lib/negotiate.js';
+import {
+  indexManifest,
+  isFingerprinted,
+  isHashOnly,
+  logicalName,
+  notModified,
+  parseAvailableDictionary,
+  parseHttpDate,
+  parseRange,
+  parseRequestPath,
+  preconditionFailed,
+  select,
+  siblingPath,
+} from '../lib/negotiate.js';
 
 test('real bundler names are read as the Rust crate reads them', () => {
   const tsv = readFileSync(new URL('../../../fixtures/bundler-names.tsv', import.meta.url), 'utf8');
@@ -101,4 +114,41 @@ test('a variant or delta not at its own name is refused, naming the entry (fixtu
       assert.throws(load, (e) => e.message.startsWith(`site/m.json: invalid manifest: file ${JSON.stringify(c.key)}: `) && e.message.includes(JSON.stringify(c.path)), row);
     }
   }
+});
+
+test('ranges: positions past 2^53 and 2^64 are positions, ordered exactly (issue #29)', () => {
+  for (const [h, want] of [
+    ['bytes=0-9', [0, 9]], ['bytes=5-', [5, 99]], ['bytes=-10', [90, 99]], ['bytes=-1000', [0, 99]], ['bytes=90-1000', [90, 99]],
+    ['bytes=100-', 'unsatisfiable'], ['bytes=-0', 'unsatisfiable'], ['bytes=9-5', undefined], ['bytes=0-1,5-9', undefined],
+    ['items=0-9', undefined], ['bytes=a-b', undefined], ['bytes=-', undefined], ['bytes=+1-2', undefined], ['bytes=007-0009', [7, 9]],
+    ['bytes=0-18446744073709551616', [0, 99]], ['bytes=0-99999999999999999999999999', [0, 99]], ['bytes=-99999999999999999999999999', [0, 99]],
+    ['bytes=18446744073709551616-', 'unsatisfiable'], ['bytes=18446744073709551616-18446744073709551617', 'unsatisfiable'],
+    ['bytes=18446744073709551617-18446744073709551616', undefined], ['bytes=5-18446744073709551616', [5, 99]],
+    ['bytes=18446744073709551616-5', undefined], ['bytes=9007199254740993-9007199254740992', undefined],
+  ])
+    assert.deepEqual(parseRange(h, 100), want, h);
+  assert.equal(parseRange('bytes=0-', 0), 'unsatisfiable');
+});
+
+test('HTTP dates: the three forms httpdate reads, nothing Date.parse would guess at (issue #29)', () => {
+  const t = Date.UTC(1994, 10, 6, 8, 49, 37);
+  for (const [v, want] of [
+    ['Sun, 06 Nov 1994 08:49:37 GMT', t], ['Sunday, 06-Nov-94 08:49:37 GMT', t], ['Sun Nov  6 08:49:37 1994', t], ['Sun Nov 06 08:49:37 1994', t],
+    [' \tSun, 06 Nov 1994 08:49:37 GMT ', t], ['Thursday, 01-Jan-60 00:00:00 GMT', Date.UTC(2060, 0, 1)], ['Thu, 01 Jan 1970 00:00:00 GMT', 0],
+    ['Fri, 31 Dec 9999 23:59:59 GMT', Date.UTC(9999, 11, 31, 23, 59, 59)],
+    ['1', undefined], ['3000', undefined], ['2024-01-01', undefined], ['Sun, 06 Nov 1994', undefined], ['Mon, 06 Nov 1994 08:49:37 GMT', undefined],
+    ['Sun, 06 Nov 1994 08:49:37 UTC', undefined], ['sun, 06 Nov 1994 08:49:37 GMT', undefined], ['Sun, 06 nov 1994 08:49:37 GMT', undefined],
+    ['Sun, 6 Nov 1994 08:49:37 GMT', undefined], ['Sun, 31 Feb 1994 08:49:37 GMT', undefined], ['Sun, 06 Nov 1994 24:00:00 GMT', undefined],
+    ['Sun, 06 Nov 1994 08:60:37 GMT', undefined], ['Wed, 31 Dec 1969 23:59:59 GMT', undefined], ['Sun, 06 Nov 1994 08:49:37 GMT\u00a0', undefined],
+    ['Sun, 06 Nov 1994 08:49:37 GMT, x', undefined], ['Sunday, 06-Nov-1994 08:49:37 GMT', undefined], ['Sun Nov 6 08:49:37 1994', undefined],
+    [undefined, undefined],
+  ])
+    assert.equal(parseHttpDate(v), want, JSON.stringify(v));
+  // An invalid date is ignored (RFC 9110 §13.1.3, §13.1.4): no 304, no 412.
+  const h = (name, value) => (n) => (n === name ? value : undefined);
+  const lm = Date.UTC(2024, 0, 1);
+  assert.equal(notModified(h('if-modified-since', '3000'), '"e"', lm), false);
+  assert.equal(preconditionFailed(h('if-unmodified-since', '1'), '"e"', lm), false);
+  assert.equal(notModified(h('if-modified-since', 'Fri, 01 Jan 2100 00:00:00 GMT'), '"e"', lm), true);
+  assert.equal(preconditionFailed(h('if-unmodified-since', 'Thu, 01 Jan 1970 00:00:00 GMT'), '"e"', lm), true);
 });
