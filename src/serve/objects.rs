@@ -764,7 +764,8 @@ if((e=get(key))!==undefined)return end?nf(r):pick(key,e,r);
 if((e=get(ix))!==undefined)return key&&!end?re(301,"Moved Permanently",{location:B+p.replace(/^\/+/,"")+"/"+qs(r.querystring)}):pick(ix,e,r);
 if(key&&!end&&k[k.length-1].indexOf(".")<0&&(e=get(key+".html"))!==undefined)return pick(key+".html",e,r);
 // A variant or delta by its own name, or the manifest: the 404 page. Anything else goes on.
-var v=/^(.+)\.(br|zst|gz|[0-9a-f]{64}\.dc[bz])$/.exec(key);
+// [\s\S], not `.`: a name may hold a newline, CR or U+2028 (no `s` flag in ES5).
+var v=/^([\s\S]+)\.(br|zst|gz|[0-9a-f]{64}\.dc[bz])$/.exec(key);
 return key===M||(v&&get(v[1])!==undefined)?nf(r):r}
 // The route of the asset at k, or undefined.
 function get(k){var i=k.lastIndexOf("/")+1,d=k.slice(0,i),n=k.slice(i),f=A.hasOwnProperty(d)?A[d]:[],j;

@@ -439,9 +439,10 @@ export function checkRelative(rel) {
 
 /** `x.js.br`, `x.js.gz`, `x.js.zst` → `x.js`; `x.js.HEX.dcb` → `x.js`: the asset a variant or delta belongs to. */
 export function siblingSource(key) {
-  const d = /^(.+)\.[0-9a-f]{64}\.dc[bz]$/.exec(key);
+  // `s`: a name may hold a newline, CR or U+2028, which `.` alone does not match.
+  const d = /^(.+)\.[0-9a-f]{64}\.dc[bz]$/s.exec(key);
   if (d) return d[1];
-  const v = /^(.+)\.(br|gz|zst)$/.exec(key);
+  const v = /^(.+)\.(br|gz|zst)$/s.exec(key);
   return v ? v[1] : undefined;
 }
 

@@ -19,6 +19,7 @@ import {
   preconditionFailed,
   select,
   siblingPath,
+  siblingSource,
 } from '../lib/negotiate.js';
 
 test('real bundler names are read as the Rust crate reads them', () => {
@@ -151,4 +152,12 @@ test('HTTP dates: the three forms httpdate reads, nothing Date.parse would guess
   assert.equal(preconditionFailed(h('if-unmodified-since', '1'), '"e"', lm), false);
   assert.equal(notModified(h('if-modified-since', 'Fri, 01 Jan 2100 00:00:00 GMT'), '"e"', lm), true);
   assert.equal(preconditionFailed(h('if-unmodified-since', 'Thu, 01 Jan 1970 00:00:00 GMT'), '"e"', lm), true);
+});
+
+test('a variant or delta is known by its name even when the name holds a newline, CR or U+2028 (issue #29)', () => {
+  for (const c of ['\n', '\r', '\u2028', '\u2029']) {
+    assert.equal(siblingSource(`odd/a${c}b.txt.gz`), `odd/a${c}b.txt`, JSON.stringify(c));
+    assert.equal(siblingSource(`a${c}b.js.${'ab'.repeat(32)}.dcz`), `a${c}b.js`, JSON.stringify(c));
+    assert.equal(siblingSource(`a.js.br${c}`), undefined, JSON.stringify(c));
+  }
 });
