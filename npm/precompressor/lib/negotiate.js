@@ -351,6 +351,26 @@ export function httpDate(ms) {
 
 // ------------------------------------------------------------- request paths
 
+/**
+ * The path and query (with its `?`, or '') of a request-target, as
+ * `precompress serve` (hyper) reads it: an absolute-form target, which a
+ * server must accept (RFC 9112 §3.2.2), by its path (`/` when it has none);
+ * a `#` and all after it dropped (a fragment is never sent, and hyper drops
+ * one), so neither reaches the path rules as part of a name.
+ */
+export function splitTarget(target) {
+  let t = target;
+  const hash = t.indexOf('#');
+  if (hash >= 0) t = t.slice(0, hash);
+  const origin = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?]*/.exec(t);
+  if (origin) {
+    t = t.slice(origin[0].length);
+    if (!t.startsWith('/')) t = `/${t}`;
+  }
+  const q = t.indexOf('?');
+  return q < 0 ? { path: t, query: '' } : { path: t.slice(0, q), query: t.slice(q) };
+}
+
 /** The URL path DIR is served at, with one leading and one trailing slash; undefined if not a path. */
 export function normalizeBase(b) {
   const segs = b.split('/').filter((s) => s !== '');

@@ -22,6 +22,7 @@ import {
   select,
   setBase,
   siblingSource,
+  splitTarget,
   stripBase,
 } from './negotiate.js';
 
@@ -187,10 +188,8 @@ export function createHandler(dir, options = {}) {
       return;
     }
     const site = current();
-    const url = req.originalUrl ?? req.url;
-    const q = url.indexOf('?');
-    const rawPath = q < 0 ? url : url.slice(0, q);
-    const query = q < 0 ? '' : url.slice(q);
+    // `GET http://host/x` and `/x#frag` name /x, as they do to precompress serve.
+    const { path: rawPath, query } = splitTarget(req.originalUrl ?? req.url);
     let t = target(site, rawPath, query);
     // Falling through, the 404 page is the next handler's to give.
     if (t.status === 404) t = fallback(site, rawPath, !(fallthrough && typeof next === 'function')) ?? t;

@@ -20,6 +20,7 @@ import {
   select,
   siblingPath,
   siblingSource,
+  splitTarget,
 } from '../lib/negotiate.js';
 
 test('real bundler names are read as the Rust crate reads them', () => {
@@ -160,4 +161,14 @@ test('a variant or delta is known by its name even when the name holds a newline
     assert.equal(siblingSource(`a${c}b.js.${'ab'.repeat(32)}.dcz`), `a${c}b.js`, JSON.stringify(c));
     assert.equal(siblingSource(`a.js.br${c}`), undefined, JSON.stringify(c));
   }
+});
+
+test('a request-target: absolute-form by its path, a fragment dropped, as hyper reads it (issue #29)', () => {
+  for (const [target, path, query] of [
+    ['/a.txt', '/a.txt', ''], ['/a.txt?x=1', '/a.txt', '?x=1'], ['/a.txt#top', '/a.txt', ''], ['/a.txt?x#y', '/a.txt', '?x'],
+    ['/a#b?c', '/a', ''], ['http://example.com/a.txt', '/a.txt', ''], ['HTTP://X/a.txt?q', '/a.txt', '?q'], ['https://u:p@h:8/x/', '/x/', ''],
+    ['http://x', '/', ''], ['http://x?q', '/', '?q'], ['http://x/a#f?g', '/a', ''], ['ftp://x/a.txt', '/a.txt', ''], ['//a.txt', '//a.txt', ''],
+    ['*', '*', ''], ['/%23.txt', '/%23.txt', ''],
+  ])
+    assert.deepEqual(splitTarget(target), { path, query }, target);
 });
