@@ -196,6 +196,11 @@ fn run_table(
     for phase in t["phases"].as_array().unwrap() {
         for e in phase["edit"].as_array().into_iter().flatten() {
             let path = site.join(e["path"].as_str().unwrap());
+            if let Some(text) = e["write"].as_str() {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, text).unwrap();
+                continue;
+            }
             let [from, to] = [0, 1].map(|i| e["replace"][i].as_str().unwrap());
             let text = std::fs::read_to_string(&path).unwrap();
             assert_eq!(from.len(), to.len(), "an edit keeps the size");
