@@ -95,6 +95,11 @@ async function checkManifestErrors() {
     ['no manifest', undefined, 'cannot read the manifest (the ASSETS binding answered 404)'],
     ['a manifest that is not JSON', '{"version": 1, "files": ', 'invalid manifest: '],
     ['a manifest with a path out of the folder', JSON.stringify({ version: 1, files: { '../secret.txt': { content_type: 'text/plain', etag: '"a"', size: 1 } } }), 'invalid manifest: file "../secret.txt": has an empty, `.` or `..` segment'],
+    [
+      'a manifest listing a dot-file as a variant',
+      JSON.stringify({ version: 1, files: { 'index.html': { content_type: 'text/html', etag: '"a"', size: 12, encodings: [{ coding: 'br', path: '.env', size: 1, etag: '"b"' }] } } }),
+      'invalid manifest: file "index.html": br variant path ".env" is not "index.html.br"',
+    ],
   ];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'precompress-worker-manifest-'));
   try {
