@@ -14,7 +14,8 @@
 //                Also checks that a missing or broken manifest is a 500 naming it.
 // worker-direct  workerd's own socket for the Worker (miniflare's
 //                unsafeDirectSockets), the same Worker and ASSETS binding with no
-//                edge imitation in front: every case of the table.
+//                edge imitation in front: every case of the table but the two
+//                absolute-form targets workerd itself refuses (WORKERD).
 //
 // Run from a project where precompressor and miniflare@3 are installed
 // (npm/test.sh); PRECOMPRESS_BIN as for serve-cases.mjs. Exits 1 on any failure.
@@ -51,6 +52,18 @@ const EDGE = {
   'traversal is refused': 'the URL parsed again, %2e%2e resolved, before the Worker sees it',
 };
 
+/**
+ * What workerd's HTTP server does before any Worker runs, on either socket:
+ * an absolute-form target naming another host is an invalid URL to it, its
+ * own 500 (kj/compat/url.c++). On Cloudflare the edge takes the request
+ * first. The Worker reads the path of any request.url it is given
+ * (negotiate.js's splitTarget).
+ */
+const WORKERD = {
+  'an absolute-form target is served by its path (RFC 9112 3.2.2)': "workerd's own 500 (invalid URL) before the Worker runs",
+  'an absolute-form target of a folder is redirected by its path': "workerd's own 500 (invalid URL) before the Worker runs",
+};
+
 /** Miniflare running precompressor/worker over `site`; `direct` adds workerd's own socket for it. */
 async function startWorker(site, { direct = false, bindings = {}, stdio } = {}) {
   const { Miniflare } = await import('miniflare');
@@ -82,6 +95,11 @@ async function checkManifestErrors() {
     ['no manifest', undefined, 'cannot read the manifest (the ASSETS binding answered 404)'],
     ['a manifest that is not JSON', '{"version": 1, "files": ', 'invalid manifest: '],
     ['a manifest with a path out of the folder', JSON.stringify({ version: 1, files: { '../secret.txt': { content_type: 'text/plain', etag: '"a"', size: 1 } } }), 'invalid manifest: file "../secret.txt": has an empty, `.` or `..` segment'],
+    [
+      'a manifest listing a dot-file as a variant',
+      JSON.stringify({ version: 1, files: { 'index.html': { content_type: 'text/html', etag: '"a"', size: 12, encodings: [{ coding: 'br', path: '.env', size: 1, etag: '"b"' }] } } }),
+      'invalid manifest: file "index.html": br variant path ".env" is not "index.html.br"',
+    ],
   ];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'precompress-worker-manifest-'));
   try {
@@ -118,11 +136,14 @@ const supports = ['hosts', 'conditional', 'range'];
 
 addTarget('worker', async () => {
   await checkManifestErrors();
-  const skip = Object.fromEntries(Object.entries(EDGE).map(([name, why]) => [name, `miniflare's edge imitation: ${why}`]));
+  const skip = Object.fromEntries([
+    ...Object.entries(EDGE).map(([name, why]) => [name, `miniflare's edge imitation: ${why}`]),
+    ...Object.entries(WORKERD),
+  ]);
   return { supports, skip, start: (site) => startWorker(site) };
 });
 
-addTarget('worker-direct', async () => ({ supports, start: (site) => startWorker(site, { direct: true }) }));
+addTarget('worker-direct', async () => ({ supports, skip: WORKERD, start: (site) => startWorker(site, { direct: true }) }));
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   await main(process.argv.slice(2));

@@ -163,7 +163,12 @@ export async function runTable(t, { bin, start, supports, skip = {} }) {
     for (const phase of t.phases) {
       for (const e of phase.edit ?? []) {
         const p = path.join(site, e.path);
-        fs.writeFileSync(p, fs.readFileSync(p, 'utf8').replaceAll(e.replace[0], e.replace[1]));
+        if (e.write !== undefined) {
+          fs.mkdirSync(path.dirname(p), { recursive: true });
+          fs.writeFileSync(p, e.write);
+        } else {
+          fs.writeFileSync(p, fs.readFileSync(p, 'utf8').replaceAll(e.replace[0], e.replace[1]));
+        }
       }
       if (phase.run) precompress(bin, root, site, t.releases.at(-1));
       for (const c of phase.cases) {

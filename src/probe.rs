@@ -76,7 +76,7 @@ pub enum ProbeError {
     /// The URL is not an `http://` or `https://` URL of a folder.
     #[error("{url}: {detail}")]
     Url {
-        /// As given.
+        /// As given, less any `user:password@` ([`redact_userinfo`]).
         url: String,
         /// What is wrong with it.
         detail: String,
@@ -169,7 +169,8 @@ impl std::fmt::Display for ProbeKind {
 pub struct Problem {
     /// The asset's manifest key (empty for the origin as a whole).
     pub path: String,
-    /// The URL asked (the origin's for a problem of the whole origin).
+    /// The URL asked (the origin's for a problem of the whole origin), as
+    /// [`shown`]: no password.
     pub url: String,
     /// Short machine-readable kind.
     pub problem: ProbeKind,
@@ -204,7 +205,8 @@ pub struct Sent {
 pub struct Report {
     /// True when there is no problem.
     pub ok: bool,
-    /// The URL DIR is served at, as checked (normalized, ending in `/`).
+    /// The URL DIR is served at, as checked (normalized, ending in `/`;
+    /// a `user:password@` shown as `***@`, [`shown`]).
     pub url: String,
     /// Assets the manifest lists.
     pub assets: u64,
@@ -227,7 +229,7 @@ pub struct Report {
 /// ends in `/`, so an asset's URL is it followed by the asset's key.
 pub fn parse_base_url(given: &str) -> Result<Url, ProbeError> {
     let bad = |detail: String| ProbeError::Url {
-        url: given.to_string(),
+        url: redact_userinfo(given),
         detail,
     };
     let mut url = Url::parse(given).map_err(|e| {
@@ -255,6 +257,45 @@ pub fn parse_base_url(given: &str) -> Result<Url, ProbeError> {
         url.set_path(&path);
     }
     Ok(url)
+}
+
+/// `url` as a report, a log line or `--json` shows it: a `user:password@`
+/// (which the client sends as Basic credentials) becomes `***@`, so no
+/// output repeats a password that was only meant for the origin.
+pub fn shown(url: &Url) -> String {
+    if url.username().is_empty() && url.password().is_none() {
+        return url.to_string();
+    }
+    let mut u = url.clone();
+    // Infallible on an http(s) URL with a host, the only kind checked.
+    let _ = u.set_password(None);
+    let _ = u.set_username("***");
+    u.to_string()
+}
+
+/// `text` with the userinfo of every `scheme://user:password@host` in it
+/// replaced by `***`: for what the URL crate cannot parse (a URL as given)
+/// and for the client's error messages, which name the URL they failed on.
+pub fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (before, after) = rest.split_at(i + 3);
+        out.push_str(before);
+        let end = after
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(after.len());
+        match after[..end].rfind('@') {
+            Some(at) => {
+                out.push_str("***");
+                out.push_str(&after[at..end]);
+            }
+            None => out.push_str(&after[..end]),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The URL of the asset at `key` under `base` (from [`parse_base_url`]):
@@ -585,7 +626,8 @@ fn transport_error(t: &ureq::Transport) -> FetchError {
         }
         source = e.source();
     }
-    let text = t.to_string();
+    // ureq names the URL it failed on, credentials and all.
+    let text = redact_userinfo(&t.to_string());
     match t.kind() {
         _ if refused => FetchError::Refused(text),
         ureq::ErrorKind::ConnectionFailed | ureq::ErrorKind::Dns => FetchError::Unreachable(text),
@@ -731,22 +773,25 @@ fn redirect(url: &Url, answer: &Answer) -> (ProbeKind, String) {
         Ok(to) if same_origin(url, &to) => (
             ProbeKind::Redirect,
             format!(
-                "answered {} to {to} (same origin): an asset's URL should answer 200; not followed",
-                answer.status
+                "answered {} to {} (same origin): an asset's URL should answer 200; not followed",
+                answer.status,
+                shown(&to)
             ),
         ),
         Ok(to) => (
             ProbeKind::RedirectOffOrigin,
             format!(
-                "answered {} to {to}, another origin; not followed",
-                answer.status
+                "answered {} to {}, another origin; not followed",
+                answer.status,
+                shown(&to)
             ),
         ),
         Err(_) => (
             ProbeKind::RedirectOffOrigin,
             format!(
-                "answered {} with Location {loc:?}, which is no URL; not followed",
-                answer.status
+                "answered {} with Location {:?}, which is no URL; not followed",
+                answer.status,
+                redact_userinfo(loc)
             ),
         ),
     }
@@ -1187,7 +1232,7 @@ pub fn probe_with(
         found.dedup_by(|b, a| a.0 == b.0 && (a.1 == b.1 || a.0 == ProbeKind::DictionaryNotFresh));
         problems.extend(found.into_iter().map(|(problem, detail)| Problem {
             path: job.key.to_string(),
-            url: job.url.to_string(),
+            url: shown(&job.url),
             problem,
             detail,
         }));
@@ -1202,7 +1247,7 @@ pub fn probe_with(
     let not_checked = format!("{unchecked} of {} assets not checked", manifest.files.len());
     let origin = |problem, detail| Problem {
         path: String::new(),
-        url: base.to_string(),
+        url: shown(base),
         problem,
         detail,
     };
@@ -1231,7 +1276,7 @@ pub fn probe_with(
     let with_problems: BTreeSet<&str> = problems.iter().map(|p| p.path.as_str()).collect();
     Report {
         ok: problems.is_empty(),
-        url: base.to_string(),
+        url: shown(base),
         assets: manifest.files.len() as u64,
         checked: checked.len() as u64,
         ok_assets: checked
@@ -1266,7 +1311,7 @@ fn count(sent: &mut Sent, coding: Option<&str>) {
 fn judge_etags(seen: &[(&str, &Url, Seen)], notes: &mut Vec<String>) -> Vec<Problem> {
     let problem = |key: &str, url: &Url, detail: String| Problem {
         path: key.to_string(),
-        url: url.to_string(),
+        url: shown(url),
         problem: ProbeKind::EtagMismatch,
         detail,
     };
@@ -1439,6 +1484,62 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not http:// or https://"));
+    }
+
+    /// Issue #29: `check --url http://user:password@host/` repeated the
+    /// password in its report, its `--json` and its errors.
+    #[test]
+    fn userinfo_is_never_shown() {
+        let base = parse_base_url("http://user:s3cret@127.0.0.1:8080/app").unwrap();
+        // Still sent: the client takes the credentials from the URL.
+        assert_eq!((base.username(), base.password()), ("user", Some("s3cret")));
+        assert_eq!(shown(&base), "http://***@127.0.0.1:8080/app/");
+        assert_eq!(
+            shown(&asset_url(&base, "a b.js").unwrap()),
+            "http://***@127.0.0.1:8080/app/a%20b.js"
+        );
+        let plain = parse_base_url("https://example.com/").unwrap();
+        assert_eq!(shown(&plain), "https://example.com/");
+        assert_eq!(
+            shown(&parse_base_url("http://only-user@h/").unwrap()),
+            "http://***@h/"
+        );
+        for (text, want) in [
+            (
+                "http://u:p@h:1/a.js: Connection Failed: Connect error: refused",
+                "http://***@h:1/a.js: Connection Failed: Connect error: refused",
+            ),
+            ("ftp://u:p@h/", "ftp://***@h/"),
+            (
+                "a http://u:p@h and https://x:y@z/?q@r",
+                "a http://***@h and https://***@z/?q@r",
+            ),
+            ("http://h/path@x", "http://h/path@x"),
+            ("no url: a@b", "no url: a@b"),
+            ("http://u:p@@h/", "http://***@h/"),
+            ("", ""),
+        ] {
+            assert_eq!(redact_userinfo(text), want, "{text}");
+        }
+        let e = parse_base_url("ftp://user:s3cret@example.com/")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !e.contains("s3cret") && e.starts_with("ftp://***@example.com/"),
+            "{e}"
+        );
+        let e = parse_base_url("http://user:s3cret@[::1/")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("s3cret"), "{e}");
+        // A same-origin redirect's target keeps the base's userinfo when joined.
+        let (kind, detail) = redirect(&base, &answer(301, &[("Location", "/app/x/")]));
+        assert_eq!(kind, ProbeKind::Redirect);
+        assert!(!detail.contains("s3cret"), "{detail}");
+        assert!(
+            detail.contains("http://***@127.0.0.1:8080/app/x/"),
+            "{detail}"
+        );
     }
 
     #[test]

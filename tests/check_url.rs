@@ -402,3 +402,48 @@ fn html_pages_must_link_the_shared_dictionary() {
         "{stdout}"
     );
 }
+
+/// Issue #29: `check --url http://user:password@host/` repeated the password
+/// in its report, in `--json` and in its errors. The credentials still go to
+/// the origin (as Basic credentials); what is printed shows `***@`.
+#[test]
+fn a_password_in_the_url_is_never_printed() {
+    let (_tmp, site) = precompressed_site();
+    let server = start_precompress(&site, &[]);
+    // Problems, so asset URLs are printed: a source rewritten after the run
+    // (same size) goes out uncompressed.
+    let m = manifest(&site);
+    let (key, _) = m["files"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, a)| !a["encodings"].as_array().unwrap().is_empty())
+        .unwrap();
+    let path = site.join(key);
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    std::fs::write(&path, vec![b'x'; len]).unwrap();
+    let url = format!("http://user:s3cret@{}/", server.addr);
+    let refused = format!("http://user:s3cret@127.0.0.1:{}/", free_port());
+    let runs = [
+        (url.as_str(), &[][..], 1),
+        (url.as_str(), &["--json"][..], 1),
+        (refused.as_str(), &[][..], 1),
+        (refused.as_str(), &["--json"][..], 1),
+        ("ftp://user:s3cret@127.0.0.1/", &[][..], 1),
+        ("http://user:s3cret@[::1/", &[][..], 1),
+    ];
+    for (given, extra, want) in runs {
+        let (code, stdout, stderr) = check_url(given, &site, extra);
+        assert_eq!(code, want, "{given} {extra:?}: {stdout}{stderr}");
+        let all = format!("{stdout}{stderr}");
+        assert!(!all.contains("s3cret"), "{given} {extra:?}: {all}");
+        assert!(!all.contains("user:"), "{given} {extra:?}: {all}");
+        assert!(all.contains("***@"), "{given} {extra:?}: {all}");
+    }
+    // The asset lines name the asset's URL, less the password.
+    let (_, stdout, _) = check_url(&url, &site, &[]);
+    assert!(
+        stdout.contains(&format!("http://***@{}/{key}: ", server.addr)),
+        "{stdout}"
+    );
+}

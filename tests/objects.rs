@@ -11,6 +11,8 @@ use std::process::{Command, Output};
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
+mod serve_util;
+
 fn precompress(args: &[&std::ffi::OsStr]) -> Output {
     Command::cargo_bin("precompress")
         .unwrap()
@@ -389,6 +391,75 @@ fn the_aws_and_rclone_scripts_run_and_name_each_file_once_with_its_headers() {
         }
         assert_eq!(headers, want, "{key}");
     }
+}
+
+/// Issue #29: `objects` took a `\\` in a name for a folder, so
+/// `x\\..\\..\\secret.txt` was uploaded from outside DIR
+/// (`aws s3 cp DIR/x/../../secret.txt`) and `a\\b.js` replaced the real
+/// `a/b.js`; a link to a file outside DIR was uploaded though `precompress
+/// serve` answers 404 for it. Now every file the script uploads lies in DIR,
+/// the real `a/b.js` is uploaded as itself, and what serve does not send is
+/// not listed (a link to a file in DIR, which serve sends, is).
+#[cfg(unix)]
+#[test]
+fn nothing_outside_dir_is_uploaded_and_a_backslash_is_no_folder() {
+    let (g, site) = site_with_deltas();
+    std::fs::write(g.path().join("secret.txt"), "SECRET=1\n").unwrap();
+    for (name, text) in [
+        ("x\\..\\..\\secret.txt", "x"),
+        ("..\\secret.txt", "x"),
+        ("a\\b.js", "the impostor"),
+        ("a/b.js", "the real one"),
+    ] {
+        write(&site, name, text);
+    }
+    std::os::unix::fs::symlink(g.path().join("secret.txt"), site.join("leak.txt")).unwrap();
+    std::os::unix::fs::symlink("robots.txt", site.join("alias.txt")).unwrap();
+
+    let out = precompress(&[
+        "objects".as_ref(),
+        site.as_os_str(),
+        "--format".as_ref(),
+        "aws".as_ref(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let runs = run_script(g.path(), "aws", &ok(&out), "BUCKET", "b");
+    let canonical_site = site.canonicalize().unwrap();
+    let mut uploaded = BTreeMap::new();
+    for args in &runs {
+        let local = Path::new(&args[2]);
+        let real = local.canonicalize().unwrap();
+        assert!(
+            real.starts_with(&canonical_site),
+            "{} is outside DIR",
+            args[2]
+        );
+        let key = args[3].strip_prefix("s3://b/").unwrap().to_string();
+        assert!(uploaded
+            .insert(key, std::fs::read(local).unwrap())
+            .is_none());
+    }
+    assert_eq!(uploaded["a/b.js"], b"the real one");
+    assert_eq!(uploaded["alias.txt"], b"User-agent: *\n");
+    assert!(!uploaded.contains_key("leak.txt"));
+    for said in [
+        "skipped \"a\\\\b.js\": a name no URL path can hold",
+        "skipped \"x\\\\..\\\\..\\\\secret.txt\": a name no URL path can hold",
+        "skipped ..\\secret.txt: a dot-file",
+        "skipped leak.txt: a link that leads out of DIR",
+    ] {
+        assert!(err.contains(said), "no {said:?} in {err}");
+    }
+
+    // precompress serve agrees: the link in DIR is served, the one out is not.
+    let server = serve_util::start_precompress(&site, &[]);
+    assert_eq!(serve_util::get(server.addr, "/alias.txt", None).status, 200);
+    assert_eq!(serve_util::get(server.addr, "/leak.txt", None).status, 404);
+    assert_eq!(serve_util::get(server.addr, "/a%5Cb.js", None).status, 400);
+    assert_eq!(
+        serve_util::get(server.addr, "/a/b.js", None).body,
+        b"the real one"
+    );
 }
 
 #[test]

@@ -196,6 +196,11 @@ fn run_table(
     for phase in t["phases"].as_array().unwrap() {
         for e in phase["edit"].as_array().into_iter().flatten() {
             let path = site.join(e["path"].as_str().unwrap());
+            if let Some(text) = e["write"].as_str() {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, text).unwrap();
+                continue;
+            }
             let [from, to] = [0, 1].map(|i| e["replace"][i].as_str().unwrap());
             let text = std::fs::read_to_string(&path).unwrap();
             assert_eq!(from.len(), to.len(), "an edit keeps the size");
@@ -432,4 +437,82 @@ fn check_url_passes_against_serve_and_the_node_handler() {
             .all(|l| l.contains("/about.html:")),
         "only about.html is wrong: {text}"
     );
+}
+
+/// A manifest edited so that an asset's br variant is `.env`: `precompress
+/// serve` and the Node handler refuse it at start, naming the manifest, the
+/// asset and the path, where both used to send `.env` as the asset's br body.
+#[test]
+fn a_manifest_listing_a_dot_file_as_a_variant_is_refused_by_serve_and_the_node_handler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let text: String = (0..80)
+        .map(|i| format!("export const f{i} = {i};\n"))
+        .collect();
+    std::fs::write(site.join("app.js"), text).unwrap();
+    let out = precompress(&["--no-config".as_ref(), "-q".as_ref(), site.as_os_str()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(site.join(".env"), "SECRET=1\n").unwrap();
+    let mpath = site.join("precompress-manifest.json");
+    let mut m = manifest(&site);
+    let br = m["files"]["app.js"]["encodings"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|v| v["coding"] == "br")
+        .expect("app.js has a br variant");
+    br["path"] = ".env".into();
+    br["size"] = 9.into();
+    std::fs::write(&mpath, serde_json::to_string(&m).unwrap()).unwrap();
+    let said = format!(
+        "{}: invalid manifest: file \"app.js\": br variant path \".env\" is not \"app.js.br\"",
+        mpath.display()
+    );
+
+    // precompress serve: exits at once with the error (it used to serve).
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("precompress"))
+        .arg("serve")
+        .arg(&site)
+        .args(["--addr", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("precompress serve started on a manifest that lists .env as a variant");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success());
+    assert!(err.contains(&said), "{err}");
+
+    // The Node handler: createHandler throws the same.
+    let lib = repo().join("npm/precompressor/lib/serve.js");
+    let script = "const { createHandler } = await import(process.argv[1]);
+        try { createHandler(process.argv[2]); console.log('started'); } catch (e) { console.log(e.message); }";
+    let out = Command::new("node")
+        .args(["--input-type=module", "-e", script])
+        .arg(format!("file://{}", lib.display()))
+        .arg(&site)
+        .output()
+        .expect("node");
+    let said_js = said.replace(
+        "is not \"app.js.br\"",
+        "is not \"app.js.br\", the only name of its br variant",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), said_js);
 }

@@ -1,9 +1,13 @@
 //! Any file handed to the manifest loader is refused or indexed; every indexed
-//! asset selects to a safe path and header values without CR, LF or NUL.
+//! asset selects to a safe path that is the asset itself or one of its own
+//! siblings (`KEY.br`, `KEY.HEX.dcb`, ...: never `.env` or another asset's
+//! file), and header values without CR, LF or NUL.
 #![no_main]
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
+use precompressor::model::content::variant_source;
+use precompressor::model::dictionary::delta_source;
 use precompressor::serve::{path::check_relative, Index, Selection};
 
 fuzz_target!(|data: &[u8]| {
@@ -22,7 +26,12 @@ fuzz_target!(|data: &[u8]| {
         ] {
             match index.select(key, ae) {
                 Selection::Found(s) => {
-                    assert!(check_relative(&s.representation.path).is_ok());
+                    let path = s.representation.path.as_str();
+                    assert!(check_relative(path).is_ok());
+                    let source = variant_source(path)
+                        .map(|(src, _)| src)
+                        .or_else(|| delta_source(path).map(|(src, _)| src));
+                    assert!(path == key || source == Some(key), "{key}: {path}");
                     for (_, v) in &s.headers {
                         assert!(!v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0));
                     }

@@ -58,8 +58,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::model::dictionary::{available_dictionary, delta_path, hex};
-use crate::serve::{config_assets, Coding, Entry, Index};
+use crate::model::dictionary::{available_dictionary, hex};
+use crate::serve::{config_assets, Entry, Index};
 
 /// The name of the generated snippet.
 pub const SNIPPET: &str = "precompress_deltas";
@@ -239,18 +239,9 @@ fn delta_dictionaries(
     } else if let Some(why) = unwritable(&entry.content_type) {
         skipped.push(format!("{k}: content type {:?}: {why}", entry.content_type));
     } else {
-        for (hash, rep) in &entry.deltas {
-            let Some(Coding::Delta(coding)) = rep.coding else {
-                continue;
-            };
-            // `try_files` looks for this form of name only.
-            let want = delta_path(k, hash, coding);
-            if rep.path != want {
-                skipped.push(format!("{}: not named {want}", rep.path));
-                continue;
-            }
-            dicts.insert(*hash);
-        }
+        // `try_files` looks for a delta's own name only, the one name the
+        // index lets a manifest list.
+        dicts.extend(entry.deltas.iter().map(|(hash, _)| *hash));
     }
     dicts
 }
@@ -390,7 +381,6 @@ fn quote(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     const APP: &str = "assets/app-5e6f7a8b.js";
 
@@ -569,20 +559,6 @@ mod tests {
                 "`/{name}` `{VARY}` - `text/javascript; charset=utf-8`"
             )]
         );
-    }
-
-    #[test]
-    fn deltas_not_named_as_try_files_looks_for_them_are_left_out() {
-        let h = [1u8; 32];
-        let json = format!(
-            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ "{APP}": {{"blake3": "00", "content_type": "text/javascript", "deltas": [{{"blake3": "00", "coding": "dcb", "dictionary": "{}", "dictionary_path": "o.js", "etag": "\"d\"", "path": "elsewhere.dcb", "size": 9}}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}}} }} }}"#,
-            available_dictionary(&h)
-        );
-        let out = render(&Index::from_json(Path::new("m.json"), &json).unwrap());
-        assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
-        assert!(out.skipped[0].starts_with("elsewhere.dcb: not named "));
-        assert!(entries(&out.config, "pc_delta").is_empty());
-        assert!(entries(&out.config, "pc_vary").is_empty());
     }
 
     #[test]

@@ -1046,6 +1046,11 @@ enum RangeSpec {
     Ignore,
 }
 
+/// One `bytes=` range of a body of `len` bytes (RFC 9110 §14.1.2). A position
+/// is `1*DIGIT`, with no bound: one past `u64` is still a position past the
+/// end of any file (a last one means "to the end", a first one is
+/// unsatisfiable), so positions saturate instead of making the range
+/// malformed, and two positions are ordered by their digits.
 fn parse_range(v: &str, len: u64) -> RangeSpec {
     let Some(spec) = v.trim().strip_prefix("bytes=") else {
         return RangeSpec::Ignore;
@@ -1056,25 +1061,32 @@ fn parse_range(v: &str, len: u64) -> RangeSpec {
     let Some((a, b)) = spec.trim().split_once('-') else {
         return RangeSpec::Ignore;
     };
-    let num = |s: &str| -> Option<u64> {
-        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
+    fn digits(s: &str) -> Option<&str> {
+        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())).then(|| s.trim_start_matches('0'))
+    }
+    // Only an overflow can fail: the digits are checked.
+    let value = |d: &str| {
+        if d.is_empty() {
+            0
+        } else {
+            d.parse().unwrap_or(u64::MAX)
+        }
     };
-    match (a.is_empty(), num(a), num(b)) {
+    match (a.is_empty(), digits(a), digits(b)) {
         // bytes=-N: the last N bytes.
-        (true, _, Some(n)) if n > 0 && len > 0 => {
-            RangeSpec::Satisfiable(len.saturating_sub(n), len - 1)
+        (true, _, Some(n)) if value(n) > 0 && len > 0 => {
+            RangeSpec::Satisfiable(len.saturating_sub(value(n)), len - 1)
         }
         (true, _, Some(_)) => RangeSpec::Unsatisfiable,
         (false, Some(first), last) if b.is_empty() || last.is_some() => {
-            let last = last.unwrap_or(u64::MAX);
-            if last < first {
+            // Without leading zeros, the shorter number is the smaller.
+            let before = |x: &str, y: &str| (x.len(), x) < (y.len(), y);
+            if last.is_some_and(|l| before(l, first)) {
                 RangeSpec::Ignore
-            } else if first >= len {
+            } else if value(first) >= len {
                 RangeSpec::Unsatisfiable
             } else {
-                RangeSpec::Satisfiable(first, last.min(len - 1))
+                RangeSpec::Satisfiable(value(first), last.map_or(u64::MAX, value).min(len - 1))
             }
         }
         _ => RangeSpec::Ignore,
@@ -1185,6 +1197,19 @@ mod tests {
             ("bytes=a-b", Ignore),
             ("bytes=-", Ignore),
             ("bytes=+1-2", Ignore),
+            ("bytes=007-0009", Satisfiable(7, 9)),
+            // Past u64 (2^64 = 18446744073709551616): still positions (issue #29).
+            ("bytes=0-18446744073709551616", Satisfiable(0, 99)),
+            ("bytes=0-99999999999999999999999999", Satisfiable(0, 99)),
+            ("bytes=-99999999999999999999999999", Satisfiable(0, 99)),
+            ("bytes=18446744073709551616-", Unsatisfiable),
+            (
+                "bytes=18446744073709551616-18446744073709551617",
+                Unsatisfiable,
+            ),
+            ("bytes=18446744073709551617-18446744073709551616", Ignore),
+            ("bytes=5-18446744073709551616", Satisfiable(5, 99)),
+            ("bytes=18446744073709551616-5", Ignore),
         ] {
             assert_eq!(parse_range(h, 100), want, "{h}");
         }

@@ -57,6 +57,7 @@ use crate::error::{Error, Result};
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::dictionary::parse_available_dictionary;
 use crate::model::manifest::{Asset, Delta, Manifest, Variant};
+use crate::model::names::{sibling_path, Sibling};
 
 pub use negotiate::AcceptEncoding;
 
@@ -218,8 +219,10 @@ impl Index {
     }
 
     /// Checks and indexes a parsed manifest. A manifest is data from disk that a
-    /// server turns into file paths and header values, so every path must stay
-    /// under the folder, every coding must be one this crate writes, and every
+    /// server turns into file paths and header values, so every key must stay
+    /// under the folder, every variant or delta must have the one name
+    /// precompress gives it ([`sibling_path`]: never `.env` or another
+    /// asset's file), every coding must be one this crate writes, and every
     /// header value must be printable ASCII.
     pub fn from_manifest(origin: &Path, m: Manifest) -> Result<Index> {
         let bad = |detail: String| Error::Manifest {
@@ -545,8 +548,14 @@ fn variants_of(
         {
             return Err(format!("file {key:?}: coding {} listed twice", v.coding));
         }
-        path::check_relative(&v.path)
-            .map_err(|e| format!("file {key:?}: variant path {:?}: {e}", v.path))?;
+        // The path is data from disk: only the variant's own name may be sent.
+        let own = sibling_path(key, Sibling::Variant(codec));
+        if v.path != own {
+            return Err(format!(
+                "file {key:?}: {} variant path {:?} is not {own:?}, the only name of its {} variant",
+                v.coding, v.path, v.coding
+            ));
+        }
         if !is_strong_etag(&v.etag) {
             return Err(format!(
                 "file {key:?}: {} etag is not a strong entity-tag",
@@ -577,7 +586,13 @@ fn deltas_of(
             .ok_or_else(|| format!("file {key:?}: unknown delta coding {:?}", d.coding))?;
         let dict = parse_available_dictionary(&d.dictionary)
             .ok_or_else(|| format!("{what}: dictionary is not a base64 SHA-256 between colons"))?;
-        path::check_relative(&d.path).map_err(|e| format!("{what}: {e}"))?;
+        let own = sibling_path(key, Sibling::Delta(&dict, coding));
+        if d.path != own {
+            return Err(format!(
+                "{what}: is not {own:?}, the only name of its {} delta against that dictionary",
+                d.coding
+            ));
+        }
         if !is_strong_etag(&d.etag) {
             return Err(format!("{what}: etag is not a strong entity-tag"));
         }
@@ -772,9 +787,20 @@ mod tests {
         assert_eq!(header(&headers, "Vary"), Some("Accept-Encoding"));
     }
 
+    /// A delta of `app-3f2a9c1b.js` under its own name (a malformed dictionary
+    /// or coding, refused before the name is looked at, gets a made-up one).
     fn delta(coding: &str, dict: &str, size: u64) -> String {
+        let path = match (parse_available_dictionary(dict), DeltaCoding::parse(coding)) {
+            (Some(h), Some(c)) => sibling_path("app-3f2a9c1b.js", Sibling::Delta(&h, c)),
+            _ => format!("app-3f2a9c1b.js.{coding}{size}"),
+        };
+        delta_at(coding, dict, size, &path)
+    }
+
+    fn delta_at(coding: &str, dict: &str, size: u64, path: &str) -> String {
         format!(
-            r#"{{"coding": "{coding}", "dictionary": "{dict}", "dictionary_path": "old.js", "path": "app-3f2a9c1b.js.{coding}{size}", "size": {size}, "blake3": "00", "etag": "\"{coding}{size}\""}}"#
+            r#"{{"coding": "{coding}", "dictionary": "{dict}", "dictionary_path": "old.js", "path": {}, "size": {size}, "blake3": "00", "etag": "\"{coding}{size}\""}}"#,
+            serde_json::to_string(path).unwrap()
         )
     }
 
@@ -931,12 +957,12 @@ mod tests {
                 r#""skipped": {}"#,
                 &format!(
                     r#""skipped": {{}}, "deltas": [{}]"#,
-                    delta(
+                    delta_at(
                         "dcb",
                         &crate::model::dictionary::available_dictionary(&[1; 32]),
-                        1
+                        1,
+                        "../x.dcb"
                     )
-                    .replace("app-3f2a9c1b.js.dcb1", "../x.dcb")
                 ),
             ),
             asset("a.js", 1, "").replace(
@@ -952,6 +978,55 @@ mod tests {
             assert!(e.to_string().starts_with("m.json: invalid manifest"), "{e}");
         }
         assert!(Index::from_json(Path::new("m"), r#"{"version": 2}"#).is_err());
+    }
+
+    /// `fixtures/sibling-names.json` (also run by model::names and by
+    /// negotiate.js's `node --test`): a manifest whose variant or delta is not
+    /// at the asset's own `KEY.br`, `KEY.HEX.dcb`, ... is refused at load,
+    /// naming the manifest, the entry and the path; the rest load.
+    #[test]
+    fn a_variant_or_delta_not_at_its_own_name_is_refused_naming_the_entry() {
+        let t: serde_json::Value =
+            serde_json::from_str(include_str!("../../fixtures/sibling-names.json")).unwrap();
+        for c in t["cases"].as_array().unwrap() {
+            let (key, coding, path) = (
+                c["key"].as_str().unwrap(),
+                c["coding"].as_str().unwrap(),
+                c["path"].as_str().unwrap(),
+            );
+            let rep = serde_json::json!({
+                "coding": coding, "path": path, "size": 1, "blake3": "00", "etag": "\"rep\"",
+                "dictionary": c["dictionary"], "dictionary_path": "old.js",
+            });
+            let field = if c["dictionary"].is_null() {
+                "encodings"
+            } else {
+                "deltas"
+            };
+            let mut a = serde_json::json!({
+                "size": 9, "blake3": "00", "sha256": "x", "content_type": "text/plain",
+                "etag": "\"id\"", "encodings": [], "skipped": {},
+            });
+            a[field] = serde_json::json!([rep]);
+            let m = serde_json::json!({
+                "version": 1, "generator": "t", "settings": {}, "files": { key: a },
+            });
+            let got = Index::from_json(Path::new("site/m.json"), &m.to_string());
+            match (c["ok"].as_bool().unwrap(), got) {
+                (true, Ok(idx)) => {
+                    let e = idx.get(key).unwrap();
+                    let listed = e.variants.iter().chain(e.deltas.iter().map(|(_, r)| r));
+                    assert_eq!(listed.map(|r| r.path.as_str()).collect::<Vec<_>>(), [path]);
+                }
+                (false, Err(e)) => {
+                    let e = e.to_string();
+                    let named = format!("site/m.json: invalid manifest: file {key:?}: ");
+                    assert!(e.starts_with(&named), "row {c}: {e}");
+                    assert!(e.contains(&format!("{path:?}")), "row {c}: {e}");
+                }
+                (want, got) => panic!("row {c}: ok should be {want}, got {got:?}"),
+            }
+        }
     }
 
     #[test]

@@ -58,7 +58,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use crate::model::coding::DeltaCoding;
-use crate::model::dictionary::{available_dictionary, delta_path};
+use crate::model::dictionary::available_dictionary;
 use crate::serve::{config_assets, Coding, ConfigAsset, Index, Representation};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
@@ -185,15 +185,8 @@ fn deltas_by_dictionary<'a>(a: &ConfigAsset<'a>, skipped: &mut Vec<String>) -> B
         let Some(Coding::Delta(coding)) = rep.coding else {
             continue;
         };
-        // The nested location matches only this form of name.
-        if rep.path != delta_path(k, hash, coding) {
-            skipped.push(format!(
-                "{}: not named {}",
-                rep.path,
-                delta_path(k, hash, coding)
-            ));
-            continue;
-        }
+        // The nested location matches only the delta's own name, the one
+        // name the index lets a manifest list.
         by_dict.entry(*hash).or_default().push((coding, rep));
     }
     if !entry.deltas.is_empty() && unwritable(&entry.content_type).is_some() {

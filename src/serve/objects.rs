@@ -22,9 +22,10 @@
 //!   The rewritten URI is CloudFront's cache key, so the cache policy needs no
 //!   header at all. Keys it does not know go on unchanged.
 //! - Files the manifest does not describe are plain objects (type from the
-//!   name, `no-cache`); dot-files, the manifest and stale variants (a variant's
-//!   name beside its source that the manifest does not list) are not uploaded,
-//!   as no server here sends them.
+//!   name, `no-cache`); dot-files, the manifest, stale variants (a variant's
+//!   name beside its source that the manifest does not list), names no URL
+//!   can hold (a `\`, which the run passes over) and links out of DIR are
+//!   not uploaded, as no server here sends them ([`scan`]).
 //!
 //! CloudFront Functions are at most 10 KB. Over that the function is refused
 //! ([`ObjectsError::TooLarge`]) rather than cut: a site that large needs its
@@ -38,7 +39,9 @@ use serde::Serialize;
 
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::content::variant_source;
-use crate::model::dictionary::{available_dictionary, delta_path, delta_source};
+use crate::model::dictionary::{available_dictionary, delta_source};
+use crate::model::path::check_relative;
+use crate::serve::path::resolve;
 use crate::serve::{Coding, Index, CACHE_REVALIDATE};
 
 /// CloudFront Functions' quota on a function's code: 10 KB, not adjustable.
@@ -55,6 +58,14 @@ const VARY_VARIANTS: &str = "Accept-Encoding";
 /// Why a listing or an edge function cannot be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ObjectsError {
+    /// The folder could not be resolved.
+    #[error("{}: cannot resolve: {source}", path.display())]
+    Root {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The folder could not be listed.
     #[error("{}: cannot list: {source}", path.display())]
     Walk {
@@ -145,19 +156,34 @@ pub struct Listing {
 /// The files under DIR: what [`plan`] needs of the disk.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scan {
-    /// Regular files (and links to files) by relative path: their sizes.
+    /// Regular files (and links to files inside DIR) by relative path: their sizes.
     pub files: BTreeMap<String, u64>,
     /// Dot-files and dot-folders (`.well-known` excepted), precompress's own left out.
     pub hidden: Vec<String>,
     /// Paths that are not UTF-8, so no object key.
     pub unnamed: Vec<PathBuf>,
+    /// Names no URL path can hold (a backslash in a name): the run passes
+    /// them over too, and no server can be asked for them.
+    pub unservable: Vec<String>,
+    /// Links that lead out of DIR (or nowhere): `precompress serve` answers
+    /// 404 for them, and nothing outside DIR is ever uploaded.
+    pub outside: Vec<String>,
 }
 
-/// Lists the files under `root`. Dot-folders are not entered; a link to a
-/// file counts as the file (the upload reads through it), a link to a folder
-/// is not followed.
+/// Lists the files under `root` by the rules the run and `precompress serve`
+/// go by, so the upload holds what they would serve and nothing else: a
+/// name is a key only as the run's walk takes it (`/` for the platform's
+/// separator and nothing else, then [`check_relative`]: a `\` in a name is
+/// not a folder), and a file is taken only where `precompress serve` would
+/// send it ([`resolve`]: its canonical path inside the canonical DIR, so a
+/// link to a file in DIR counts as the file and a link out of DIR is left
+/// out). Dot-folders and links to folders are not entered.
 pub fn scan(root: &Path) -> Result<Scan, ObjectsError> {
     let mut out = Scan::default();
+    let canonical_root = std::fs::canonicalize(root).map_err(|source| ObjectsError::Root {
+        path: root.to_path_buf(),
+        source,
+    })?;
     let hidden = |name: &str| name.starts_with('.') && name != ".well-known";
     let mut walker = walkdir::WalkDir::new(root)
         .follow_links(false)
@@ -172,14 +198,18 @@ pub fn scan(root: &Path) -> Result<Scan, ObjectsError> {
             continue;
         }
         let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-        let Some(rel) = rel.to_str().map(|s| s.replace('\\', "/")) else {
+        // As run/walk.rs: only the platform's separator is one.
+        let Some(rel) = rel
+            .to_str()
+            .map(|s| s.replace(std::path::MAIN_SEPARATOR, "/"))
+        else {
             out.unnamed.push(entry.path().to_path_buf());
             if entry.file_type().is_dir() {
                 walker.skip_current_dir();
             }
             continue;
         };
-        let name = rel.rsplit('/').next().unwrap_or(&rel);
+        let name = entry.file_name().to_str().unwrap_or_default();
         if hidden(name) {
             if !name.starts_with(".precompress") {
                 out.hidden.push(rel.clone());
@@ -192,8 +222,19 @@ pub fn scan(root: &Path) -> Result<Scan, ObjectsError> {
         if entry.file_type().is_dir() {
             continue;
         }
-        // Follows a link: `aws s3 cp` uploads what it points to.
-        match std::fs::metadata(entry.path()) {
+        if check_relative(&rel).is_err() {
+            out.unservable.push(rel);
+            continue;
+        }
+        // Through a link only to a file inside DIR, as `precompress serve`
+        // sends it: `aws s3 cp` uploads what the link points to.
+        let Some(file) = resolve(&canonical_root, &rel) else {
+            if entry.path_is_symlink() {
+                out.outside.push(rel);
+            }
+            continue;
+        };
+        match std::fs::metadata(file) {
             Ok(md) if md.is_file() => {
                 out.files.insert(rel, md.len());
             }
@@ -232,11 +273,9 @@ pub fn plan(index: &Index, scan: &Scan, manifest: Option<&str>) -> Listing {
             let Some(Coding::Variant(codec)) = rep.coding else {
                 continue;
             };
-            let named = format!("{key}.{}", codec.suffix());
+            // Its own name (`KEY.br`): the index refuses a manifest that lists another.
             described.insert(&rep.path);
-            if rep.path != named {
-                skipped.push(format!("{}: not named {named}", rep.path));
-            } else if !present(&rep.path, rep.size) {
+            if !present(&rep.path, rep.size) {
                 skipped.push(format!("{}: not in DIR with the manifest's size", rep.path));
             } else {
                 route.variants.push((codec, rep.size));
@@ -247,11 +286,8 @@ pub fn plan(index: &Index, scan: &Scan, manifest: Option<&str>) -> Listing {
             let Some(Coding::Delta(coding)) = rep.coding else {
                 continue;
             };
-            let named = delta_path(key, hash, coding);
             described.insert(&rep.path);
-            if rep.path != named {
-                skipped.push(format!("{}: not named {named}", rep.path));
-            } else if !present(&rep.path, rep.size) {
+            if !present(&rep.path, rep.size) {
                 skipped.push(format!("{}: not in DIR with the manifest's size", rep.path));
             } else {
                 route.deltas.push((*hash, coding, rep.size));
@@ -325,6 +361,16 @@ pub fn plan(index: &Index, scan: &Scan, manifest: Option<&str>) -> Listing {
     }
     for p in &scan.unnamed {
         skipped.push(format!("{}: not UTF-8, so no object key", p.display()));
+    }
+    for u in &scan.unservable {
+        skipped.push(format!(
+            "{u:?}: a name no URL path can hold (a backslash is not a folder here); the run passes it over too"
+        ));
+    }
+    for o in &scan.outside {
+        skipped.push(format!(
+            "{o}: a link that leads out of DIR (or nowhere); precompress serve does not send it either"
+        ));
     }
     // Documents last: a page uploaded before the files it names would send
     // browsers to keys not there yet.
@@ -718,7 +764,8 @@ if((e=get(key))!==undefined)return end?nf(r):pick(key,e,r);
 if((e=get(ix))!==undefined)return key&&!end?re(301,"Moved Permanently",{location:B+p.replace(/^\/+/,"")+"/"+qs(r.querystring)}):pick(ix,e,r);
 if(key&&!end&&k[k.length-1].indexOf(".")<0&&(e=get(key+".html"))!==undefined)return pick(key+".html",e,r);
 // A variant or delta by its own name, or the manifest: the 404 page. Anything else goes on.
-var v=/^(.+)\.(br|zst|gz|[0-9a-f]{64}\.dc[bz])$/.exec(key);
+// [\s\S], not `.`: a name may hold a newline, CR or U+2028 (no `s` flag in ES5).
+var v=/^([\s\S]+)\.(br|zst|gz|[0-9a-f]{64}\.dc[bz])$/.exec(key);
 return key===M||(v&&get(v[1])!==undefined)?nf(r):r}
 // The route of the asset at k, or undefined.
 function get(k){var i=k.lastIndexOf("/")+1,d=k.slice(0,i),n=k.slice(i),f=A.hasOwnProperty(d)?A[d]:[],j;
@@ -873,6 +920,41 @@ mod tests {
         assert!(l.skipped.iter().any(|s| s.starts_with(".env: ")));
         // No variants, not a page: nothing for the edge to decide.
         assert!(l.routes.is_empty());
+    }
+
+    /// Issue #29: a `\` was taken for a folder, so `..\secret.txt` became
+    /// `../secret.txt` (a file outside DIR, uploaded) and `a\b.js` replaced
+    /// the real `a/b.js`; a link out of DIR was listed though `serve` answers
+    /// 404 for it. The scan now goes by the run's name rule and serve's
+    /// resolution.
+    #[cfg(unix)]
+    #[test]
+    fn backslash_names_and_links_out_of_dir_are_never_listed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, outside) = (tmp.path().join("dist"), tmp.path().join("secret.txt"));
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::write(&outside, "SECRET").unwrap();
+        for (name, text) in [
+            ("..\\secret.txt", "x"),
+            ("a\\b.js", "the impostor"),
+            ("a/b.js", "the real one"),
+            ("..\\.git\\config", "x"),
+            ("x\\..\\..\\secret.txt", "x"),
+            ("ok.txt", "fine"),
+        ] {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, root.join("leak.txt")).unwrap();
+        std::os::unix::fs::symlink("../secret.txt", root.join("a/leak2.txt")).unwrap();
+        std::os::unix::fs::symlink("ok.txt", root.join("alias.txt")).unwrap();
+        std::os::unix::fs::symlink("missing.txt", root.join("broken.txt")).unwrap();
+        let s = scan(&root).unwrap();
+        let files: Vec<(&str, u64)> = s.files.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(files, [("a/b.js", 12), ("alias.txt", 4), ("ok.txt", 4)]);
+        assert_eq!(s.unservable, ["a\\b.js", "x\\..\\..\\secret.txt"]);
+        assert_eq!(s.outside, ["a/leak2.txt", "broken.txt", "leak.txt"]);
+        // A dot-file by its whole name, not by what follows its last `\`.
+        assert_eq!(s.hidden, ["..\\.git\\config", "..\\secret.txt"]);
     }
 
     #[test]

@@ -25,7 +25,8 @@ export class ManifestError extends Error {
 
 /**
  * Checks and indexes a parsed manifest, as the Rust `Index::from_manifest`:
- * every path stays under the folder, every coding is one precompress writes,
+ * every key stays under the folder, every variant or delta has the one name
+ * precompress gives it (siblingPath), every coding is one precompress writes,
  * every header value is printable ASCII, ETags are strong and distinct.
  * `origin` names the manifest in errors.
  */
@@ -73,8 +74,9 @@ function entryOf(key, a, bad) {
   for (const v of a.encodings ?? []) {
     if (!VARIANT_TOKENS.has(v.coding)) throw bad(`${what}: unknown coding ${JSON.stringify(v.coding)}`);
     if (variants.some((r) => r.coding === v.coding)) throw bad(`${what}: coding ${v.coding} listed twice`);
-    const e = checkRelative(v.path);
-    if (e) throw bad(`${what}: variant path ${JSON.stringify(v.path)}: ${e}`);
+    // The path is data from disk: only the variant's own name may be sent.
+    const own = siblingPath(key, v.coding);
+    if (v.path !== own) throw bad(`${what}: ${v.coding} variant path ${JSON.stringify(v.path)} is not ${JSON.stringify(own)}, the only name of its ${v.coding} variant`);
     if (!isStrongEtag(v.etag)) throw bad(`${what}: ${v.coding} etag is not a strong entity-tag`);
     variants.push({ coding: v.coding, delta: false, path: v.path, size: v.size, etag: v.etag, blake3: v.blake3 });
   }
@@ -84,8 +86,8 @@ function entryOf(key, a, bad) {
     if (!DELTA_TOKENS.has(d.coding)) throw bad(`${what}: unknown delta coding ${JSON.stringify(d.coding)}`);
     const dict = parseAvailableDictionary(d.dictionary);
     if (dict === undefined) throw bad(`${dw}: dictionary is not a base64 SHA-256 between colons`);
-    const e = checkRelative(d.path);
-    if (e) throw bad(`${dw}: ${e}`);
+    const own = siblingPath(key, d.coding, dict);
+    if (d.path !== own) throw bad(`${dw}: is not ${JSON.stringify(own)}, the only name of its ${d.coding} delta against that dictionary`);
     if (!isStrongEtag(d.etag)) throw bad(`${dw}: etag is not a strong entity-tag`);
     if (deltas.some((x) => x.dictionary === dict && x.coding === d.coding)) throw bad(`${dw}: listed twice`);
     deltas.push({ coding: d.coding, delta: true, dictionary: dict, path: d.path, size: d.size, etag: d.etag, blake3: d.blake3 });
@@ -108,6 +110,21 @@ function entryOf(key, a, bad) {
     cacheControl: isFingerprinted(key) ? CACHE_IMMUTABLE : CACHE_REVALIDATE,
     link: undefined,
   };
+}
+
+const SUFFIXES = new Map([['br', 'br'], ['zstd', 'zst'], ['gzip', 'gz']]);
+
+/**
+ * The one path a manifest may list for the variant in `coding` of the asset
+ * at `key` (`KEY.br`, `KEY.zst`, `KEY.gz`), or for its delta in `coding`
+ * against `dictionary` (the base64 SHA-256, as parseAvailableDictionary
+ * gives it: `KEY.HEX.dcb`, `KEY.HEX.dcz`): model::names::sibling_path,
+ * held to it by fixtures/sibling-names.json.
+ */
+export function siblingPath(key, coding, dictionary) {
+  if (dictionary === undefined) return `${key}.${SUFFIXES.get(coding)}`;
+  const hex = Array.from(atob(dictionary), (c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
+  return `${key}.${hex}.${coding}`;
 }
 
 function isHeaderValue(s) {
@@ -261,30 +278,70 @@ export function rangeApplies(h, etag, lastModified) {
   return d !== undefined && lastModified !== undefined && Math.floor(lastModified / 1000) === Math.floor(d / 1000);
 }
 
-/** One `bytes=` range of a body of `len` bytes: [first, last], 'unsatisfiable', or undefined (ignored). */
+/**
+ * One `bytes=` range of a body of `len` bytes: [first, last], 'unsatisfiable',
+ * or undefined (ignored). Positions are any number of digits (RFC 9110
+ * §14.1.2), compared exactly as BigInts: past 2^53, Number() would make two
+ * positions equal that are not, where the Rust side orders them by their digits.
+ */
 export function parseRange(v, len) {
-  const spec = /^bytes=(.*)$/.exec(v.trim())?.[1];
+  const spec = /^bytes=([^]*)$/.exec(v.trim())?.[1];
   if (spec === undefined || spec.includes(',')) return undefined;
-  const m = /^(\d*)-(\d*)$/.exec(spec.trim());
+  const m = /^([0-9]*)-([0-9]*)$/.exec(spec.trim());
   if (!m) return undefined;
   const [, a, b] = m;
+  const size = BigInt(len);
   if (a === '') {
     if (b === '') return undefined;
-    const n = Number(b);
-    return n > 0 && len > 0 ? [Math.max(0, len - n), len - 1] : 'unsatisfiable';
+    const n = BigInt(b);
+    return n > 0n && len > 0 ? [n >= size ? 0 : len - Number(n), len - 1] : 'unsatisfiable';
   }
-  const first = Number(a);
-  const last = b === '' ? Infinity : Number(b);
-  if (last < first) return undefined;
-  if (first >= len) return 'unsatisfiable';
-  return [first, Math.min(last, len - 1)];
+  const first = BigInt(a);
+  const last = b === '' ? undefined : BigInt(b);
+  if (last !== undefined && last < first) return undefined;
+  if (first >= size) return 'unsatisfiable';
+  return [Number(first), last === undefined || last >= size ? len - 1 : Number(last)];
 }
 
-/** Milliseconds since the epoch of an IMF-fixdate (or the two obsolete forms); undefined if none. */
-function parseHttpDate(v) {
-  if (v === undefined) return undefined;
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? undefined : t;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+const MON = MONTHS.join('|');
+const IMF_FIXDATE = new RegExp(`^(${DAYS.join('|')}), ([0-9]{2}) (${MON}) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$`);
+// httpdate does not look at the character between the year and the hour.
+const RFC_850 = new RegExp(`^(${WEEKDAYS.join('|')}), ([0-9]{2})-(${MON})-([0-9]{2})[\\x00-\\x7f]([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$`);
+const ASCTIME = new RegExp(`^(${DAYS.join('|')}) (${MON}) ( [0-9]|[0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})$`);
+
+/**
+ * Milliseconds since the epoch of an HTTP-date (RFC 9110 §5.6.7): an
+ * IMF-fixdate or one of the two obsolete forms, RFC 850 (a two-digit year
+ * below 70 is 20xx) and asctime, as the Rust side's `httpdate` reads them:
+ * ASCII, trimmed, a real date from 1970 to 9999 on the weekday it names.
+ * Anything else (`1`, `3000`, what Date.parse would guess at) is undefined,
+ * and RFC 9110 has a recipient ignore a field whose date is invalid.
+ */
+export function parseHttpDate(v) {
+  if (typeof v !== 'string' || !/^[\x00-\x7f]*$/.test(v)) return undefined;
+  const s = v.trim();
+  let wday, day, mon, year, hour, min, sec, m;
+  if ((m = IMF_FIXDATE.exec(s))) {
+    [wday, day, mon, year, hour, min, sec] = [DAYS.indexOf(m[1]), m[2], m[3], m[4], m[5], m[6], m[7]];
+  } else if ((m = RFC_850.exec(s))) {
+    [wday, day, mon, year, hour, min, sec] = [WEEKDAYS.indexOf(m[1]), m[2], m[3], m[4], m[5], m[6], m[7]];
+    year = Number(year) + (Number(year) < 70 ? 2000 : 1900);
+  } else if ((m = ASCTIME.exec(s))) {
+    [wday, mon, day, hour, min, sec, year] = [DAYS.indexOf(m[1]), m[2], m[3].trim(), m[4], m[5], m[6], m[7]];
+  } else {
+    return undefined;
+  }
+  [day, year, hour, min, sec] = [day, year, hour, min, sec].map(Number);
+  const month = MONTHS.indexOf(mon);
+  if (sec >= 60 || min >= 60 || hour >= 24 || year < 1970 || year > 9999) return undefined;
+  const t = Date.UTC(year, month, day, hour, min, sec);
+  const d = new Date(t);
+  // The day exists in that month, and falls on the weekday named (Monday 0).
+  if (d.getUTCDate() !== day || d.getUTCMonth() !== month || (d.getUTCDay() + 6) % 7 !== wday) return undefined;
+  return t;
 }
 
 /** An IMF-fixdate (seconds; `ms` since the epoch). */
@@ -293,6 +350,26 @@ export function httpDate(ms) {
 }
 
 // ------------------------------------------------------------- request paths
+
+/**
+ * The path and query (with its `?`, or '') of a request-target, as
+ * `precompress serve` (hyper) reads it: an absolute-form target, which a
+ * server must accept (RFC 9112 §3.2.2), by its path (`/` when it has none);
+ * a `#` and all after it dropped (a fragment is never sent, and hyper drops
+ * one), so neither reaches the path rules as part of a name.
+ */
+export function splitTarget(target) {
+  let t = target;
+  const hash = t.indexOf('#');
+  if (hash >= 0) t = t.slice(0, hash);
+  const origin = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?]*/.exec(t);
+  if (origin) {
+    t = t.slice(origin[0].length);
+    if (!t.startsWith('/')) t = `/${t}`;
+  }
+  const q = t.indexOf('?');
+  return q < 0 ? { path: t, query: '' } : { path: t.slice(0, q), query: t.slice(q) };
+}
 
 /** The URL path DIR is served at, with one leading and one trailing slash; undefined if not a path. */
 export function normalizeBase(b) {
@@ -382,9 +459,10 @@ export function checkRelative(rel) {
 
 /** `x.js.br`, `x.js.gz`, `x.js.zst` → `x.js`; `x.js.HEX.dcb` → `x.js`: the asset a variant or delta belongs to. */
 export function siblingSource(key) {
-  const d = /^(.+)\.[0-9a-f]{64}\.dc[bz]$/.exec(key);
+  // `s`: a name may hold a newline, CR or U+2028, which `.` alone does not match.
+  const d = /^(.+)\.[0-9a-f]{64}\.dc[bz]$/s.exec(key);
   if (d) return d[1];
-  const v = /^(.+)\.(br|gz|zst)$/.exec(key);
+  const v = /^(.+)\.(br|gz|zst)$/s.exec(key);
   return v ? v[1] : undefined;
 }
 

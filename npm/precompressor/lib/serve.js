@@ -22,6 +22,7 @@ import {
   select,
   setBase,
   siblingSource,
+  splitTarget,
   stripBase,
 } from './negotiate.js';
 
@@ -111,7 +112,9 @@ function resolve(root, key) {
   }
 }
 
-const TYPES = {
+// A Map, not an object: the extension comes from the request, and `x.constructor`
+// or `x.__proto__` must not find Object.prototype's members.
+const TYPES = new Map(Object.entries({
   html: 'text/html; charset=utf-8', htm: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8',
   mjs: 'text/javascript; charset=utf-8', cjs: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8',
   json: 'application/json', map: 'application/json', txt: 'text/plain; charset=utf-8', xml: 'application/xml',
@@ -119,12 +122,12 @@ const TYPES = {
   jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', avif: 'image/avif', ico: 'image/x-icon',
   woff: 'font/woff', woff2: 'font/woff2', ttf: 'font/ttf', otf: 'font/otf', pdf: 'application/pdf', mp4: 'video/mp4',
   webm: 'video/webm', mp3: 'audio/mpeg', md: 'text/markdown; charset=utf-8', csv: 'text/csv; charset=utf-8',
-};
+}));
 
 /** The Content-Type of a file the manifest does not describe. */
 export function contentTypeOf(key) {
   const ext = /\.([^./]+)$/.exec(key)?.[1]?.toLowerCase();
-  return (ext && TYPES[ext]) || 'application/octet-stream';
+  return TYPES.get(ext) ?? 'application/octet-stream';
 }
 
 /**
@@ -185,10 +188,8 @@ export function createHandler(dir, options = {}) {
       return;
     }
     const site = current();
-    const url = req.originalUrl ?? req.url;
-    const q = url.indexOf('?');
-    const rawPath = q < 0 ? url : url.slice(0, q);
-    const query = q < 0 ? '' : url.slice(q);
+    // `GET http://host/x` and `/x#frag` name /x, as they do to precompress serve.
+    const { path: rawPath, query } = splitTarget(req.originalUrl ?? req.url);
     let t = target(site, rawPath, query);
     // Falling through, the 404 page is the next handler's to give.
     if (t.status === 404) t = fallback(site, rawPath, !(fallthrough && typeof next === 'function')) ?? t;

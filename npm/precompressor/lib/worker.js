@@ -33,6 +33,7 @@ import {
   select,
   setBase,
   siblingSource,
+  splitTarget,
   stripBase,
   urlOf,
 } from './negotiate.js';
@@ -119,9 +120,7 @@ export function createWorker(options = {}) {
       return text(500, head, [], message);
     }
     // The raw path: `new URL()` would resolve `%2e%2e` segments before they could be refused.
-    const m = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*([^?#]*)(\?[^#]*)?/.exec(request.url);
-    const fullPath = m?.[1] || '/';
-    const query = m?.[2] ?? '';
+    const { path: fullPath, query } = splitTarget(request.url);
     let s;
     try {
       s = await load(assets, request.url);

@@ -6,7 +6,22 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { indexManifest, isFingerprinted, isHashOnly, logicalName, parseAvailableDictionary, parseRequestPath, select } from '../lib/negotiate.js';
+import {
+  indexManifest,
+  isFingerprinted,
+  isHashOnly,
+  logicalName,
+  notModified,
+  parseAvailableDictionary,
+  parseHttpDate,
+  parseRange,
+  parseRequestPath,
+  preconditionFailed,
+  select,
+  siblingPath,
+  siblingSource,
+  splitTarget,
+} from '../lib/negotiate.js';
 
 // Rows of a names table (tool, path, expected), checked; returns their count.
 function readAsTheTableSays(file) {
@@ -92,4 +107,79 @@ test('a hostile manifest is refused, naming it', () => {
     { 'a.js': { ...a, encodings: [{ coding: 'br', path: 'a.js.br', size: 1, etag: '"a"' }] } },
   ])
     assert.throws(() => indexManifest('m.json', m(files)), /^ManifestError: m\.json: invalid manifest/);
+});
+
+test('a variant or delta not at its own name is refused, naming the entry (fixtures/sibling-names.json)', () => {
+  const { cases } = JSON.parse(readFileSync(new URL('../../../fixtures/sibling-names.json', import.meta.url), 'utf8'));
+  assert.ok(cases.length >= 20, `${cases.length} rows`);
+  for (const c of cases) {
+    const rep = { coding: c.coding, path: c.path, size: 1, blake3: '00', etag: '"rep"', dictionary: c.dictionary, dictionary_path: 'old.js' };
+    const a = { size: 9, blake3: '00', sha256: 'x', content_type: 'text/plain', etag: '"id"', skipped: {}, encodings: [] };
+    a[c.dictionary === undefined ? 'encodings' : 'deltas'] = [rep];
+    const row = JSON.stringify(c);
+    const load = () => indexManifest('site/m.json', { version: 1, files: { [c.key]: a } });
+    if (c.ok) {
+      const e = load().assets.get(c.key);
+      assert.deepEqual([...e.variants, ...e.deltas].map((r) => r.path), [c.path], row);
+      const dict = c.dictionary === undefined ? undefined : parseAvailableDictionary(c.dictionary);
+      assert.equal(siblingPath(c.key, c.coding, dict), c.path, row);
+    } else {
+      assert.throws(load, (e) => e.message.startsWith(`site/m.json: invalid manifest: file ${JSON.stringify(c.key)}: `) && e.message.includes(JSON.stringify(c.path)), row);
+    }
+  }
+});
+
+test('ranges: positions past 2^53 and 2^64 are positions, ordered exactly (issue #29)', () => {
+  for (const [h, want] of [
+    ['bytes=0-9', [0, 9]], ['bytes=5-', [5, 99]], ['bytes=-10', [90, 99]], ['bytes=-1000', [0, 99]], ['bytes=90-1000', [90, 99]],
+    ['bytes=100-', 'unsatisfiable'], ['bytes=-0', 'unsatisfiable'], ['bytes=9-5', undefined], ['bytes=0-1,5-9', undefined],
+    ['items=0-9', undefined], ['bytes=a-b', undefined], ['bytes=-', undefined], ['bytes=+1-2', undefined], ['bytes=007-0009', [7, 9]],
+    ['bytes=0-18446744073709551616', [0, 99]], ['bytes=0-99999999999999999999999999', [0, 99]], ['bytes=-99999999999999999999999999', [0, 99]],
+    ['bytes=18446744073709551616-', 'unsatisfiable'], ['bytes=18446744073709551616-18446744073709551617', 'unsatisfiable'],
+    ['bytes=18446744073709551617-18446744073709551616', undefined], ['bytes=5-18446744073709551616', [5, 99]],
+    ['bytes=18446744073709551616-5', undefined], ['bytes=9007199254740993-9007199254740992', undefined],
+  ])
+    assert.deepEqual(parseRange(h, 100), want, h);
+  assert.equal(parseRange('bytes=0-', 0), 'unsatisfiable');
+});
+
+test('HTTP dates: the three forms httpdate reads, nothing Date.parse would guess at (issue #29)', () => {
+  const t = Date.UTC(1994, 10, 6, 8, 49, 37);
+  for (const [v, want] of [
+    ['Sun, 06 Nov 1994 08:49:37 GMT', t], ['Sunday, 06-Nov-94 08:49:37 GMT', t], ['Sun Nov  6 08:49:37 1994', t], ['Sun Nov 06 08:49:37 1994', t],
+    [' \tSun, 06 Nov 1994 08:49:37 GMT ', t], ['Thursday, 01-Jan-60 00:00:00 GMT', Date.UTC(2060, 0, 1)], ['Thu, 01 Jan 1970 00:00:00 GMT', 0],
+    ['Fri, 31 Dec 9999 23:59:59 GMT', Date.UTC(9999, 11, 31, 23, 59, 59)],
+    ['1', undefined], ['3000', undefined], ['2024-01-01', undefined], ['Sun, 06 Nov 1994', undefined], ['Mon, 06 Nov 1994 08:49:37 GMT', undefined],
+    ['Sun, 06 Nov 1994 08:49:37 UTC', undefined], ['sun, 06 Nov 1994 08:49:37 GMT', undefined], ['Sun, 06 nov 1994 08:49:37 GMT', undefined],
+    ['Sun, 6 Nov 1994 08:49:37 GMT', undefined], ['Sun, 31 Feb 1994 08:49:37 GMT', undefined], ['Sun, 06 Nov 1994 24:00:00 GMT', undefined],
+    ['Sun, 06 Nov 1994 08:60:37 GMT', undefined], ['Wed, 31 Dec 1969 23:59:59 GMT', undefined], ['Sun, 06 Nov 1994 08:49:37 GMT\u00a0', undefined],
+    ['Sun, 06 Nov 1994 08:49:37 GMT, x', undefined], ['Sunday, 06-Nov-1994 08:49:37 GMT', undefined], ['Sun Nov 6 08:49:37 1994', undefined],
+    [undefined, undefined],
+  ])
+    assert.equal(parseHttpDate(v), want, JSON.stringify(v));
+  // An invalid date is ignored (RFC 9110 §13.1.3, §13.1.4): no 304, no 412.
+  const h = (name, value) => (n) => (n === name ? value : undefined);
+  const lm = Date.UTC(2024, 0, 1);
+  assert.equal(notModified(h('if-modified-since', '3000'), '"e"', lm), false);
+  assert.equal(preconditionFailed(h('if-unmodified-since', '1'), '"e"', lm), false);
+  assert.equal(notModified(h('if-modified-since', 'Fri, 01 Jan 2100 00:00:00 GMT'), '"e"', lm), true);
+  assert.equal(preconditionFailed(h('if-unmodified-since', 'Thu, 01 Jan 1970 00:00:00 GMT'), '"e"', lm), true);
+});
+
+test('a variant or delta is known by its name even when the name holds a newline, CR or U+2028 (issue #29)', () => {
+  for (const c of ['\n', '\r', '\u2028', '\u2029']) {
+    assert.equal(siblingSource(`odd/a${c}b.txt.gz`), `odd/a${c}b.txt`, JSON.stringify(c));
+    assert.equal(siblingSource(`a${c}b.js.${'ab'.repeat(32)}.dcz`), `a${c}b.js`, JSON.stringify(c));
+    assert.equal(siblingSource(`a.js.br${c}`), undefined, JSON.stringify(c));
+  }
+});
+
+test('a request-target: absolute-form by its path, a fragment dropped, as hyper reads it (issue #29)', () => {
+  for (const [target, path, query] of [
+    ['/a.txt', '/a.txt', ''], ['/a.txt?x=1', '/a.txt', '?x=1'], ['/a.txt#top', '/a.txt', ''], ['/a.txt?x#y', '/a.txt', '?x'],
+    ['/a#b?c', '/a', ''], ['http://example.com/a.txt', '/a.txt', ''], ['HTTP://X/a.txt?q', '/a.txt', '?q'], ['https://u:p@h:8/x/', '/x/', ''],
+    ['http://x', '/', ''], ['http://x?q', '/', '?q'], ['http://x/a#f?g', '/a', ''], ['ftp://x/a.txt', '/a.txt', ''], ['//a.txt', '//a.txt', ''],
+    ['*', '*', ''], ['/%23.txt', '/%23.txt', ''],
+  ])
+    assert.deepEqual(splitTarget(target), { path, query }, target);
 });

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { createHandler } from '../lib/serve.js';
+import { contentTypeOf, createHandler } from '../lib/serve.js';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'precompress-serve-test-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -54,4 +54,11 @@ test('with a next, what it does not serve goes on to the next handler', async ()
   } finally {
     server.close();
   }
+});
+
+test("an unlisted file's extension is data: x.constructor, x.__proto__ find no Object member (issue #29)", () => {
+  for (const name of ['x.constructor', 'x.__proto__', 'x.toString', 'x.hasOwnProperty', 'x.valueOf', 'x.isPrototypeOf'])
+    assert.equal(contentTypeOf(name), 'application/octet-stream', name);
+  assert.equal(contentTypeOf('a/b.JS'), 'text/javascript; charset=utf-8');
+  assert.equal(contentTypeOf('noext'), 'application/octet-stream');
 });
