@@ -165,6 +165,45 @@ fn a_forged_journal_never_makes_a_run_delete_or_replace_a_users_file() {
     bin().arg("check").arg(&dir).assert().success();
 }
 
+/// Finding 3, by the manifest: a `precompress-manifest.json` copied into DIR
+/// (from `public/`, or another build) that lists a user's file as a variant
+/// made the run delete it as its own stale output.
+#[test]
+fn a_planted_manifest_never_makes_a_run_delete_a_file_it_lists_as_a_variant() {
+    let tmp = tempfile::tempdir().unwrap();
+    let notes = b"my notes, not a build output\n".repeat(20);
+    let dir = release(
+        tmp.path(),
+        "dist",
+        "1a2b3c4d",
+        "one",
+        &[("user-notes.txt", &notes)],
+    );
+    bin().arg(&dir).assert().success();
+    let mut m = manifest(&dir);
+    let b3 = blake3::hash(&notes).to_hex().to_string();
+    let planted = serde_json::json!({
+        "coding": "br", "path": "user-notes.txt", "size": notes.len(),
+        "etag": format!("\"{}\"", &b3[..32]), "blake3": b3,
+    });
+    m["files"]["assets/app-1a2b3c4d.js"]["encodings"][0] = planted;
+    m["files"].as_object_mut().unwrap().remove("user-notes.txt");
+    std::fs::write(
+        dir.join("precompress-manifest.json"),
+        serde_json::to_vec(&m).unwrap(),
+    )
+    .unwrap();
+    let out = run(&[dir.as_os_str()]);
+    assert_eq!(
+        std::fs::read(dir.join("user-notes.txt")).unwrap(),
+        notes,
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    bin().arg("check").arg(&dir).assert().success();
+}
+
 /// Finding 4: `CACHE/releases/v1/blobs` restored as a symlink (a cache comes
 /// back from `actions/cache`, which other branches write): the store's
 /// clean-up deleted every file in the link's target that was not a blob.

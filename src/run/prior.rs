@@ -5,8 +5,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::model::dictionary::delta_source;
+use crate::model::coding::{Codec, DeltaCoding};
+use crate::model::dictionary::{delta_source, parse_available_dictionary};
 use crate::model::manifest::Manifest;
+use crate::model::names::{sibling_path, Sibling};
 use crate::run::journal::{self};
 use crate::run::scan::Scanned;
 
@@ -25,22 +27,29 @@ pub(crate) fn previous_manifest(path: &Path, warnings: &mut Vec<String>) -> Opti
 }
 
 /// Variants and deltas the previous run wrote: path -> the blake3 they had.
-/// Only paths of a variant's or delta's own form for their entry's key
-/// ([`own_file_of`]) count: a manifest copied or planted into DIR that lists
-/// a source (`user-notes.txt`) or another asset's file as a variant never
-/// makes a run delete it as ours.
+/// Only a path that is the entry's own name for that coding and dictionary
+/// ([`sibling_path`]) counts: a manifest copied or planted into DIR that
+/// lists a source (`user-notes.txt`) or another asset's file as a variant
+/// never makes a run delete it as ours.
 pub(crate) fn written_by(prev: Option<&Manifest>) -> HashMap<String, String> {
-    prev.iter()
-        .flat_map(|p| p.files.iter())
-        .flat_map(|(key, a)| {
-            let variants = a.encodings.iter().map(|v| (&v.path, &v.blake3));
-            let deltas = a.deltas.iter().map(|d| (&d.path, &d.blake3));
-            variants
-                .chain(deltas)
-                .filter(move |(p, _)| own_file_of(p) == Some(key.as_str()))
-                .map(|(p, b)| (p.clone(), b.clone()))
-        })
-        .collect()
+    let mut out = HashMap::new();
+    for (key, a) in prev.iter().flat_map(|p| p.files.iter()) {
+        for v in &a.encodings {
+            let own = Codec::parse(&v.coding).map(|c| sibling_path(key, Sibling::Variant(c)));
+            if own.as_deref() == Some(v.path.as_str()) {
+                out.insert(v.path.clone(), v.blake3.clone());
+            }
+        }
+        for d in &a.deltas {
+            let own = parse_available_dictionary(&d.dictionary)
+                .zip(DeltaCoding::parse(&d.coding))
+                .map(|(sha, c)| sibling_path(key, Sibling::Delta(&sha, c)));
+            if own.as_deref() == Some(d.path.as_str()) {
+                out.insert(d.path.clone(), d.blake3.clone());
+            }
+        }
+    }
+    out
 }
 
 /// The source whose variant (`KEY.br`) or delta (`KEY.HEX.dcb`) `path` is

@@ -365,11 +365,7 @@ pub(crate) fn choose_dictionaries(
         } else {
             group
         };
-        let input = || {
-            f.content
-                .clone()
-                .or_else(|| f.found.read().ok())
-        };
+        let input = || f.content.clone().or_else(|| f.found.read().ok());
         if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
             if !chosen.iter().any(|(_, s)| *s == sha) {
                 chosen.push((old.clone(), sha));
@@ -498,11 +494,8 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
     use crate::model::dictionary::{shared_kind, SharedKind};
     use crate::run::{documents, shared};
 
-    let read = |f: &Scanned| -> Option<Vec<u8>> {
-        f.content
-            .clone()
-            .or_else(|| f.found.read().ok())
-    };
+    let read =
+        |f: &Scanned| -> Option<Vec<u8>> { f.content.clone().or_else(|| f.found.read().ok()) };
     // Ours from earlier runs are not sources of this one. A file with one
     // of our names but past the bound is not ours: never read whole.
     let mut earlier = Vec::new();
