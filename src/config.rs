@@ -85,7 +85,7 @@ pub struct Config {
     pub use_as_dictionary: bool,
     /// Run only shard K of N of the jobs and write a partial manifest beside
     /// the manifest, for `precompress merge` (default none: the whole run).
-    pub shard: Option<crate::run::shard::Shard>,
+    pub shard: Option<crate::model::shard::Shard>,
     /// The URL path DIR is served at, `/`-anchored and ending in `/` (default
     /// `/`): dictionary patterns start with it, and the manifest records it.
     pub base: String,
@@ -206,7 +206,7 @@ impl Config {
             .map_err(|e| bad("gzip level", e))?;
         limits::ratio(&self.min_ratio.to_string()).map_err(|e| bad("min ratio", e))?;
         if let Some(s) = self.shard {
-            crate::run::shard::Shard::parse(&s.to_string()).map_err(|e| bad("shard", e))?;
+            crate::model::shard::Shard::parse(&s.to_string()).map_err(|e| bad("shard", e))?;
         }
         if self.codecs.is_empty() {
             return Err(bad("formats", "no coding asked for".into()));

@@ -15,7 +15,7 @@
 //! strictly smaller than its source.
 
 // The API: `Config` → `run` → `Report` (+ the `Manifest` written),
-// `check` (and `probe`, its live check of a deploy), `shard::merge`, `tune`,
+// `check` (and `probe`, its live check of a deploy), `merge`, `tune`,
 // and for servers `serve::Index` and `serve::http::ServeManifest`, with
 // `coding`, `dictionary`, `manifest` and `error` for their types. Modules
 // marked `doc(hidden)` are public only for the `precompress` binary, its tests
@@ -29,6 +29,8 @@
 // builds with `default-features = false` and no brotli, zstd or libdeflate.
 #[cfg(feature = "compress")]
 pub mod check;
+#[cfg(feature = "compress")]
+pub mod merge;
 #[cfg(feature = "compress")]
 pub mod config;
 #[cfg(feature = "compress")]
@@ -62,9 +64,17 @@ pub use model::{coding, dictionary, manifest};
 #[cfg(feature = "compress")]
 pub use report::{DocumentsDictionary, Report};
 #[cfg(feature = "compress")]
-pub use run::shard::{merge, Merged};
+pub use merge::{merge, Merged};
 #[cfg(feature = "compress")]
 #[doc(hidden)]
-pub use run::{filter, shard};
+pub use run::filter;
+
+/// `--shard K/N` and `precompress merge`, as the binary and tests name them.
+#[cfg(feature = "compress")]
+#[doc(hidden)]
+pub mod shard {
+    pub use crate::merge::{merge, Merged};
+    pub use crate::model::shard::*;
+}
 #[cfg(feature = "compress")]
 pub use run::{run, NoProgress, Progress};

@@ -18,7 +18,7 @@ use crate::run::execute::{FileProgress, JobOutcome, Timing};
 use crate::run::journal::Journal;
 use crate::run::plan::{Job, Outcome};
 use crate::run::scan::Scanned;
-use crate::run::shard::{self, Shard};
+use crate::model::shard::{self, Shard};
 
 use crate::run::{Env, Log};
 

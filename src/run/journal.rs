@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
-use crate::run::shard::Shard;
+use crate::model::shard::Shard;
 
 /// The journal's file name in DIR (a shard's: `…-K-of-N`).
 const NAME: &str = ".precompress-journal";

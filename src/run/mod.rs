@@ -58,6 +58,7 @@ use crate::run::plan::{plan, Inputs, Plan};
 use crate::run::prior::{previous_manifest, written_by};
 use crate::run::releases::Releases;
 use crate::run::scan::{on_disk_map, plan_sources, scan_stage, Dict, Scanned};
+use crate::model::shard::{group_of_path, partial_of, partial_path, Shard};
 use crate::run::shard::take_shard;
 use crate::run::walk::{walk, LOCK_NAME};
 
@@ -105,7 +106,7 @@ pub(crate) fn walk_assets(cfg: &Config) -> crate::run::walk::Tree {
             && f.rel
                 .rsplit('/')
                 .next()
-                .is_some_and(|n| shard::partial_of(&manifest_path, n).is_some()))
+                .is_some_and(|n| partial_of(&manifest_path, n).is_some()))
     });
     tree
 }
@@ -412,7 +413,7 @@ pub(crate) struct Planned {
     pub(crate) jobs: Vec<crate::run::plan::Job>,
     pub(crate) outcomes: Vec<crate::run::plan::Outcome>,
     /// A shard's: the shard, the digest of all units, the units it owns.
-    pub(crate) sharded: Option<(shard::Shard, String, Vec<String>)>,
+    pub(crate) sharded: Option<(Shard, String, Vec<String>)>,
 }
 
 /// The plan stage: [`plan`], this shard's part of it, refusals as errors,
@@ -439,7 +440,7 @@ fn plan_stage(
         let (shard, digest, owned, owner) = take_shard(s, &units, &mut jobs, files, dicts);
         // Another shard's files are that shard's to keep, check or remove.
         let mine =
-            |path: &str| shard::group_of_path(path).and_then(|g| owner.get(&g)) == Some(&s.index);
+            |path: &str| group_of_path(path).and_then(|g| owner.get(&g)) == Some(&s.index);
         stale.retain(|p| mine(p));
         refused.retain(|(p, _)| mine(p));
         (shard, digest, owned)
@@ -486,7 +487,7 @@ fn report(
         started.elapsed(),
         // What this run wrote: a shard's partial, not the manifest.
         match env.cfg.shard {
-            Some(s) => shard::partial_path(&env.manifest_path, s),
+            Some(s) => partial_path(&env.manifest_path, s),
             None => env.manifest_path.clone(),
         },
         env.threads,
