@@ -1,6 +1,6 @@
 //! The validated settings a run uses. The CLI builds one; library users can too.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::encode::delta::DeltaCoding;
 use crate::encode::{Codec, Levels};
@@ -112,7 +112,7 @@ impl Config {
             dry_run: false,
             force: false,
             cache_dir: None,
-            cache_max_size: crate::run::cache::DEFAULT_MAX_SIZE,
+            cache_max_size: DEFAULT_CACHE_MAX_SIZE,
             dictionary_from: Vec::new(),
             delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
@@ -120,78 +120,6 @@ impl Config {
             base: crate::model::path::ROOT_BASE.to_string(),
             shared_dictionary: true,
         }
-    }
-
-    /// Refuses a `root` that is missing or not a folder (a usage error).
-    pub fn check_root(&self) -> crate::Result<()> {
-        let root = self.root.as_path();
-        if !root.exists() {
-            return Err(crate::Error::Config(format!(
-                "{}: no such folder",
-                root.display()
-            )));
-        }
-        if !root.is_dir() {
-            return Err(crate::Error::Config(format!(
-                "{}: not a folder",
-                root.display()
-            )));
-        }
-        Ok(())
-    }
-
-    /// Refuses a run that would write where it must not (a configuration
-    /// error, exit 2, before anything is written). The rules, in the README's
-    /// "Nothing but its own files is written": `--manifest` names a new file or
-    /// a precompress manifest ([`crate::model::manifest::may_replace`]), never a
-    /// source or any other file; nothing is written inside an earlier release
-    /// (`--manifest`, `--cache-dir`); an earlier release is neither DIR, nor
-    /// inside it (it would be published and compressed with the new one), nor
-    /// around it.
-    pub fn check_outputs(&self) -> crate::Result<()> {
-        let bad = |e: String| crate::Error::Config(e);
-        let manifest = self.manifest_path();
-        let default = crate::model::manifest::default_path(&self.root);
-        if let Some(given) = self
-            .manifest
-            .as_ref()
-            .filter(|m| crate::fsutil::canonical(m) != crate::fsutil::canonical(&default))
-        {
-            crate::model::manifest::may_replace(given)
-                .map_err(|why| bad(format!("--manifest {}: {why}", given.display())))?;
-        }
-        let dir = crate::fsutil::canonical(&self.root);
-        let canon_manifest = crate::fsutil::canonical(&manifest);
-        let canon_cache = self.cache_dir.as_deref().map(crate::fsutil::canonical);
-        for prev in &self.dictionary_from {
-            // Missing, not a folder, DIR itself: said first, as such.
-            let p = crate::run::releases::check_folder(prev, Some(&dir))?;
-            let named = |what: &str| format!("--dictionary-from {}: {what}", prev.display());
-            if p.starts_with(&dir) {
-                return Err(bad(named("is inside DIR: the earlier release would be compressed and published with the new one; keep it outside DIR")));
-            }
-            if dir.starts_with(&p) {
-                return Err(bad(named("holds DIR: this run would write into the earlier release; keep the two side by side")));
-            }
-            if canon_manifest.starts_with(&p) {
-                return Err(bad(format!(
-                    "--manifest {}: inside the earlier release {}, which precompress never modifies",
-                    manifest.display(),
-                    prev.display()
-                )));
-            }
-            if canon_cache
-                .as_ref()
-                .is_some_and(|c| c.starts_with(&p) || p.starts_with(c))
-            {
-                return Err(bad(format!(
-                    "--cache-dir {}: overlaps the earlier release {}, which precompress never modifies",
-                    self.cache_dir.as_deref().unwrap_or(Path::new("")).display(),
-                    prev.display()
-                )));
-            }
-        }
-        Ok(())
     }
 
     /// Refuses settings out of their ranges ([`limits`]), naming the setting.
@@ -254,6 +182,9 @@ impl Config {
 /// 16 MiB window (about 100 MiB), a source read whole (under 64 MiB; larger
 /// ones are mapped and shared) and its output. A delta job holds its
 /// dictionary too ([`Config::worker_threads_with`]).
+/// Default bound on the encoder cache's size: 1 GiB.
+pub const DEFAULT_CACHE_MAX_SIZE: u64 = 1 << 30;
+
 pub const WORKER_MEMORY: u64 = 256 << 20;
 
 /// One worker per core, but no more than the available memory holds at

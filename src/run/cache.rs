@@ -46,9 +46,6 @@ impl Entry {
     }
 }
 
-/// Default bound on the cache's size: 1 GiB.
-pub const DEFAULT_MAX_SIZE: u64 = 1 << 30;
-
 /// What the cache knows about one (source, codec, settings).
 #[derive(Debug, PartialEq, Eq)]
 pub enum Hit {

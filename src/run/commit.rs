@@ -20,7 +20,7 @@ use crate::run::plan::{Job, Outcome};
 use crate::run::scan::Scanned;
 use crate::model::shard::{self, Shard};
 
-use crate::run::{Env, Log};
+use crate::run::env::{Env, Log};
 
 /// Warns of the deltas on disk that the manifest will not list and this run
 /// left in place (against a dictionary it was not given, and no journal says

@@ -30,7 +30,7 @@ use crate::run::journal::Journal;
 use crate::run::plan::{Job, JobKind};
 use crate::run::releases;
 use crate::run::scan::{Dict, Scanned};
-use crate::run::{delta_encoder, Env, Log, Progress};
+use crate::run::env::{delta_encoder, Env, Log, Progress};
 
 /// Sources of this size or more are mapped rather than read into each job's
 /// own buffer.

@@ -24,6 +24,7 @@
 //! (`releases`), the file filter (`filter`) and `--shard` (`shard`).
 
 pub mod cache;
+pub(crate) mod env;
 pub(crate) mod commit;
 pub(crate) mod documents;
 pub(crate) mod execute;
@@ -33,217 +34,34 @@ pub(crate) mod plan;
 pub(crate) mod prior;
 pub(crate) mod releases;
 pub(crate) mod scan;
+pub(crate) mod scanned;
 pub mod shard;
 pub(crate) mod shared;
 pub(crate) mod store;
 pub(crate) mod walk;
 
-use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
 use std::time::Instant;
 
 use crate::config::Config;
-use crate::encode::delta::{DeltaEncoder, DeltaLevels};
-use crate::encode::new_encoder;
 use crate::error::{Error, Result};
-use crate::fsutil::{lock, probe_writable, remove_if_exists};
+use crate::fsutil::lock;
 use crate::model::manifest::Manifest;
-use crate::report::{Report, RunCounts};
-use crate::run::cache::Cache;
+use crate::model::shard::{group_of_path, partial_path, Shard};
+use crate::report::Report;
 use crate::run::commit::{commit_entries, fold_outcomes, unlisted_deltas_left, write_outputs};
+use crate::run::env::{probe_folders, Env, Log};
 use crate::run::execute::{execute_stage, sort_jobs};
-use crate::run::filter::Filter;
 use crate::run::journal::Journal;
 use crate::run::plan::{plan, Inputs, Plan};
 use crate::run::prior::{previous_manifest, written_by};
-use crate::run::releases::Releases;
 use crate::run::scan::{on_disk_map, plan_sources, scan_stage, Dict, Scanned};
-use crate::model::shard::{group_of_path, partial_of, partial_path, Shard};
 use crate::run::shard::take_shard;
-use crate::run::walk::{walk, LOCK_NAME};
+use crate::run::walk::LOCK_NAME;
 
+pub use self::env::{settings_of, NoProgress, Progress};
 pub use self::execute::MAP_MIN;
 pub use self::scan::{HELD_FILE_MAX, HELD_TOTAL_MAX, PROBE_MIN};
-
-/// The config file's name (`configfile::FILE_NAME`, which only the CLI
-/// builds): in DIR it is never an asset.
-const CONFIG_NAME: &str = "precompress.toml";
-
-/// Progress events, for a progress bar.
-pub trait Progress: Sync {
-    /// Another run holds DIR's lock; this one waits for it.
-    fn waiting_for_lock(&self, _lock: &Path) {}
-    /// Called once the job list is known.
-    fn start(&self, _jobs: u64) {}
-    /// Called after each job.
-    fn job_done(&self) {}
-}
-
-/// A [`Progress`] that shows nothing.
-pub struct NoProgress;
-impl Progress for NoProgress {}
-
-/// What the walk must never take for an asset, however it is spelled: the
-/// manifest, the lock, precompress.toml in DIR (this run's settings, not a
-/// page) and a cache folder inside DIR.
-pub(crate) fn not_assets(cfg: &Config) -> Vec<PathBuf> {
-    vec![
-        cfg.manifest_path(),
-        cfg.root.join(LOCK_NAME),
-        cfg.root.join(CONFIG_NAME),
-        cfg.cache_dir.clone().unwrap_or_default(),
-    ]
-}
-
-/// The walk a run makes: DIR without [`not_assets`], and without shards'
-/// partial manifests beside the manifest (precompress's, not the site's).
-/// `precompress tune` samples from the same walk.
-pub(crate) fn walk_assets(cfg: &Config) -> crate::run::walk::Tree {
-    let manifest_path = cfg.manifest_path();
-    let mut tree = walk(&cfg.root, cfg.follow_links, &not_assets(cfg));
-    tree.files.retain(|f| {
-        !(f.path.parent() == manifest_path.parent()
-            && f.rel
-                .rsplit('/')
-                .next()
-                .is_some_and(|n| partial_of(&manifest_path, n).is_some()))
-    });
-    tree
-}
-
-/// The encoder settings string of each coding, as recorded in the manifest
-/// (`dcb` and `dcz` always: [`crate::model::manifest::Manifest::prune_delta_settings`] drops them from a
-/// manifest with no delta of theirs).
-pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
-    let mut settings = cfg
-        .codecs
-        .iter()
-        .map(|&c| {
-            let enc = new_encoder(c, cfg.levels).map_err(|e| {
-                Error::Config(format!("cannot start the {} encoder: {e}", c.token()))
-            })?;
-            let mut s = enc.settings();
-            if cfg.min_ratio < 1.0 {
-                // A variant kept at one ratio may not be at another.
-                s.push_str(&format!("; kept at most {} of the source", cfg.min_ratio));
-            }
-            Ok((c.token().to_string(), s))
-        })
-        .collect::<Result<BTreeMap<_, _>>>()?;
-    // Always: a shared dictionary's members get deltas against it even in a
-    // first release. The manifest keeps only those of codings it has deltas of.
-    let enc = delta_encoder(cfg);
-    for &c in &cfg.delta_codings {
-        settings.insert(c.token().to_string(), enc.settings(c));
-    }
-    Ok(settings)
-}
-
-/// The delta encoders run at the levels of their codecs, except that `dcb`
-/// stops at quality 10. Measured with `bash bench/deltas.sh` (9 files of 6
-/// npm release pairs): at q11 the run with `--dictionary-from` took 1.74x the
-/// CPU of the run without, almost all of it echarts' 3.4 MB minor release
-/// (4.4 s at q11, 1.6 s at q10 for a 3.9% larger delta); on patch releases
-/// q10 and q11 gave the same few hundred bytes in the same time.
-pub(crate) fn delta_encoder(cfg: &Config) -> DeltaEncoder {
-    DeltaEncoder::new(DeltaLevels {
-        brotli_quality: cfg.levels.brotli_quality.min(10),
-        zstd_level: cfg.levels.zstd_level,
-    })
-}
-
-/// What a run works with besides the tree: its settings, the earlier
-/// releases, the cache and the thread pool, set up (and refused with a
-/// configuration error) before anything is touched.
-pub(crate) struct Env<'a> {
-    pub(crate) cfg: &'a Config,
-    pub(crate) root: &'a Path,
-    pub(crate) filter: Filter,
-    pub(crate) manifest_path: PathBuf,
-    pub(crate) settings: BTreeMap<String, String>,
-    pub(crate) releases: Releases,
-    /// The release store in the cache folder, if one is used.
-    pub(crate) store: Option<crate::run::store::Store>,
-    pub(crate) threads: usize,
-    pub(crate) cache: Option<Cache>,
-    pub(crate) pool: rayon::ThreadPool,
-}
-
-impl<'a> Env<'a> {
-    /// Checks `cfg` and opens what the run needs; warnings of the earlier
-    /// releases go to `warnings`.
-    fn open(cfg: &'a Config, warnings: &mut Vec<String>) -> Result<Env<'a>> {
-        let root = cfg.root.as_path();
-        cfg.check_root()?;
-        cfg.validate()?;
-        cfg.check_outputs()?;
-        let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
-        let mut releases = Releases::open(&cfg.dictionary_from, root, warnings)?;
-        // No folder given: the releases the store kept, if a cache is used.
-        let store = cfg
-            .cache_dir
-            .as_deref()
-            .and_then(|d| crate::run::store::Store::open(d, warnings));
-        if let (Some(store), true) = (&store, cfg.dictionary_from.is_empty()) {
-            releases.add_stored(store, &store.releases(warnings));
-        }
-        let settings = settings_of(cfg)?;
-        let threads = cfg.worker_threads_with(releases.largest());
-        let cache = cfg
-            .cache_dir
-            .as_deref()
-            .map(|d| Cache::open(d, cfg.cache_max_size))
-            .transpose()?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
-        Ok(Env {
-            cfg,
-            root,
-            filter,
-            manifest_path: cfg.manifest_path(),
-            settings,
-            releases,
-            store,
-            threads,
-            cache,
-            pool,
-        })
-    }
-}
-
-/// What the run has said so far: its counts and warnings, and the per-file
-/// errors, which never stop it.
-pub(crate) struct Log {
-    pub(crate) counts: RunCounts,
-    pub(crate) errors: Vec<Error>,
-}
-
-impl Log {
-    fn new(cfg: &Config, warnings: Vec<String>) -> Log {
-        Log {
-            counts: RunCounts {
-                dry_run: cfg.dry_run,
-                warnings,
-                ..RunCounts::default()
-            },
-            errors: Vec::new(),
-        }
-    }
-
-    /// Removes a file of ours at `path` (`rel` in DIR), unless dry run, and
-    /// counts it; a failure is an error of the run.
-    pub(crate) fn remove(&mut self, path: &Path, rel: &str) {
-        if !self.counts.dry_run {
-            if let Err(e) = remove_if_exists(path) {
-                self.errors.push(e);
-                return;
-            }
-        }
-        self.counts.removed.push(rel.to_string());
-    }
-}
 
 /// Runs precompress over `cfg.root`. Per-file failures are in the report's
 /// `errors`; `Err` is returned only when the run cannot happen at all.
@@ -382,7 +200,7 @@ fn record_release(env: &Env, files: &[Scanned], log: &mut Log) {
 /// The walk stage: DIR's files as a run takes them; a killed run's
 /// temporary files removed; names no URL can hold said.
 fn walk_stage(cfg: &Config, log: &mut Log) -> walk::Tree {
-    let mut tree = walk_assets(cfg);
+    let mut tree = crate::run::env::walk_assets(cfg);
     log.errors.append(&mut tree.errors);
     for (rel, why) in &tree.passed {
         if *why == walk::Passed::NameNotServable {
@@ -493,21 +311,4 @@ fn report(
         env.threads,
         log.counts,
     )
-}
-
-/// Fails with a write error naming the folder unless DIR, the manifest's
-/// folder and the cache can all be written.
-fn probe_folders(root: &Path, manifest_path: &Path, cache: Option<&Cache>) -> Result<()> {
-    let mut folders = vec![root.to_path_buf()];
-    folders.extend(manifest_path.parent().map(Path::to_path_buf));
-    folders.extend(cache.map(|c| c.dir().to_path_buf()));
-    for dir in folders {
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
-        probe_writable(&dir)?;
-    }
-    Ok(())
 }

@@ -10,7 +10,6 @@ use crate::model::dictionary::{delta_source, parse_available_dictionary};
 use crate::model::manifest::Manifest;
 use crate::model::names::{sibling_path, Sibling};
 use crate::run::journal::{self};
-use crate::run::scan::Scanned;
 
 /// The previous run's manifest, if there is one that can be read (a corrupt
 /// one is a warning: the run rebuilds it, deleting nothing it cannot prove
@@ -69,19 +68,16 @@ fn own_file_of(path: &str) -> Option<&str> {
 /// made from their source as it is now: the plan checks them and adopts them
 /// (a variant or delta that decodes to the source) instead of calling them
 /// foreign.
+/// `sources` are this walk's, path to blake3.
 pub(crate) fn recover(
     entries: &HashMap<String, journal::Entry>,
-    files: &[Scanned],
+    sources: &HashMap<&str, &str>,
     on_disk: &[(String, Option<String>)],
     ours: &mut HashMap<String, String>,
 ) -> Vec<String> {
     if entries.is_empty() {
         return Vec::new();
     }
-    let sources: HashMap<&str, &str> = files
-        .iter()
-        .map(|f| (f.found.rel.as_str(), f.blake3.as_str()))
-        .collect();
     // Only variants and deltas the walk found as such: a variant whose source
     // is gone is walked as a source, and is no file of ours to take.
     let disk: HashMap<&str, &str> = on_disk

@@ -28,7 +28,8 @@ use crate::run::prior::recover;
 use crate::run::releases::{self, OldFile, Releases};
 use crate::run::shared::Shared;
 use crate::run::walk::Found;
-use crate::run::{Env, Log};
+pub(crate) use crate::run::scanned::{Chosen, Dict, Scanned};
+use crate::run::env::{Env, Log};
 
 /// Sources up to this size are kept in memory by the scan: with many small
 /// files, opening, reading and hashing each again per codec cost more than the
@@ -43,52 +44,6 @@ pub const HELD_TOTAL_MAX: u64 = 256 * 1024 * 1024;
 /// not shrink at all gets no variant job (`incompressible`), where q11 spent
 /// 26 minutes of CPU on a 300 MB incompressible script for nothing.
 pub const PROBE_MIN: u64 = 4 << 20;
-
-/// What the scan learned about one source.
-#[derive(Debug)]
-pub(crate) struct Scanned {
-    pub(crate) found: Found,
-    pub(crate) size: u64,
-    pub(crate) blake3: String,
-    pub(crate) sha256: String,
-    pub(crate) sha256_raw: [u8; 32],
-    pub(crate) meta: CopyMeta,
-    /// The bytes that were hashed, for a small source (see [`HELD_FILE_MAX`]).
-    pub(crate) content: Option<Vec<u8>>,
-    /// A large source that zstd level 1 did not shrink ([`PROBE_MIN`]).
-    pub(crate) incompressible: bool,
-}
-
-/// The earlier files one asset gets deltas against, with their SHA-256.
-pub(crate) type Chosen = Vec<(OldFile, [u8; 32])>;
-
-/// A dictionary this run compresses against: an earlier release's file.
-pub(crate) struct Dict {
-    pub(crate) old: OldFile,
-    pub(crate) sha256: [u8; 32],
-}
-
-impl Dict {
-    /// The manifest entry of a delta against this dictionary at `path`, of
-    /// `size` bytes with blake3 `b3`: what a run writes and what it adopts.
-    pub(crate) fn delta_entry(
-        &self,
-        coding: crate::model::coding::DeltaCoding,
-        path: String,
-        size: usize,
-        b3: String,
-    ) -> crate::model::manifest::Delta {
-        crate::model::manifest::Delta {
-            coding: coding.token().into(),
-            dictionary: crate::model::dictionary::available_dictionary(&self.sha256),
-            dictionary_path: self.old.rel.clone(),
-            path,
-            size: size as u64,
-            etag: crate::model::manifest::etag(&b3),
-            blake3: b3,
-        }
-    }
-}
 
 /// What the plan needs of each source, and the run's dictionaries (each
 /// source's [`Chosen`] earlier files, numbered across the run).
@@ -430,7 +385,11 @@ pub(crate) fn scan_stage(
         .install(|| scan_tree(sources, variants, deltas, &env.filter, &mut log.errors));
     let recorded = crate::run::journal::read(env.root, env.cfg.shard);
     log.counts.warnings.extend(recorded.warnings);
-    let journaled = recover(&recorded.entries, &files, &on_disk, ours);
+    let sources: HashMap<&str, &str> = files
+        .iter()
+        .map(|f| (f.found.rel.as_str(), f.blake3.as_str()))
+        .collect();
+    let journaled = recover(&recorded.entries, &sources, &on_disk, ours);
     let journals_read = recorded.files;
     files.retain(|f| match ours.get(&f.found.rel) {
         Some(b3) if *b3 == f.blake3 => {
@@ -526,7 +485,7 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
             .map(|f| (f.found.rel.as_str(), f.size))
             .collect();
         made.extend(shared::build(&assets, |j| read(passed[j])));
-        let enc = crate::run::delta_encoder(env.cfg);
+        let enc = crate::run::env::delta_encoder(env.cfg);
         let measure = |d: &[u8], held: &[Vec<u8>]| {
             env.pool
                 .install(|| documents::measure(d, held, env.cfg.levels, &enc))

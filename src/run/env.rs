@@ -1,0 +1,290 @@
+//! What a run works with besides the tree, opened before anything is
+//! touched: the settings checked against the disk (DIR, where the manifest
+//! and the cache go, the earlier releases), the encoder settings, the earlier
+//! releases and the store, the cache and the thread pool ([`Env`]); and what
+//! every stage reports into ([`Log`]). The stages take both; none of them is
+//! named here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::encode::delta::{DeltaEncoder, DeltaLevels};
+use crate::encode::new_encoder;
+use crate::error::{Error, Result};
+use crate::fsutil::{probe_writable, remove_if_exists};
+use crate::model::shard::partial_of;
+use crate::report::RunCounts;
+use crate::run::cache::Cache;
+use crate::run::filter::Filter;
+use crate::run::releases::Releases;
+use crate::run::walk::{walk, LOCK_NAME};
+
+/// The config file's name (`configfile::FILE_NAME`, which only the CLI
+/// builds): in DIR it is never an asset.
+const CONFIG_NAME: &str = "precompress.toml";
+
+/// Progress events, for a progress bar.
+pub trait Progress: Sync {
+    /// Another run holds DIR's lock; this one waits for it.
+    fn waiting_for_lock(&self, _lock: &Path) {}
+    /// Called once the job list is known.
+    fn start(&self, _jobs: u64) {}
+    /// Called after each job.
+    fn job_done(&self) {}
+}
+
+/// A [`Progress`] that shows nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// What the walk must never take for an asset, however it is spelled: the
+/// manifest, the lock, precompress.toml in DIR (this run's settings, not a
+/// page) and a cache folder inside DIR.
+pub(crate) fn not_assets(cfg: &Config) -> Vec<PathBuf> {
+    vec![
+        cfg.manifest_path(),
+        cfg.root.join(LOCK_NAME),
+        cfg.root.join(CONFIG_NAME),
+        cfg.cache_dir.clone().unwrap_or_default(),
+    ]
+}
+
+/// The walk a run makes: DIR without [`not_assets`], and without shards'
+/// partial manifests beside the manifest (precompress's, not the site's).
+/// `precompress tune` samples from the same walk.
+pub(crate) fn walk_assets(cfg: &Config) -> crate::run::walk::Tree {
+    let manifest_path = cfg.manifest_path();
+    let mut tree = walk(&cfg.root, cfg.follow_links, &not_assets(cfg));
+    tree.files.retain(|f| {
+        !(f.path.parent() == manifest_path.parent()
+            && f.rel
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| partial_of(&manifest_path, n).is_some()))
+    });
+    tree
+}
+
+/// The encoder settings string of each coding, as recorded in the manifest
+/// (`dcb` and `dcz` always: [`crate::model::manifest::Manifest::prune_delta_settings`] drops them from a
+/// manifest with no delta of theirs).
+pub fn settings_of(cfg: &Config) -> Result<BTreeMap<String, String>> {
+    let mut settings = cfg
+        .codecs
+        .iter()
+        .map(|&c| {
+            let enc = new_encoder(c, cfg.levels).map_err(|e| {
+                Error::Config(format!("cannot start the {} encoder: {e}", c.token()))
+            })?;
+            let mut s = enc.settings();
+            if cfg.min_ratio < 1.0 {
+                // A variant kept at one ratio may not be at another.
+                s.push_str(&format!("; kept at most {} of the source", cfg.min_ratio));
+            }
+            Ok((c.token().to_string(), s))
+        })
+        .collect::<Result<BTreeMap<_, _>>>()?;
+    // Always: a shared dictionary's members get deltas against it even in a
+    // first release. The manifest keeps only those of codings it has deltas of.
+    let enc = delta_encoder(cfg);
+    for &c in &cfg.delta_codings {
+        settings.insert(c.token().to_string(), enc.settings(c));
+    }
+    Ok(settings)
+}
+
+/// The delta encoders run at the levels of their codecs, except that `dcb`
+/// stops at quality 10. Measured with `bash bench/deltas.sh` (9 files of 6
+/// npm release pairs): at q11 the run with `--dictionary-from` took 1.74x the
+/// CPU of the run without, almost all of it echarts' 3.4 MB minor release
+/// (4.4 s at q11, 1.6 s at q10 for a 3.9% larger delta); on patch releases
+/// q10 and q11 gave the same few hundred bytes in the same time.
+pub(crate) fn delta_encoder(cfg: &Config) -> DeltaEncoder {
+    DeltaEncoder::new(DeltaLevels {
+        brotli_quality: cfg.levels.brotli_quality.min(10),
+        zstd_level: cfg.levels.zstd_level,
+    })
+}
+
+/// What a run works with besides the tree: its settings, the earlier
+/// releases, the cache and the thread pool, set up (and refused with a
+/// configuration error) before anything is touched.
+pub(crate) struct Env<'a> {
+    pub(crate) cfg: &'a Config,
+    pub(crate) root: &'a Path,
+    pub(crate) filter: Filter,
+    pub(crate) manifest_path: PathBuf,
+    pub(crate) settings: BTreeMap<String, String>,
+    pub(crate) releases: Releases,
+    /// The release store in the cache folder, if one is used.
+    pub(crate) store: Option<crate::run::store::Store>,
+    pub(crate) threads: usize,
+    pub(crate) cache: Option<Cache>,
+    pub(crate) pool: rayon::ThreadPool,
+}
+
+impl<'a> Env<'a> {
+    /// Checks `cfg` and opens what the run needs; warnings of the earlier
+    /// releases go to `warnings`.
+    pub(crate) fn open(cfg: &'a Config, warnings: &mut Vec<String>) -> Result<Env<'a>> {
+        let root = cfg.root.as_path();
+        check_root(cfg)?;
+        cfg.validate()?;
+        check_outputs(cfg)?;
+        let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
+        let mut releases = Releases::open(&cfg.dictionary_from, root, warnings)?;
+        // No folder given: the releases the store kept, if a cache is used.
+        let store = cfg
+            .cache_dir
+            .as_deref()
+            .and_then(|d| crate::run::store::Store::open(d, warnings));
+        if let (Some(store), true) = (&store, cfg.dictionary_from.is_empty()) {
+            releases.add_stored(store, &store.releases(warnings));
+        }
+        let settings = settings_of(cfg)?;
+        let threads = cfg.worker_threads_with(releases.largest());
+        let cache = cfg
+            .cache_dir
+            .as_deref()
+            .map(|d| Cache::open(d, cfg.cache_max_size))
+            .transpose()?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
+        Ok(Env {
+            cfg,
+            root,
+            filter,
+            manifest_path: cfg.manifest_path(),
+            settings,
+            releases,
+            store,
+            threads,
+            cache,
+            pool,
+        })
+    }
+}
+
+/// What the run has said so far: its counts and warnings, and the per-file
+/// errors, which never stop it.
+pub(crate) struct Log {
+    pub(crate) counts: RunCounts,
+    pub(crate) errors: Vec<Error>,
+}
+
+impl Log {
+    pub(crate) fn new(cfg: &Config, warnings: Vec<String>) -> Log {
+        Log {
+            counts: RunCounts {
+                dry_run: cfg.dry_run,
+                warnings,
+                ..RunCounts::default()
+            },
+            errors: Vec::new(),
+        }
+    }
+
+    /// Removes a file of ours at `path` (`rel` in DIR), unless dry run, and
+    /// counts it; a failure is an error of the run.
+    pub(crate) fn remove(&mut self, path: &Path, rel: &str) {
+        if !self.counts.dry_run {
+            if let Err(e) = remove_if_exists(path) {
+                self.errors.push(e);
+                return;
+            }
+        }
+        self.counts.removed.push(rel.to_string());
+    }
+}
+
+/// Fails with a write error naming the folder unless DIR, the manifest's
+/// folder and the cache can all be written.
+pub(crate) fn probe_folders(root: &Path, manifest_path: &Path, cache: Option<&Cache>) -> Result<()> {
+    let mut folders = vec![root.to_path_buf()];
+    folders.extend(manifest_path.parent().map(Path::to_path_buf));
+    folders.extend(cache.map(|c| c.dir().to_path_buf()));
+    for dir in folders {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        probe_writable(&dir)?;
+    }
+    Ok(())
+}
+
+/// Refuses a `root` that is missing or not a folder (a usage error).
+pub(crate) fn check_root(cfg: &Config) -> Result<()> {
+    let root = cfg.root.as_path();
+    if !root.exists() {
+        return Err(crate::Error::Config(format!(
+            "{}: no such folder",
+            root.display()
+        )));
+    }
+    if !root.is_dir() {
+        return Err(crate::Error::Config(format!(
+            "{}: not a folder",
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a run that would write where it must not (a configuration
+/// error, exit 2, before anything is written). The rules, in the README's
+/// "Nothing but its own files is written": `--manifest` names a new file or
+/// a precompress manifest ([`crate::model::manifest::may_replace`]), never a
+/// source or any other file; nothing is written inside an earlier release
+/// (`--manifest`, `--cache-dir`); an earlier release is neither DIR, nor
+/// inside it (it would be published and compressed with the new one), nor
+/// around it.
+pub(crate) fn check_outputs(cfg: &Config) -> Result<()> {
+    let bad = |e: String| crate::Error::Config(e);
+    let manifest = cfg.manifest_path();
+    let default = crate::model::manifest::default_path(&cfg.root);
+    if let Some(given) = cfg
+        .manifest
+        .as_ref()
+        .filter(|m| crate::fsutil::canonical(m) != crate::fsutil::canonical(&default))
+    {
+        crate::model::manifest::may_replace(given)
+            .map_err(|why| bad(format!("--manifest {}: {why}", given.display())))?;
+    }
+    let dir = crate::fsutil::canonical(&cfg.root);
+    let canon_manifest = crate::fsutil::canonical(&manifest);
+    let canon_cache = cfg.cache_dir.as_deref().map(crate::fsutil::canonical);
+    for prev in &cfg.dictionary_from {
+        // Missing, not a folder, DIR itself: said first, as such.
+        let p = crate::run::releases::check_folder(prev, Some(&dir))?;
+        let named = |what: &str| format!("--dictionary-from {}: {what}", prev.display());
+        if p.starts_with(&dir) {
+            return Err(bad(named("is inside DIR: the earlier release would be compressed and published with the new one; keep it outside DIR")));
+        }
+        if dir.starts_with(&p) {
+            return Err(bad(named("holds DIR: this run would write into the earlier release; keep the two side by side")));
+        }
+        if canon_manifest.starts_with(&p) {
+            return Err(bad(format!(
+                "--manifest {}: inside the earlier release {}, which precompress never modifies",
+                manifest.display(),
+                prev.display()
+            )));
+        }
+        if canon_cache
+            .as_ref()
+            .is_some_and(|c| c.starts_with(&p) || p.starts_with(c))
+        {
+            return Err(bad(format!(
+                "--cache-dir {}: overlaps the earlier release {}, which precompress never modifies",
+                cfg.cache_dir.as_deref().unwrap_or(Path::new("")).display(),
+                prev.display()
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,54 @@
+//! What the scan hands on: a source as read ([`Scanned`]) and the earlier
+//! files each asset gets deltas against ([`Chosen`], [`Dict`]). The plan,
+//! the jobs, the shard split and the commit all take these, so they live
+//! apart from any stage.
+
+use crate::fsutil::CopyMeta;
+use crate::run::releases::OldFile;
+use crate::run::walk::Found;
+
+/// What the scan learned about one source.
+#[derive(Debug)]
+pub(crate) struct Scanned {
+    pub(crate) found: Found,
+    pub(crate) size: u64,
+    pub(crate) blake3: String,
+    pub(crate) sha256: String,
+    pub(crate) sha256_raw: [u8; 32],
+    pub(crate) meta: CopyMeta,
+    /// The bytes that were hashed, for a small source (see [`crate::run::scan::HELD_FILE_MAX`]).
+    pub(crate) content: Option<Vec<u8>>,
+    /// A large source that zstd level 1 did not shrink ([`crate::run::scan::PROBE_MIN`]).
+    pub(crate) incompressible: bool,
+}
+
+/// The earlier files one asset gets deltas against, with their SHA-256.
+pub(crate) type Chosen = Vec<(OldFile, [u8; 32])>;
+
+/// A dictionary this run compresses against: an earlier release's file.
+pub(crate) struct Dict {
+    pub(crate) old: OldFile,
+    pub(crate) sha256: [u8; 32],
+}
+
+impl Dict {
+    /// The manifest entry of a delta against this dictionary at `path`, of
+    /// `size` bytes with blake3 `b3`: what a run writes and what it adopts.
+    pub(crate) fn delta_entry(
+        &self,
+        coding: crate::model::coding::DeltaCoding,
+        path: String,
+        size: usize,
+        b3: String,
+    ) -> crate::model::manifest::Delta {
+        crate::model::manifest::Delta {
+            coding: coding.token().into(),
+            dictionary: crate::model::dictionary::available_dictionary(&self.sha256),
+            dictionary_path: self.old.rel.clone(),
+            path,
+            size: size as u64,
+            etag: crate::model::manifest::etag(&b3),
+            blake3: b3,
+        }
+    }
+}
