@@ -30,13 +30,13 @@
 #[cfg(feature = "compress")]
 pub mod check;
 #[cfg(feature = "compress")]
-pub mod merge;
-#[cfg(feature = "compress")]
 pub mod config;
 #[cfg(feature = "compress")]
 #[doc(hidden)]
 pub mod encode;
 pub mod error;
+#[cfg(feature = "compress")]
+pub mod merge;
 // Parts of it serve only the run (feature `compress`).
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod fsutil;
@@ -58,13 +58,13 @@ pub use config::Config;
 #[cfg(feature = "compress")]
 pub use encode::Levels;
 pub use error::{Error, ErrorKind, Result};
+#[cfg(feature = "compress")]
+pub use merge::{merge, Merged};
 pub use model::coding::Codec;
 pub use model::manifest::Manifest;
 pub use model::{coding, dictionary, manifest};
 #[cfg(feature = "compress")]
 pub use report::{DocumentsDictionary, Report};
-#[cfg(feature = "compress")]
-pub use merge::{merge, Merged};
 #[cfg(feature = "compress")]
 #[doc(hidden)]
 pub use run::filter;

@@ -1180,6 +1180,7 @@ fn workflows_are_yaml_with_the_jobs_ci_needs() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs shellcheck; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn every_bash_script_of_the_action_and_workflows_passes_shellcheck() {
     // Debian's shellcheck; .ci/run installs it.
     let mut scripts = Vec::new();

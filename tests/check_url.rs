@@ -95,6 +95,7 @@ fn passes_against_precompress_serve_of_a_release_with_deltas() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn passes_against_the_readme_nginx_setup_with_deltas() {
     let site = deploy_nginx(&[]);
     let stdout = assert_passes(&url_of(&site.server), &site.live);
@@ -109,6 +110,7 @@ fn passes_against_the_readme_nginx_setup_with_deltas() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs Caddy; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn passes_against_the_readme_caddy_setup_with_deltas() {
     let site = deploy_with_deltas("caddy-map", |snippet, live, work| {
         start_caddy_from(
@@ -124,6 +126,7 @@ fn passes_against_the_readme_caddy_setup_with_deltas() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn fails_when_nginx_loses_its_add_header_lines() {
     let template = std::fs::read_to_string(repo().join("e2e/nginx-deltas.conf")).unwrap();
     let stripped: Vec<(String, String)> = template
@@ -168,6 +171,7 @@ fn fails_when_nginx_loses_its_add_header_lines() {
 const CACHE_LINE: &str = "add_header Cache-Control $pc_cache_control;";
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn fails_when_a_dictionary_is_sent_no_cache() {
     // The fingerprinted script (a dictionary) sent `Cache-Control: no-cache`.
     let site = deploy_nginx(&[(
@@ -186,6 +190,7 @@ fn fails_when_a_dictionary_is_sent_no_cache() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn fails_when_nginx_sends_a_dictionary_without_cache_control() {
     // The README's setup without its Cache-Control line: Chromium would keep
     // the dictionary for a tenth of its age, and a visitor coming back the
@@ -222,6 +227,7 @@ fn fails_when_nginx_sends_a_dictionary_without_cache_control() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn fails_naming_an_asset_rebuilt_after_precompress_ran() {
     let site = deploy_nginx(&[]);
     // Other bytes of the same size, in the source and its .br: nginx serves them.
@@ -377,6 +383,7 @@ fn hash_only_site(root: &Path) -> std::path::PathBuf {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn html_pages_must_link_the_shared_dictionary() {
     let tmp = tempfile::tempdir().unwrap();
     let site = hash_only_site(tmp.path());

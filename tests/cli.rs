@@ -35,6 +35,7 @@ fn example_site_variants_decode_with_crate_decoders_and_sources_are_untouched() 
 }
 
 #[test]
+#[ignore = "e2e tier: needs the brotli and zstd CLIs; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn every_variant_decodes_with_the_system_clis() {
     let (_g, dir) = site();
     bin().arg(&dir).assert().success();

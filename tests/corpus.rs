@@ -9,6 +9,7 @@ use std::fs;
 use common::*;
 
 #[test]
+#[ignore = "e2e tier: needs the shared corpus and the brotli and zstd CLIs; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn small_corpus_variants_decode_with_crate_and_system_decoders() {
     let (_g, dir) = copy_tree(&corpus().join("small"));
     let before = snapshot(&dir);
@@ -31,6 +32,7 @@ fn small_corpus_variants_decode_with_crate_and_system_decoders() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs the shared corpus and the brotli and zstd CLIs; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn a_real_11_mib_wasm_gets_a_zst_that_decodes_within_an_8_mib_window() {
     let wasm = corpus().join("large/assets/wasm/esbuild.wasm");
     let size = fs::metadata(&wasm).unwrap().len();
@@ -52,6 +54,7 @@ fn a_real_11_mib_wasm_gets_a_zst_that_decodes_within_an_8_mib_window() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs the shared corpus and the brotli and zstd CLIs; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_decodes_with_the_cli()
 {
     // typescript.js (9.1 MB) is over the split threshold: its brotli job runs as
@@ -114,6 +117,7 @@ fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_de
 }
 
 #[test]
+#[ignore = "e2e tier: needs the shared corpus and the brotli and zstd CLIs; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn a_source_over_the_mapping_threshold_is_split_and_encoded_from_the_mapping_with_the_same_bytes_on_1_and_2_threads(
 ) {
     // Just over MAP_MIN: jobs read it through a mapping instead of a buffer each.
@@ -160,6 +164,7 @@ fn a_source_over_the_mapping_threshold_is_split_and_encoded_from_the_mapping_wit
 }
 
 #[test]
+#[ignore = "e2e tier: needs the shared corpus and the brotli and zstd CLIs; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn brotli_variants_of_text_files_are_byte_identical_to_the_brotli_cli_at_q11() {
     // Whole files go through the C reference encoder with the CLI's settings
     // (fitted window, size hint); text mode makes no difference to its bytes.

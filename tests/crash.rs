@@ -51,6 +51,7 @@ fn temps(dir: &Path) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "e2e tier: needs the shared corpus; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn sigkill_at_25_random_moments_never_leaves_a_bad_variant_or_a_torn_manifest() {
     let (_g, dir) = copy_tree(&corpus().join("small"));
     // Fast levels keep each run near a second, so kills land in every phase;
@@ -282,6 +283,7 @@ fn fingerprinted_releases(root: &Path) -> (std::path::PathBuf, std::path::PathBu
 /// of a delta run, then one recovery run of each kind in turn: it succeeds,
 /// and the tree passes `check`.
 #[test]
+#[ignore = "e2e tier: needs the shared corpus; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn after_a_kill_during_a_delta_run_one_recovery_run_leaves_a_tree_that_passes_check() {
     let tmp = tempfile::tempdir().unwrap();
     let (v1, v2) = fingerprinted_releases(tmp.path());

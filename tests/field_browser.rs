@@ -127,6 +127,7 @@ fn assert_deltas_reached_the_returning_visitor(r: &Value) {
 }
 
 #[test]
+#[ignore = "e2e tier: needs Chromium, node and the npm registry; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn vite_react_under_a_base_path_with_same_named_lazy_chunks() {
     let r = field("vite-react");
     assert_eq!(r["base"], "/app/");
@@ -134,6 +135,7 @@ fn vite_react_under_a_base_path_with_same_named_lazy_chunks() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs Chromium, node and the npm registry; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn sveltekit_with_adapter_static() {
     let r = field("sveltekit");
     assert!(r["sharedDictionary"]
@@ -144,11 +146,13 @@ fn sveltekit_with_adapter_static() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs Chromium, node and the npm registry; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn astro_static_with_a_client_island() {
     assert_deltas_reached_the_returning_visitor(&field("astro"));
 }
 
 #[test]
+#[ignore = "e2e tier: needs Chromium, node and the npm registry; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn nuxt_generate() {
     let r = field("nuxt");
     assert!(r["sharedDictionary"]
@@ -168,6 +172,7 @@ const PYTHON_DOCS: &str = "/usr/share/doc/python3.11/html";
 /// it. After the deploy the visitor comes back: every page, and the next
 /// dictionary, comes as a delta; every body decodes to the file on disk.
 #[test]
+#[ignore = "e2e tier: needs Chromium, node and python3.11-doc; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn python_docs_pages_come_as_deltas_against_the_documents_dictionary() {
     browser_ready();
     assert!(

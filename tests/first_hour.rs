@@ -166,7 +166,7 @@ fn unprivileged(tree: &std::path::Path) -> std::process::Command {
 fn an_unwritable_folder_fails_at_once_with_one_line() {
     let tmp = tempfile::tempdir().unwrap();
     let site = tmp.path().join("site");
-    serve_util::copy_dir_for_tests(&repo().join("fixtures/site"), &site);
+    serve_util::copy_dir(&repo().join("fixtures/site"), &site);
     let out = unprivileged(tmp.path())
         .arg(&site)
         .arg("--no-config")
@@ -306,7 +306,7 @@ fn gzip_level_and_min_ratio_as_the_bundler_plugins_have_them() {
 fn check_says_a_file_could_not_be_read_not_that_the_tree_changed() {
     let tmp = tempfile::tempdir().unwrap();
     let site = tmp.path().join("site");
-    serve_util::copy_dir_for_tests(&repo().join("fixtures/site"), &site);
+    serve_util::copy_dir(&repo().join("fixtures/site"), &site);
     let secret = site.join("assets/secret.js");
     std::fs::write(&secret, "const s = 1;\n".repeat(200)).unwrap();
     use std::os::unix::fs::PermissionsExt;

@@ -241,6 +241,7 @@ fn serve_refuses_a_fifo_manifest_instead_of_hanging() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs the brotli CLI; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn a_cache_entry_replaced_by_a_worse_encoding_or_a_planted_marker_is_not_used() {
     let (tmp, site) = precompressed_site();
     let cache = tmp.path().join("cache");

@@ -10,7 +10,7 @@ use serve_util::*;
 #[test]
 fn the_axum_example_answers_as_precompress_serve_does() {
     let (_tmp, live, r1, _, new_js) = release_two_with_deltas();
-    copy_dir_for_tests(&repo().join("fixtures/site/assets"), &live.join("assets"));
+    copy_dir(&repo().join("fixtures/site/assets"), &live.join("assets"));
     let out = precompress(&[
         "--no-config".as_ref(),
         "-q".as_ref(),

@@ -190,6 +190,7 @@ fn precompress_serve_sends_the_smallest_acceptable_variant() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn nginx_serves_the_variants_precompress_wrote() {
     let (tmp, site) = precompressed_site();
     let server = start_nginx(&site, tmp.path());
@@ -201,6 +202,7 @@ fn nginx_serves_the_variants_precompress_wrote() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs Caddy; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn caddy_serves_the_variants_precompress_wrote() {
     let (tmp, site) = precompressed_site();
     let server = start_caddy(&site, tmp.path());
@@ -216,6 +218,7 @@ fn caddy_serves_the_variants_precompress_wrote() {
 
 /// The three servers agree on the bytes for every coding they share.
 #[test]
+#[ignore = "e2e tier: needs nginx and Caddy; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn the_three_servers_send_the_same_bytes() {
     let (tmp, site) = precompressed_site();
     let servers = [

@@ -28,6 +28,7 @@ fn deploy() -> Deployed {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn nginx_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
     let site = deploy();
     let dict = site.dictionary();
@@ -162,11 +163,13 @@ fn nginx_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn the_deltas_nginx_sends_decode_to_the_new_script() {
     assert_deltas_decode(&deploy());
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn nginx_sends_no_delta_headers_where_they_do_not_belong() {
     let site = deploy();
     let dict = site.dictionary();
@@ -211,6 +214,7 @@ fn nginx_sends_no_delta_headers_where_they_do_not_belong() {
 }
 
 #[test]
+#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn a_delta_missing_on_disk_falls_back_to_ordinary_serving() {
     // The map is older than the files: the `-f` test keeps nginx from a 404.
     let site = deploy();

@@ -92,6 +92,7 @@ fn merged_ok(dir: &Path) -> std::process::Output {
 }
 
 #[test]
+#[ignore = "e2e tier: needs the shared corpus; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn four_shards_merged_equal_one_run_byte_for_byte_on_the_corpus() {
     let build = corpus().join("small");
     let tmp = tempfile::tempdir().unwrap();
@@ -329,6 +330,7 @@ fn a_split_brotli_stream_is_one_shards_and_merges_to_the_same_bytes() {
 /// again in its own folder failed likewise. The split now depends only on
 /// the tree and the settings, and a shard leaves other shards' files alone.
 #[test]
+#[ignore = "e2e tier: needs the shared corpus; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn shards_run_one_after_another_in_one_folder_or_again_merge_to_one_run() {
     let tmp = tempfile::tempdir().unwrap();
     let (v1, v2, _, _) = serve_util::two_releases(tmp.path());

@@ -13,12 +13,12 @@ use crate::model::content::content_type;
 use crate::model::dictionary::delta_source;
 use crate::model::dictionary::use_as_dictionary;
 use crate::model::manifest::{etag, Asset, Manifest};
+use crate::model::shard::{self, Shard};
 use crate::report::{JobTiming, RunCounts};
 use crate::run::execute::{FileProgress, JobOutcome, Timing};
 use crate::run::journal::Journal;
 use crate::run::plan::{Job, Outcome};
 use crate::run::scan::Scanned;
-use crate::model::shard::{self, Shard};
 
 use crate::run::env::{Env, Log};
 

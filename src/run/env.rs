@@ -202,7 +202,11 @@ impl Log {
 
 /// Fails with a write error naming the folder unless DIR, the manifest's
 /// folder and the cache can all be written.
-pub(crate) fn probe_folders(root: &Path, manifest_path: &Path, cache: Option<&Cache>) -> Result<()> {
+pub(crate) fn probe_folders(
+    root: &Path,
+    manifest_path: &Path,
+    cache: Option<&Cache>,
+) -> Result<()> {
     let mut folders = vec![root.to_path_buf()];
     folders.extend(manifest_path.parent().map(Path::to_path_buf));
     folders.extend(cache.map(|c| c.dir().to_path_buf()));

@@ -26,11 +26,11 @@ use crate::model::manifest::{etag, Delta, SkippedDelta, Variant};
 use crate::model::skip::SkipReason;
 use crate::report::thread_cpu_micros;
 use crate::run::cache::{Cache, Hit};
+use crate::run::env::{delta_encoder, Env, Log, Progress};
 use crate::run::journal::Journal;
 use crate::run::plan::{Job, JobKind};
 use crate::run::releases;
 use crate::run::scan::{Dict, Scanned};
-use crate::run::env::{delta_encoder, Env, Log, Progress};
 
 /// Sources of this size or more are mapped rather than read into each job's
 /// own buffer.

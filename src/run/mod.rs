@@ -24,9 +24,9 @@
 //! (`releases`), the file filter (`filter`) and `--shard` (`shard`).
 
 pub mod cache;
-pub(crate) mod env;
 pub(crate) mod commit;
 pub(crate) mod documents;
+pub(crate) mod env;
 pub(crate) mod execute;
 pub mod filter;
 pub(crate) mod journal;
@@ -257,8 +257,7 @@ fn plan_stage(
     let sharded = env.cfg.shard.map(|s| {
         let (shard, digest, owned, owner) = take_shard(s, &units, &mut jobs, files, dicts);
         // Another shard's files are that shard's to keep, check or remove.
-        let mine =
-            |path: &str| group_of_path(path).and_then(|g| owner.get(&g)) == Some(&s.index);
+        let mine = |path: &str| group_of_path(path).and_then(|g| owner.get(&g)) == Some(&s.index);
         stale.retain(|p| mine(p));
         refused.retain(|(p, _)| mine(p));
         (shard, digest, owned)

@@ -22,14 +22,14 @@ use crate::model::content::content_kind;
 use crate::model::dictionary::is_candidate;
 use crate::report::DocumentsDictionary;
 use crate::run::cache::Cache;
+use crate::run::env::{Env, Log};
 use crate::run::filter::Filter;
 use crate::run::plan::Source;
 use crate::run::prior::recover;
 use crate::run::releases::{self, OldFile, Releases};
+pub(crate) use crate::run::scanned::{Chosen, Dict, Scanned};
 use crate::run::shared::Shared;
 use crate::run::walk::Found;
-pub(crate) use crate::run::scanned::{Chosen, Dict, Scanned};
-use crate::run::env::{Env, Log};
 
 /// Sources up to this size are kept in memory by the scan: with many small
 /// files, opening, reading and hashing each again per codec cost more than the

@@ -132,7 +132,6 @@ mod tests {
             .collect()
     }
 
-
     #[test]
     fn every_group_goes_to_exactly_one_shard_and_the_split_is_the_same_in_any_order() {
         let g = groups(&[50, 7, 300, 7, 120, 1, 0, 99, 64, 64]);
@@ -229,6 +228,4 @@ mod tests {
             BTreeSet::from([1, 2])
         );
     }
-
-
 }

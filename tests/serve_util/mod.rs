@@ -16,9 +16,8 @@ use assert_cmd::cargo::CommandCargoExt;
 #[path = "../common/mod.rs"]
 pub mod common;
 
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+// One set of helpers: the CLI tests' (repo, the manifest, a folder copy).
+pub use common::{copy_dir, manifest, repo};
 
 /// A temp copy of `fixtures/site` that the built `precompress` has run on.
 pub fn precompressed_site() -> (tempfile::TempDir, PathBuf) {
@@ -37,11 +36,6 @@ pub fn precompressed_site() -> (tempfile::TempDir, PathBuf) {
         String::from_utf8_lossy(&out.stderr)
     );
     (tmp, site)
-}
-
-/// The manifest as JSON.
-pub fn manifest(site: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(site.join("precompress-manifest.json")).unwrap()).unwrap()
 }
 
 /// A loopback port nothing listens on right now.
@@ -277,12 +271,13 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
     }
 }
 
-/// Decodes `body` with the real reference CLI for `coding` (`brotli`, `zstd`,
-/// `gzip`, which `.ci/run` installs), through a temp file.
+/// Decodes a body a server sent with the crates' decoders (rust-brotli's,
+/// not the C library precompress encodes with; zstd with a browser's 8 MiB
+/// window), so the serving tests need no reference CLI. The tests that hold
+/// variants to the CLIs themselves are in the e2e tier (`tests/cli.rs`,
+/// `tests/corpus.rs`).
 pub fn decode(coding: &str, body: &[u8]) -> Vec<u8> {
-    let tmp = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(tmp.path(), body).unwrap();
-    common::system_decode(coding, tmp.path())
+    common::crate_decode(coding, body)
 }
 
 /// The file suffix of a content-coding token.
@@ -326,11 +321,6 @@ pub fn two_releases(root: &Path) -> (PathBuf, PathBuf, &'static str, &'static st
         dirs.push(dir);
     }
     (dirs[0].clone(), dirs[1].clone(), names[0], names[1])
-}
-
-/// Copies a folder recursively (the shared test helper).
-pub fn copy_dir_for_tests(src: &Path, dst: &Path) {
-    common::copy_dir(src, dst);
 }
 
 /// nginx with the config template `e2e/{template}`: `@PORT@`, `@ROOT@` (`site`)
@@ -463,7 +453,7 @@ pub fn release_two_with_deltas() -> (
     let tmp = tempfile::tempdir().unwrap();
     let (r1, r2, old_js, new_js) = two_releases(tmp.path());
     let live = tmp.path().join("live");
-    copy_dir_for_tests(&r2, &live);
+    copy_dir(&r2, &live);
     for args in [
         vec![r1.as_os_str()],
         vec![
