@@ -16,6 +16,8 @@ use assert_cmd::cargo::CommandCargoExt;
 #[path = "../common/mod.rs"]
 pub mod common;
 
+pub mod cases;
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
