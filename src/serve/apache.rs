@@ -151,7 +151,7 @@ fn asset_rule(
     let ranks = rank(entry.identity.size, &variants, &by_dict, k, skipped);
 
     let mut flags = vec![format!("E=PC_CC:{}", cache_class(entry.cache_control))];
-    let mut pattern = format!("^{}", pcre_escape(&a.uri));
+    let mut pattern = format!("^{}", pattern_of(&a.uri));
     if !variants.is_empty() {
         let suffixes: Vec<String> = variants
             .iter()
@@ -303,7 +303,7 @@ fn write_usage(out: &mut String, skipped: &[String], base: &str) {
 
 /// Modules checked at start-up, the engine on, and what is never served.
 fn write_guards(out: &mut String, base: &str) {
-    let b = pcre_escape(base);
+    let b = pattern_of(base);
     for (module, name) in [
         ("rewrite_module", "rewrite"),
         ("headers_module", "headers"),
@@ -323,11 +323,11 @@ fn write_guards(out: &mut String, base: &str) {
          RewriteRule {} - [R=404]\n\
          RewriteRule {} - [R=404]\n\
          RewriteRule {} - [R=404]",
-        quote(&format!(
+        rewrite_arg(&format!(
             "^{b}precompress-manifest(?:\\.shard-[0-9]+-of-[0-9]+)?\\.json$"
         )),
-        quote(&format!("^{b}(?:.*/)?\\.(?!well-known(?:/|$))")),
-        quote(&format!("^{b}.*\\.[0-9a-f]{{64}}\\.dc[bz]$")),
+        rewrite_arg(&format!("^{b}(?:.*/)?\\.(?!well-known(?:/|$))")),
+        rewrite_arg(&format!("^{b}.*\\.[0-9a-f]{{64}}\\.dc[bz]$")),
     );
 }
 
@@ -343,8 +343,8 @@ fn write_assets(out: &mut String, rules: &[AssetRule]) {
         let _ = writeln!(
             out,
             "RewriteRule {} - {}",
-            quote(&rule.pattern),
-            quote(&format!("[{flags}]"))
+            rewrite_arg(&rule.pattern),
+            rewrite_arg(&format!("[{flags}]"))
         );
     }
 }
@@ -417,10 +417,24 @@ fn unwritable_flag(s: &str) -> Option<&'static str> {
     })
 }
 
-/// `s` as one double-quoted Apache argument: `\` and `"` escaped (Apache
-/// takes both back).
+/// `s` as one double-quoted argument of a directive Apache's own parser
+/// reads (`Header`, `Error`): `\` and `"` escaped (Apache takes both back).
 fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', r"\\").replace('"', "\\\""))
+}
+
+/// `s` as one double-quoted argument of `RewriteRule`, which mod_rewrite
+/// splits by itself: a quote ends the argument whatever precedes it, and a
+/// backslash stays as it is. `s` holds no `"` (patterns write it `\x22`;
+/// [`unwritable_flag`] keeps it out of flags).
+fn rewrite_arg(s: &str) -> String {
+    assert!(!s.contains('"'), "{s}");
+    format!("\"{s}\"")
+}
+
+/// [`pcre_escape`] for a rewrite pattern: `"` as `\x22`.
+fn pattern_of(s: &str) -> String {
+    pcre_escape(s).replace('"', r"\x22")
 }
 
 #[cfg(test)]
@@ -432,7 +446,7 @@ mod tests {
 
     /// The rule of the asset at `uri`.
     fn rule<'a>(config: &'a str, uri: &str) -> &'a str {
-        let quoted = quote(&format!("^{}", pcre_escape(uri)));
+        let quoted = rewrite_arg(&format!("^{}", pattern_of(uri)));
         let start = format!("RewriteRule {}", &quoted[..quoted.len() - 1]);
         config
             .lines()
@@ -457,7 +471,7 @@ mod tests {
         // smallest ranks highest. Dictionaries in hash order, each's codings
         // smallest first.
         let want = format!(
-            "RewriteRule \"^/assets/app-5e6f7a8b\\\\.js$\" - \"[E=PC_CC:i,E=PC_VARY:d,E=PC_UAD_1:1,E=PC_R_ID:01,\
+            "RewriteRule \"^/assets/app-5e6f7a8b\\.js$\" - \"[E=PC_CC:i,E=PC_VARY:d,E=PC_UAD_1:1,E=PC_R_ID:01,\
              E=PC_D:;{}{}z03b02;{}{}b04,T=text/javascript; charset=utf-8,E=no-gzip:1,E=no-brotli:1,S=1]\"",
             available_dictionary(&[1; 32]),
             hex(&[1; 32]),
@@ -497,7 +511,7 @@ mod tests {
         // br 90 > gzip 120 > identity 300 = zstd 300 (identity first on a tie).
         assert!(
             r.starts_with(
-                "RewriteRule \"^/a\\\\.css((?:\\\\.br|\\\\.gz|\\\\.zst))?$\" - \"[E=PC_CC:r,E=PC_SFX:$1,E=PC_VARY:a,E=PC_R_ID:02,E=PC_R_BR:04,E=PC_R_GZIP:03,E=PC_R_ZSTD:01,"
+                "RewriteRule \"^/a\\.css((?:\\.br|\\.gz|\\.zst))?$\" - \"[E=PC_CC:r,E=PC_SFX:$1,E=PC_VARY:a,E=PC_R_ID:02,E=PC_R_BR:04,E=PC_R_GZIP:03,E=PC_R_ZSTD:01,"
             ),
             "{r}"
         );
@@ -556,11 +570,11 @@ mod tests {
         idx.set_base("/app/");
         let out = render(&idx);
         assert!(out.config.contains(
-            "RewriteRule \"^/app/precompress-manifest(?:\\\\.shard-[0-9]+-of-[0-9]+)?\\\\.json$\" - [R=404]\n"
+            "RewriteRule \"^/app/precompress-manifest(?:\\.shard-[0-9]+-of-[0-9]+)?\\.json$\" - [R=404]\n"
         ));
         assert!(out
             .config
-            .contains("RewriteRule \"^/app/(?:.*/)?\\\\.(?!well-known(?:/|$))\" - [R=404]\n"));
+            .contains("RewriteRule \"^/app/(?:.*/)?\\.(?!well-known(?:/|$))\" - [R=404]\n"));
         rule(&out.config, "/app/assets/app-5e6f7a8b.js");
         assert!(out
             .config
@@ -599,7 +613,7 @@ mod tests {
         let r = rule(&out.config, &format!("/{name}"));
         assert!(
             r.starts_with(
-                "RewriteRule \"^/odd names/café \\\"menü\\\" — \\\\(1\\\\) & #hash-5e6f7a8b\\\\.js$\" - "
+                "RewriteRule \"^/odd names/café \\x22menü\\x22 — \\(1\\) & #hash-5e6f7a8b\\.js$\" - "
             ),
             "{r}"
         );

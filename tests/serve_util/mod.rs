@@ -17,6 +17,7 @@ use assert_cmd::cargo::CommandCargoExt;
 pub mod common;
 
 pub mod cases;
+pub mod servers;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
