@@ -42,27 +42,27 @@ const APACHE: Profile = Profile {
     list_headers: &["Vary"],
     excuses: &[
         Excuse {
-            case: "an encoded separator is refused",
+            cases: &["an encoded separator is refused"],
             part: "status",
             why: "404: AllowEncodedSlashes Off refuses %2F with 404 before any module sees it",
         },
         Excuse {
-            case: "POST is not allowed",
+            cases: &["POST is not allowed"],
             part: "Allow",
             why: "Apache adds its own Allow: TRACE (TraceEnable is on by default) beside GET, HEAD",
         },
         Excuse {
-            case: "If-Modified-Since later than the file: 304",
+            cases: &["If-Modified-Since later than the file: 304"],
             part: "status",
             why: "the table's date is in 2100; Apache ignores a date in the future (RFC 7232 calls it invalid); a past one gets 304 (tested below)",
         },
         Excuse {
-            case: "If-Unmodified-Since before the file: 412",
+            cases: &["If-Unmodified-Since before the file: 412"],
             part: "status",
             why: "the table's date is the epoch, which APR parses as its error value 0; a later one gets 412 (tested below)",
         },
         Excuse {
-            case: "a range past the end: 416",
+            cases: &["a range past the end: 416"],
             part: "Content-Range",
             why: "Apache's 416 has no Content-Range",
         },
@@ -123,5 +123,196 @@ fn a_broken_apache_config_fails_the_table() {
             failures.iter().any(|f| f.contains(named)),
             "{what}: no failure names {named:?}: {failures:#?}"
         );
+    }
+}
+
+/// The cases where `zstd` is the smallest acceptable variant.
+const ZSTD_CASES: &[&str] = &[
+    "a browser gets the smallest variant it accepts",
+    "a dictionary the manifest has no delta for: ordinary negotiation",
+    "a malformed dictionary: ordinary negotiation",
+    "the dictionary without a delta coding accepted",
+];
+
+/// Refusals `nginx-map` and `caddy-map` do not write (`apache-map` does).
+const NOT_REFUSED: Excuse = Excuse {
+    cases: &[
+        "a variant is not served by its own name",
+        "nor is the manifest",
+    ],
+    part: "status",
+    why: "the generated lines do not refuse a variant's own name or the manifest: the site's config must",
+};
+
+/// nginx 1.22 with the README's deltas setup and a site's conventions
+/// (`e2e/nginx-site.conf`): everything but a rebuild, its own ETags.
+const NGINX: Profile = Profile {
+    supports: &["hosts", "conditional", "range"],
+    own_etags: true,
+    absolute_location: true,
+    list_headers: &["Vary"],
+    excuses: &[
+        Excuse {
+            cases: ZSTD_CASES,
+            part: "*",
+            why: "nginx has no zstd for static files: br goes out (and nosniff is not in nginx-map's lines)",
+        },
+        Excuse {
+            cases: &["*"],
+            part: "Content-Type",
+            why: "nginx types by its mime.types (application/javascript; text/html and text/plain without charset), which a browser reads the same",
+        },
+        Excuse {
+            cases: &["identity;q=0 and nothing else acceptable: 406"],
+            part: "status",
+            why: "nginx sends the file whatever Accept-Encoding refuses",
+        },
+        NOT_REFUSED,
+        Excuse {
+            cases: &["POST is not allowed"],
+            part: "Allow",
+            why: "nginx's 405 has no Allow",
+        },
+        Excuse {
+            cases: &["If-Modified-Since later than the file: 304"],
+            part: "status",
+            why: "if_modified_since exact (nginx's default): only the file's own date gets a 304",
+        },
+        Excuse {
+            cases: &["a range of identity"],
+            part: "Accept-Ranges",
+            why: "nginx sends no Accept-Ranges with a 206",
+        },
+    ],
+};
+
+#[test]
+fn nginx_answers_the_shared_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (site, maps) = site_and_config(tmp.path(), "nginx-map");
+    let server = start_nginx_from(
+        "nginx-site.conf",
+        &site,
+        tmp.path(),
+        &[("@MAPS@", maps.to_str().unwrap())],
+    );
+    let failures = run_table(&table(), tmp.path(), &site, server.addr, &NGINX);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Caddy 2.6 with the README's deltas setup and a site's conventions
+/// (`e2e/Caddyfile-site`): everything but a rebuild, its own ETags.
+const CADDY: Profile = Profile {
+    supports: &["hosts", "conditional", "range"],
+    own_etags: true,
+    absolute_location: true,
+    list_headers: &["Vary"],
+    excuses: &[
+        Excuse {
+            cases: &[
+                "a page: its variant, revalidated, no deltas so no Available-Dictionary in Vary",
+                "the root is its index.html",
+                "a folder's index.html",
+                "/about is about.html",
+                "nothing there: the 404 page with 404",
+                "the 404 page is never a 304",
+            ],
+            part: "*",
+            why: "Caddy breaks a tie between codings weighted alike by its `precompressed` order (zstd first), not by size: these pages' zstd is larger than their br",
+        },
+        Excuse {
+            cases: &["a browser gets the smallest variant it accepts"],
+            part: "X-Content-Type-Options",
+            why: "not in caddy-map's snippet",
+        },
+        Excuse {
+            cases: &[
+                "a browser gets the smallest variant it accepts",
+                "no ranges of a compressed variant: the whole of it",
+            ],
+            part: "*",
+            why: "Caddy offers and serves ranges of a compressed variant (Accept-Ranges, 206)",
+        },
+        Excuse {
+            cases: &["identity;q=0 and nothing else acceptable: 406"],
+            part: "status",
+            why: "Caddy sends the file whatever Accept-Encoding refuses",
+        },
+        Excuse {
+            cases: &["HEAD: the headers of GET, no body"],
+            part: "body",
+            why: "no Content-Length on a HEAD of a compressed response (Go's rule when Content-Encoding is set)",
+        },
+        Excuse {
+            cases: &["a folder without its slash is redirected, query kept"],
+            part: "status",
+            why: "308, not 301",
+        },
+        NOT_REFUSED,
+        Excuse {
+            cases: &["traversal is refused", "an encoded separator is refused"],
+            part: "status",
+            why: "404, not 400: Caddy cleans the path and finds nothing",
+        },
+        Excuse {
+            cases: &["POST is not allowed"],
+            part: "status",
+            why: "Caddy's file_server answers POST with the file",
+        },
+    ],
+};
+
+#[test]
+fn caddy_answers_the_shared_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (site, snippet) = site_and_config(tmp.path(), "caddy-map");
+    let server = start_caddy_from(
+        "Caddyfile-site",
+        &site,
+        tmp.path(),
+        &[("@SNIPPET@", snippet.to_str().unwrap())],
+    );
+    let failures = run_table(&table(), tmp.path(), &site, server.addr, &CADDY);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `precompress check --url` on the table's site behind each server: exit 0.
+#[test]
+fn check_url_passes_against_each_server() {
+    type Start = fn(&Path, &Path, &Path) -> Server;
+    let servers: [(&str, Start); 3] = [
+        ("apache-map", |site, config, work| {
+            start_apache(site, config, work)
+        }),
+        ("nginx-map", |site, maps, work| {
+            start_nginx_from(
+                "nginx-site.conf",
+                site,
+                work,
+                &[("@MAPS@", maps.to_str().unwrap())],
+            )
+        }),
+        ("caddy-map", |site, snippet, work| {
+            start_caddy_from(
+                "Caddyfile-site",
+                site,
+                work,
+                &[("@SNIPPET@", snippet.to_str().unwrap())],
+            )
+        }),
+    ];
+    for (generator, start) in servers {
+        let tmp = tempfile::tempdir().unwrap();
+        let (site, config) = site_and_config(tmp.path(), generator);
+        let server = start(&site, &config, tmp.path());
+        let out = precompress(&[
+            "check".as_ref(),
+            "--url".as_ref(),
+            format!("http://{}/", server.addr).as_ref(),
+            site.as_os_str(),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{generator}: {text}");
+        assert!(text.contains("0 with problems"), "{generator}: {text}");
     }
 }
