@@ -95,7 +95,9 @@ fn apache_answers_the_shared_table() {
 /// table on exactly the cases that need it.
 #[test]
 fn a_broken_apache_config_fails_the_table() {
-    let broken: [(&str, fn(String) -> String, &str); 4] = [
+    /// What is broken, how, and a failure that must name it.
+    type Broken = (&'static str, fn(String) -> String, &'static str);
+    let broken: [Broken; 4] = [
         (
             "no zstd",
             |c| c.replace("E=PC_R_ZSTD:", "E=PC_R_NONE:"),
