@@ -10,7 +10,8 @@
 mod serve_util;
 
 use precompressor::serve::{Index, Selection};
-use serve_util::servers::{settle_mtimes, start_apache};
+use serve_util::browser::{response, sf_sha256, visit_across_a_release, Visit};
+use serve_util::servers::{reload_apache, settle_mtimes, start_apache};
 use serve_util::*;
 
 const CHROME: &str = "gzip, deflate, br, zstd, dcb, dcz";
@@ -239,6 +240,65 @@ fn apache_leaves_other_files_to_its_own_config() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-encoding"), None);
     assert_eq!(r.body, site.file_for(None));
+}
+
+/// Chromium across a release on Apache: release 1 from apache-map's config,
+/// then release 2 with its deltas, the config regenerated and Apache
+/// gracefully restarted, as a deploy does. The browser offers the old script
+/// as a dictionary, gets a delta, decodes it, and runs the new code.
+#[test]
+fn chromium_decodes_an_apache_delta_across_a_release() {
+    let config = |live: &std::path::Path, work: &std::path::Path| {
+        let out = precompress(&["apache-map".as_ref(), live.as_os_str()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let path = work.join("apache-map.out");
+        std::fs::write(&path, out.stdout).unwrap();
+        path
+    };
+    let Visit {
+        first,
+        second,
+        old_script,
+        new_path,
+    } = visit_across_a_release(
+        "dcb,dcz",
+        |live, work| {
+            let server = start_apache(live, &config(live, work), work);
+            (server.addr.port(), server)
+        },
+        |server, live, work| {
+            config(live, work);
+            reload_apache(server, work);
+        },
+    );
+    assert!(
+        first["marker"].as_str().unwrap().starts_with("release-1"),
+        "{first:#}"
+    );
+    let r = response(&first, "/assets/app-1a2b3c4d.js");
+    assert_eq!(
+        r["useAsDictionary"], "match=\"/assets/app-*.js\"",
+        "{first:#}"
+    );
+    let r = response(&second, &new_path);
+    assert_eq!(r["status"], 200, "{second:#}");
+    assert_eq!(
+        r["availableDictionary"],
+        sf_sha256(&old_script),
+        "{second:#}"
+    );
+    let coding = r["contentEncoding"].as_str().unwrap_or_default();
+    assert!(matches!(coding, "dcb" | "dcz"), "{second:#}");
+    assert_eq!(
+        r["vary"], "Accept-Encoding,Available-Dictionary",
+        "{second:#}"
+    );
+    assert_eq!(second["marker"], "release-2:7", "{second:#}");
+    assert_eq!(second["errors"], serde_json::json!([]));
 }
 
 #[test]

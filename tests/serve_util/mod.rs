@@ -16,6 +16,7 @@ use assert_cmd::cargo::CommandCargoExt;
 #[path = "../common/mod.rs"]
 pub mod common;
 
+pub mod browser;
 pub mod cases;
 pub mod servers;
 
