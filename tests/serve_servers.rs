@@ -38,6 +38,7 @@ fn site_and_config(tmp: &Path, generator: &str) -> (std::path::PathBuf, std::pat
 const APACHE: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
     own_etags: true,
+    reads_manifest: true,
     absolute_location: true,
     list_headers: &["Vary"],
     excuses: &[
@@ -151,6 +152,7 @@ const NOT_REFUSED: Excuse = Excuse {
 const NGINX: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
     own_etags: true,
+    reads_manifest: true,
     absolute_location: true,
     list_headers: &["Vary"],
     excuses: &[
@@ -207,6 +209,7 @@ fn nginx_answers_the_shared_table() {
 const CADDY: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
     own_etags: true,
+    reads_manifest: true,
     absolute_location: true,
     list_headers: &["Vary"],
     excuses: &[
@@ -317,4 +320,52 @@ fn check_url_passes_against_each_server() {
         assert!(out.status.success(), "{generator}: {text}");
         assert!(text.contains("0 with problems"), "{generator}: {text}");
     }
+}
+
+/// The coding cases, as a server that knows no manifest answers them: its
+/// own types (application/javascript; text/html and text/plain without a
+/// charset, the same to a browser).
+const OWN_TYPES: Excuse = Excuse {
+    cases: &["*"],
+    part: "Content-Type",
+    why: "its own types, not the manifest's",
+};
+
+/// h2o 2.2 with `file.send-compressed` (`e2e/h2o.conf`): the siblings it
+/// finds beside a file, no manifest; sent the table's cases that need no site
+/// conventions, conditionals or ranges (its own static-file rules).
+const H2O: Profile = Profile {
+    supports: &[],
+    own_etags: true,
+    reads_manifest: false,
+    absolute_location: true,
+    list_headers: &["Vary"],
+    excuses: &[
+        Excuse {
+            cases: ZSTD_CASES,
+            part: "*",
+            why: "h2o 2.2 sends .br and .gz, not .zst: br goes out",
+        },
+        OWN_TYPES,
+        Excuse {
+            cases: &["identity;q=0 and nothing else acceptable: 406"],
+            part: "status",
+            why: "h2o sends the file whatever Accept-Encoding refuses",
+        },
+        Excuse {
+            cases: &["a file too small for variants: identity, no Vary"],
+            part: "Vary",
+            why: "h2o varies every response of a compressible type, siblings or not (harmless)",
+        },
+    ],
+};
+
+#[test]
+fn h2o_sends_the_siblings_the_table_asks_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = build(&table(), tmp.path());
+    settle_mtimes(&site);
+    let server = start_h2o(&site, tmp.path());
+    let failures = run_table(&table(), tmp.path(), &site, server.addr, &H2O);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

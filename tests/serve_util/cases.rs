@@ -182,6 +182,12 @@ pub struct Profile {
     /// manifest's: a body's ETag must then be strong, and `{etag:PATH}` is the
     /// one it sends for PATH's representation.
     pub own_etags: bool,
+    /// It reads the manifest (a generated configuration, or its own). A
+    /// server that only sends the siblings it finds beside a file is sent no
+    /// case that expects a delta, and the headers only the manifest can give
+    /// ([`MANIFEST_HEADERS`], and `Available-Dictionary` in `Vary`) are not
+    /// asked of it.
+    pub reads_manifest: bool,
     /// Its `Location` may be absolute: it is compared as resolved against the
     /// origin (the same target).
     pub absolute_location: bool,
@@ -198,12 +204,21 @@ impl Profile {
         Profile {
             supports,
             own_etags: false,
+            reads_manifest: true,
             absolute_location: false,
             list_headers: &[],
             excuses: &[],
         }
     }
 }
+
+/// The headers a server knows only from the manifest.
+pub const MANIFEST_HEADERS: &[&str] = &[
+    "Cache-Control",
+    "Use-As-Dictionary",
+    "X-Content-Type-Options",
+    "Link",
+];
 
 /// One thing a case got wrong: the part (as [`Excuse::part`]) and what.
 struct Problem {
@@ -323,6 +338,15 @@ impl Target<'_> {
             other => panic!("body {other}"),
         };
         for (name, want) in expect {
+            if !self.profile.reads_manifest && MANIFEST_HEADERS.contains(&name.as_str()) {
+                continue;
+            }
+            let want = match &want {
+                Value::String(v) if name == "Vary" && !self.profile.reads_manifest => {
+                    Value::String(v.replace(", Available-Dictionary", ""))
+                }
+                _ => want,
+            };
             let got = header_value(&r, &name, self.profile.list_headers);
             let ok = match &want {
                 Value::Null => got.is_none(),
@@ -330,7 +354,7 @@ impl Target<'_> {
                     let want = self.expand(s);
                     match got.as_deref() {
                         Some(g) if self.profile.list_headers.contains(&name.as_str()) => {
-                            list(g) == list(&want)
+                            list(&g.to_ascii_lowercase()) == list(&want.to_ascii_lowercase())
                         }
                         Some(g) if name == "Location" && self.profile.absolute_location => {
                             g == want || g == format!("http://{}{want}", self.addr)
@@ -489,6 +513,12 @@ pub fn run_table(
             {
                 continue;
             }
+            let delta = case["expect"]["Content-Encoding"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("dc"));
+            if delta && !profile.reads_manifest {
+                continue;
+            }
             sent += 1;
             for p in target.check(case) {
                 let excused = profile.excuses.iter().position(|e| e.covers(name, &p.part));
@@ -523,7 +553,7 @@ pub fn run_table(
             }
         }
     }
-    assert!(sent >= 30, "only {sent} cases sent");
+    assert!(sent >= 10, "only {sent} cases sent");
     failures
 }
 

@@ -149,3 +149,55 @@ pub fn settle_mtimes(dir: &Path) {
         }
     }
 }
+
+/// h2o with `e2e/h2o.conf` (`file.send-compressed: ON`) serving `site`, its
+/// log under `work/h2o`; `h2o -t` checks the config first.
+pub fn start_h2o(site: &Path, work: &Path) -> Server {
+    let h2o = program("/usr/bin/h2o", "h2o");
+    let port = free_port();
+    let run = work.join("h2o");
+    std::fs::create_dir_all(&run).unwrap();
+    let user = if root() {
+        readable_by_servers(site);
+        "user: www-data"
+    } else {
+        ""
+    };
+    let conf = fill(
+        "h2o.conf",
+        &[
+            ("@PORT@", &port.to_string()),
+            ("@ROOT@", site.to_str().unwrap()),
+            ("@RUN@", run.to_str().unwrap()),
+            ("@USER@", user),
+        ],
+    );
+    let file = run.join("h2o.conf");
+    std::fs::write(&file, conf).unwrap();
+    let out = Command::new(&h2o)
+        .arg("-t")
+        .arg("-c")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "h2o -t -c {}: {}{}",
+        file.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let child = Command::new(&h2o)
+        .arg("-c")
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ready(Server {
+        name: "h2o",
+        addr: ([127, 0, 0, 1], port).into(),
+        child,
+        log: Default::default(),
+    })
+}
