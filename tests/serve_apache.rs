@@ -311,3 +311,37 @@ fn apache_map_needs_a_folder_with_a_manifest() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"));
     assert!(out.stdout.is_empty());
 }
+
+/// The README points to `apache-map` and carries no recipe of its own (the
+/// one it had did not load); docs/servers.md's Apache block is the one the
+/// generated file's header shows.
+#[test]
+fn the_readme_and_docs_show_what_apache_map_prints() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme
+        .find("\n### Apache httpd\n")
+        .expect("an Apache section");
+    let section = &readme[start + 1..];
+    let section = &section[..section[4..].find("\n### ").unwrap() + 4];
+    assert!(section.contains("precompress apache-map DIR"), "{section}");
+    assert!(section.contains("docs/servers.md#apache-httpd-24-precompress-apache-map"));
+    for gone in ["RewriteRule", "<FilesMatch", "Header set"] {
+        assert!(
+            !section.contains(gone),
+            "the README still has a recipe: {gone}"
+        );
+    }
+    let docs = std::fs::read_to_string(repo().join("docs/servers.md")).unwrap();
+    assert!(docs.contains("\n## Apache httpd 2.4: `precompress apache-map`\n"));
+    let (_tmp, live, ..) = release_two_with_deltas();
+    let out = precompress(&["apache-map".as_ref(), live.as_os_str()]);
+    let usage = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "precompress apache-map /srv/dist > /etc/apache2/precompress.conf",
+        "DocumentRoot /srv/dist",
+        "Include /etc/apache2/precompress.conf",
+    ] {
+        assert!(docs.contains(line), "docs/servers.md lacks {line:?}");
+        assert!(usage.contains(line), "apache-map's header lacks {line:?}");
+    }
+}
