@@ -6,6 +6,8 @@
 //! all and, case by case, where it answers otherwise and why; an excuse that
 //! stops matching fails the test, so a change to the table shows at once
 //! which server falls behind. `precompress check --url` passes against each.
+//! Servers that send siblings without a manifest (h2o, lighttpd with
+//! `e2e/lighttpd-siblings.lua`) get the table's coding cases.
 
 mod serve_util;
 
@@ -367,5 +369,26 @@ fn h2o_sends_the_siblings_the_table_asks_for() {
     settle_mtimes(&site);
     let server = start_h2o(&site, tmp.path());
     let failures = run_table(&table(), tmp.path(), &site, server.addr, &H2O);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// lighttpd 1.4 with `e2e/lighttpd-siblings.lua` (mod_magnet): the siblings
+/// beside a file, negotiated as `serve` negotiates, no manifest.
+const LIGHTTPD: Profile = Profile {
+    supports: &[],
+    own_etags: true,
+    reads_manifest: false,
+    absolute_location: true,
+    list_headers: &["Vary"],
+    excuses: &[],
+};
+
+#[test]
+fn lighttpd_sends_the_siblings_the_table_asks_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = build(&table(), tmp.path());
+    settle_mtimes(&site);
+    let server = start_lighttpd(&site, tmp.path());
+    let failures = run_table(&table(), tmp.path(), &site, server.addr, &LIGHTTPD);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -201,3 +201,62 @@ pub fn start_h2o(site: &Path, work: &Path) -> Server {
         log: Default::default(),
     })
 }
+
+/// lighttpd with `e2e/lighttpd.conf` and `e2e/lighttpd-siblings.lua`
+/// (mod_magnet) serving `site`; `lighttpd -tt` checks the config (and loads
+/// the modules) first.
+pub fn start_lighttpd(site: &Path, work: &Path) -> Server {
+    let lighttpd = program("/usr/sbin/lighttpd", "lighttpd");
+    let module = "/usr/lib/lighttpd/mod_magnet.so";
+    assert!(
+        Path::new(module).is_file(),
+        "{module} missing: run `bash .ci/e2e.sh` (lighttpd-modules-lua)"
+    );
+    let port = free_port();
+    let run = work.join("lighttpd");
+    std::fs::create_dir_all(&run).unwrap();
+    let user = if root() {
+        readable_by_servers(site);
+        "server.username = \"www-data\"\nserver.groupname = \"www-data\""
+    } else {
+        ""
+    };
+    let script = repo().join("e2e/lighttpd-siblings.lua");
+    let conf = fill(
+        "lighttpd.conf",
+        &[
+            ("@PORT@", &port.to_string()),
+            ("@ROOT@", site.to_str().unwrap()),
+            ("@SCRIPT@", script.to_str().unwrap()),
+            ("@USER@", user),
+        ],
+    );
+    let file = run.join("lighttpd.conf");
+    std::fs::write(&file, conf).unwrap();
+    let out = Command::new(&lighttpd)
+        .arg("-tt")
+        .arg("-f")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "lighttpd -tt -f {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let child = Command::new(&lighttpd)
+        .arg("-D")
+        .arg("-f")
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    ready(Server {
+        name: "lighttpd",
+        addr: ([127, 0, 0, 1], port).into(),
+        child,
+        log: Default::default(),
+    })
+}
