@@ -345,3 +345,131 @@ fn the_readme_and_docs_show_what_apache_map_prints() {
         assert!(usage.contains(line), "apache-map's header lacks {line:?}");
     }
 }
+
+/// `s` as a request target's path: every byte but unreserved ones and `/`
+/// percent-encoded.
+fn encode_path(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The fixture site (an odd name with spaces, `#`, `&` and non-ASCII letters;
+/// wasm, svg, a web manifest, incompressible files): every asset and each of
+/// its variants, asked for by the coding alone, comes back byte for byte with
+/// the manifest's type; `check --url` passes.
+#[test]
+fn apache_serves_every_asset_of_the_fixture_site() {
+    let (tmp, site) = precompressed_site();
+    let out = precompress(&["apache-map".as_ref(), site.as_os_str()]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let config = tmp.path().join("apache-map.out");
+    std::fs::write(&config, &out.stdout).unwrap();
+    settle_mtimes(&site);
+    let server = start_apache(&site, &config, tmp.path());
+    let m = manifest(&site);
+    let mut odd = false;
+    for (key, asset) in m["files"].as_object().unwrap() {
+        odd |= key.contains(' ');
+        let target = format!("/{}", encode_path(key));
+        let mut wants = vec![(None, key.clone())];
+        for v in asset["encodings"].as_array().unwrap() {
+            let coding = v["coding"].as_str().unwrap().to_string();
+            wants.push((Some(coding), v["path"].as_str().unwrap().to_string()));
+        }
+        for (coding, path) in wants {
+            let ae = coding.clone().unwrap_or_else(|| "identity".into());
+            let r = request(server.addr, "GET", &target, &[("Accept-Encoding", &ae)]);
+            assert_eq!(r.status, 200, "{target} [{ae}]");
+            assert_eq!(
+                r.header("content-encoding"),
+                coding.as_deref(),
+                "{target} [{ae}]"
+            );
+            assert!(
+                r.body == std::fs::read(site.join(&path)).unwrap(),
+                "{target} [{ae}]: not {path}"
+            );
+            assert_eq!(
+                r.header("content-type"),
+                asset["content_type"].as_str(),
+                "{target} [{ae}]"
+            );
+        }
+    }
+    assert!(odd, "the fixture has an odd name");
+    let out = precompress(&[
+        "check".as_ref(),
+        "--url".as_ref(),
+        format!("http://{}/", server.addr).as_ref(),
+        site.as_os_str(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+}
+
+/// Under a base path: the folder is `DocumentRoot/app/`, precompressed with
+/// `--base /app/`; its assets are negotiated under `/app/`, its manifest is
+/// refused there, and `check --url` on `/app/` passes.
+#[test]
+fn apache_serves_a_folder_under_a_base_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let site = root.join("app");
+    copy_dir_for_tests(&repo().join("fixtures/site"), &site);
+    let out = precompress(&[
+        "--no-config".as_ref(),
+        "-q".as_ref(),
+        site.as_os_str(),
+        "--base".as_ref(),
+        "/app/".as_ref(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = precompress(&["apache-map".as_ref(), site.as_os_str()]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let config = tmp.path().join("apache-map.out");
+    std::fs::write(&config, &out.stdout).unwrap();
+    settle_mtimes(&root);
+    let server = start_apache(&root, &config, tmp.path());
+    let r = request(
+        server.addr,
+        "GET",
+        "/app/assets/app.js",
+        &[("Accept-Encoding", "br")],
+    );
+    assert_eq!(r.header("content-encoding"), Some("br"), "{:?}", r.headers);
+    assert!(r.body == std::fs::read(site.join("assets/app.js.br")).unwrap());
+    assert_eq!(
+        request(server.addr, "GET", "/app/precompress-manifest.json", &[]).status,
+        404
+    );
+    assert_eq!(
+        request(server.addr, "GET", "/app/assets/app.js.br", &[]).status,
+        404
+    );
+    let out = precompress(&[
+        "check".as_ref(),
+        "--url".as_ref(),
+        format!("http://{}/app/", server.addr).as_ref(),
+        site.as_os_str(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+}
