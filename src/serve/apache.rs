@@ -279,8 +279,10 @@ fn write_usage(out: &mut String, skipped: &[String], base: &str) {
     let _ = write!(
         out,
         "# Include this file in the server or <VirtualHost> whose DocumentRoot, plus\n\
-         # {base} (these URLs start with it), is the folder, before your own rewrite\n\
-         # rules; it turns RewriteEngine on. Modules: rewrite, headers, mime\n\
+         # {base} (these URLs start with it), is the folder, in front of your own\n\
+         # rewrite rules but those that map a URL onto one of its files (/about to\n\
+         # /about.html), which go first; it turns RewriteEngine on. Its rules end\n\
+         # with [L] for the files they serve. Modules: rewrite, headers, mime\n\
          # (`a2enmod rewrite headers`); deflate and brotli may stay on, they leave\n\
          # these files alone. Regenerate and graceful-restart on every deploy:\n\
          #\n\
