@@ -41,6 +41,7 @@ const APACHE: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
     own_etags: true,
     reads_manifest: true,
+    length_optional: false,
     absolute_location: true,
     list_headers: &["Vary"],
     excuses: &[
@@ -155,6 +156,7 @@ const NGINX: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
     own_etags: true,
     reads_manifest: true,
+    length_optional: false,
     absolute_location: true,
     list_headers: &["Vary"],
     excuses: &[
@@ -212,6 +214,7 @@ const CADDY: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
     own_etags: true,
     reads_manifest: true,
+    length_optional: false,
     absolute_location: true,
     list_headers: &["Vary"],
     excuses: &[
@@ -340,6 +343,7 @@ const H2O: Profile = Profile {
     supports: &[],
     own_etags: true,
     reads_manifest: false,
+    length_optional: false,
     absolute_location: true,
     list_headers: &["Vary"],
     excuses: &[
@@ -378,6 +382,7 @@ const LIGHTTPD: Profile = Profile {
     supports: &[],
     own_etags: true,
     reads_manifest: false,
+    length_optional: false,
     absolute_location: true,
     list_headers: &["Vary"],
     excuses: &[],
@@ -390,5 +395,59 @@ fn lighttpd_sends_the_siblings_the_table_asks_for() {
     settle_mtimes(&site);
     let server = start_lighttpd(&site, tmp.path());
     let failures = run_table(&table(), tmp.path(), &site, server.addr, &LIGHTTPD);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// static-web-server with `--compression-static`: the siblings beside a file,
+/// no manifest.
+const STATIC_WEB_SERVER: Profile = Profile {
+    supports: &[],
+    own_etags: true,
+    reads_manifest: false,
+    length_optional: true,
+    absolute_location: true,
+    list_headers: &["Vary"],
+    excuses: &[
+        Excuse {
+            cases: &["*"],
+            part: "ETag",
+            why: "static-web-server sends no ETag (Last-Modified only)",
+        },
+        OWN_TYPES,
+        Excuse {
+            cases: &["a page: its variant, revalidated, no deltas so no Available-Dictionary in Vary"],
+            part: "*",
+            why: "it breaks a tie between codings weighted alike by its own order (zstd first), not by size",
+        },
+        Excuse {
+            cases: &["a browser gets the smallest variant it accepts"],
+            part: "Accept-Ranges",
+            why: "it offers ranges of a compressed file",
+        },
+        Excuse {
+            cases: &["identity;q=0 and nothing else acceptable: 406"],
+            part: "status",
+            why: "it sends the file whatever Accept-Encoding refuses",
+        },
+        Excuse {
+            cases: &["a file too small for variants: identity, no Vary"],
+            part: "Vary",
+            why: "it varies every response of a compressible type, siblings or not (harmless)",
+        },
+    ],
+};
+
+/// Not run by default: `.ci/e2e.sh` does not install static-web-server, whose
+/// only registry package is its source (minutes of `cargo install` on CI's two
+/// cores). `cargo install static-web-server`, then `cargo test --test
+/// serve_servers -- --ignored` (`STATIC_WEB_SERVER` may name the binary).
+#[test]
+#[ignore = "needs static-web-server, which CI does not build (see docs/servers.md)"]
+fn static_web_server_sends_the_siblings_the_table_asks_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = build(&table(), tmp.path());
+    settle_mtimes(&site);
+    let server = start_static_web_server(&site);
+    let failures = run_table(&table(), tmp.path(), &site, server.addr, &STATIC_WEB_SERVER);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

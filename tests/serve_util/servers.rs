@@ -260,3 +260,30 @@ pub fn start_lighttpd(site: &Path, work: &Path) -> Server {
         log: Default::default(),
     })
 }
+
+/// static-web-server with `--compression-static` (its precompressed files)
+/// and no compression of its own, serving `site`. Not installed by
+/// `.ci/e2e.sh` (crates.io has only its source: `cargo install
+/// static-web-server`); `STATIC_WEB_SERVER` may name the binary.
+pub fn start_static_web_server(site: &Path) -> Server {
+    let sws = std::env::var_os("STATIC_WEB_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| program("/usr/local/bin/static-web-server", "static-web-server"));
+    let port = free_port();
+    let child = Command::new(&sws)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .arg("--root")
+        .arg(site)
+        .args(["--compression-static", "true", "--compression", "false"])
+        .args(["--log-level", "error"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", sws.display()));
+    ready(Server {
+        name: "static-web-server",
+        addr: ([127, 0, 0, 1], port).into(),
+        child,
+        log: Default::default(),
+    })
+}
