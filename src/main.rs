@@ -102,7 +102,13 @@ fn main() -> ExitCode {
             args.manifest.as_deref(),
             args.base.as_deref(),
             |i| {
-                let m = precompressor::serve::apache::render(i);
+                use precompressor::serve::apache::{render_in, Context};
+                let context = if args.htaccess {
+                    Context::Htaccess
+                } else {
+                    Context::Server
+                };
+                let m = render_in(i, context);
                 (m.config, m.skipped)
             },
         ),

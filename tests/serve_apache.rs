@@ -473,3 +473,50 @@ fn apache_serves_a_folder_under_a_base_path() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
 }
+
+/// From `.htaccess` (shared hosting): the deltas decode too, the
+/// negotiation rows agree with `precompress serve`'s as in a server, and
+/// `check --url` passes.
+#[test]
+fn the_deltas_apache_sends_from_htaccess_decode() {
+    let site = serve_util::servers::deploy_apache_htaccess();
+    assert_deltas_decode(&site);
+    let out = precompress(&[
+        "check".as_ref(),
+        "--url".as_ref(),
+        format!("http://{}/", site.server.addr).as_ref(),
+        site.live.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let index = Index::load(&site.live, None).unwrap();
+    let dict = site.dictionary();
+    for (ae, ad) in [
+        (Some(CHROME), Some(dict.as_str())),
+        (Some("br, dcb;q=0.5"), Some(&dict)),
+        (Some("gzip, deflate, br, zstd"), None),
+        (Some("br;q=0, gzip"), None),
+        (None, None),
+    ] {
+        let Selection::Found(s) = index.select_with_dictionary(&site.url, ae, ad) else {
+            panic!()
+        };
+        let r = site.get(&site.url, ae, ad);
+        let coding = r.header("content-encoding");
+        assert_eq!(
+            coding,
+            s.representation.coding.map(|c| c.token()),
+            "{ae:?} {ad:?}"
+        );
+        assert!(r.body == site.file_for(coding), "{ae:?} {ad:?}");
+        assert_eq!(
+            r.header("content-type"),
+            site.asset["content_type"].as_str(),
+            "{ae:?} {ad:?}"
+        );
+        assert_eq!(r.header("content-language"), None, "{ae:?} {ad:?}");
+        assert_eq!(
+            r.header("use-as-dictionary"),
+            site.asset["use_as_dictionary"].as_str()
+        );
+    }
+}

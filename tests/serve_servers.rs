@@ -88,6 +88,54 @@ fn apache_table(edit: impl Fn(String) -> String) -> Vec<String> {
     failures
 }
 
+/// [`apache_table`] with `apache-map --htaccess` written as the folder's
+/// `.htaccess`, the server's own configuration including nothing of it.
+fn apache_htaccess_table(edit: impl Fn(String) -> String) -> Vec<String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = build(&table(), tmp.path());
+    let out = precompress(&[
+        "apache-map".as_ref(),
+        "--htaccess".as_ref(),
+        site.as_os_str(),
+    ]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    std::fs::write(site.join(".htaccess"), edit(text)).unwrap();
+    let nothing = tmp.path().join("nothing.conf");
+    std::fs::write(&nothing, "").unwrap();
+    settle_mtimes(&site);
+    let server = start_apache(&site, &nothing, tmp.path());
+    let mut failures = run_table(&table(), tmp.path(), &site, server.addr, &APACHE);
+    if !failures.is_empty() {
+        failures.push(apache_log(tmp.path()));
+    }
+    failures
+}
+
+/// Shared hosting: the same table, the same five differences, from
+/// `.htaccess`; one that loses the take-back of its variables fails it.
+#[test]
+fn apache_answers_the_shared_table_from_htaccess() {
+    let failures = apache_htaccess_table(|c| c);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let failures = apache_htaccess_table(|c| {
+        c.replace(
+            "RewriteCond %{ENV:REDIRECT_PC_CE} .",
+            "RewriteCond %{ENV:NOTHING} .",
+        )
+    });
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.contains("a browser gets the smallest variant it accepts")),
+        "{failures:#?}"
+    );
+}
+
 #[test]
 fn apache_answers_the_shared_table() {
     let failures = apache_table(|c| c);

@@ -121,8 +121,24 @@ pub struct NginxMapArgs {
     pub base: Option<String>,
 }
 
-/// Options of `precompress apache-map`: those of `nginx-map`.
-pub type ApacheMapArgs = NginxMapArgs;
+/// Options of `precompress apache-map`.
+#[derive(Debug, Args)]
+pub struct ApacheMapArgs {
+    /// The folder precompress ran on.
+    pub dir: PathBuf,
+
+    /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
+
+    /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
+    #[arg(long, value_name = "PATH", value_parser = parse_base)]
+    pub base: Option<String>,
+
+    /// Write it for DIR/.htaccess (shared hosting) instead of a server or virtual host.
+    #[arg(long)]
+    pub htaccess: bool,
+}
 
 /// Options of `precompress caddy-map`.
 #[derive(Debug, Args)]

@@ -36,11 +36,15 @@
 //! share one), and with them its 304s and 412s: a strong ETag from the
 //! manifest could be sent, but Apache's conditional requests would not see it.
 //!
+//! In `.htaccess` ([`Context::Htaccess`], for shared hosting), the same rules
+//! match paths relative to the folder, and a sibling is served by internal
+//! redirect, whose request sees the variables only as `REDIRECT_*`: a rule on
+//! top takes them back under their names, with the type, and ends the rewriting.
+//!
 //! What Apache cannot do here: notice a file rebuilt after the configuration
-//! was made (regenerate and reload on every deploy), serve from an `Alias`
-//! outside the document root (the files are checked under `DOCUMENT_ROOT`),
-//! or run from `.htaccess` (rewrite rules there see paths without the leading
-//! slash and end in an internal redirect that drops these variables).
+//! was made (regenerate and reload on every deploy), or serve from an `Alias`
+//! outside the document root in a server (the files are checked under
+//! `DOCUMENT_ROOT`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -52,6 +56,15 @@ use crate::serve::{config_assets, Coding, ConfigAsset, Index, CACHE_IMMUTABLE, C
 
 /// The negotiation and the headers: the same for every manifest.
 pub const NEGOTIATE: &str = include_str!("apache-negotiate.conf");
+
+/// Where the configuration goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// `Include`d in the server or a virtual host.
+    Server,
+    /// The folder's `.htaccess` (shared hosting).
+    Htaccess,
+}
 
 /// The generated configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,22 +81,28 @@ pub struct ApacheConfig {
 const MAX_RANKED: usize = 99;
 
 /// The configuration for the assets of `index`, served at its base path (the
-/// manifest's `base`, or [`Index::set_base`]), with how to use it on top.
+/// manifest's `base`, or [`Index::set_base`]), for a server or virtual host,
+/// with how to use it on top.
 pub fn render(index: &Index) -> ApacheConfig {
+    render_in(index, Context::Server)
+}
+
+/// [`render`] for `context`.
+pub fn render_in(index: &Index, context: Context) -> ApacheConfig {
     let mut skipped = Vec::new();
     let assets = config_assets(index, unwritable, &mut skipped);
     let mut values = Values::default();
     let mut rules = Vec::with_capacity(assets.len());
     for a in &assets {
-        if let Some(rule) = asset_rule(a, &mut values, &mut skipped) {
+        if let Some(rule) = asset_rule(a, context, &mut values, &mut skipped) {
             rules.push(rule);
         }
     }
     let mut out = String::new();
-    write_usage(&mut out, &skipped, index.base());
-    write_guards(&mut out, index.base());
+    write_usage(&mut out, &skipped, index.base(), context);
+    write_guards(&mut out, index.base(), context);
     write_assets(&mut out, &rules);
-    write_negotiation(&mut out);
+    write_negotiation(&mut out, context);
     write_values(&mut out, &values, index);
     ApacheConfig {
         config: out,
@@ -98,7 +117,7 @@ struct Values {
 }
 
 impl Values {
-    /// The number of `value`'s variable, `PC_UAD_n`.
+    /// The number `PC_UAD` takes for `value`.
     fn dictionary(&mut self, value: &str) -> usize {
         let n = self.use_as_dictionary.len() + 1;
         *self.use_as_dictionary.entry(value.to_string()).or_insert(n)
@@ -124,6 +143,7 @@ struct AssetRule {
 /// in `skipped`).
 fn asset_rule(
     a: &ConfigAsset,
+    context: Context,
     values: &mut Values,
     skipped: &mut Vec<String>,
 ) -> Option<AssetRule> {
@@ -151,7 +171,12 @@ fn asset_rule(
     let ranks = rank(entry.identity.size, &variants, &by_dict, k, skipped);
 
     let mut flags = vec![format!("E=PC_CC:{}", cache_class(entry.cache_control))];
-    let mut pattern = format!("^{}", pattern_of(&a.uri));
+    // A server matches the URL path; .htaccess the path under its folder.
+    let path = match context {
+        Context::Server => a.uri.as_str(),
+        Context::Htaccess => a.key,
+    };
+    let mut pattern = format!("^{}", pattern_of(path));
     if !variants.is_empty() {
         let suffixes: Vec<String> = variants
             .iter()
@@ -171,7 +196,7 @@ fn asset_rule(
         flags.push("E=PC_VARY:a".into());
     }
     if let Some(u) = a.use_as {
-        flags.push(format!("E=PC_UAD_{}:1", values.dictionary(u)));
+        flags.push(format!("E=PC_UAD:{}", values.dictionary(u)));
     }
     if entry.link.is_some() {
         flags.push("E=PC_LINK:1".into());
@@ -198,6 +223,10 @@ fn asset_rule(
         flags.push(format!("E=PC_D:{list}"));
     }
     flags.push(format!("T={}", entry.content_type));
+    if context == Context::Htaccess {
+        // For the request a sibling is served in (see `HTACCESS_TAKE_BACK`).
+        flags.push(format!("E=PC_T:{}", entry.content_type));
+    }
     // Our files as they are on disk: no compression at request time.
     flags.push("E=no-gzip:1".into());
     flags.push("E=no-brotli:1".into());
@@ -269,34 +298,52 @@ fn cache_class(cache_control: &str) -> char {
     }
 }
 
-/// The comment on top: where to include it, and what was left out.
-fn write_usage(out: &mut String, skipped: &[String], base: &str) {
+/// The comment on top: where it goes, and what was left out.
+fn write_usage(out: &mut String, skipped: &[String], base: &str, context: Context) {
     let _ = writeln!(
         out,
         "# Apache httpd 2.4 serving a precompress manifest, by precompress {} (`precompress apache-map`).",
         env!("CARGO_PKG_VERSION")
     );
-    let _ = write!(
-        out,
-        "# Include this file in the server or <VirtualHost> whose DocumentRoot, plus\n\
-         # {base} (these URLs start with it), is the folder, in front of your own\n\
-         # rewrite rules but those that map a URL onto one of its files (/about to\n\
-         # /about.html), which go first; it turns RewriteEngine on. Its rules end\n\
-         # with [L] for the files they serve. Modules: rewrite, headers, mime\n\
-         # (`a2enmod rewrite headers`); deflate and brotli may stay on, they leave\n\
-         # these files alone. Regenerate and graceful-restart on every deploy:\n\
-         #\n\
-         #     precompress apache-map /srv/dist > /etc/apache2/precompress.conf\n\
-         #     <VirtualHost *:443>\n\
-         #         DocumentRoot /srv/dist\n\
-         #         Include /etc/apache2/precompress.conf\n\
-         #     </VirtualHost>\n\
-         #\n\
-         # Server or virtual-host context only: in .htaccess, RewriteRule sees paths\n\
-         # without their leading slash and serves a rewrite by internal redirect, which\n\
-         # renames these variables, so none of this works there. Cache-Control is the\n\
-         # one precompress serve sends: drop mod_expires and your own Cache-Control\n\
-         # for these files, or they get two.\n"
+    match context {
+        Context::Server => {
+            let _ = write!(
+                out,
+                "# Include this file in the server or <VirtualHost> whose DocumentRoot, plus\n\
+                 # {base} (these URLs start with it), is the folder, in front of your own\n\
+                 # rewrite rules but those that map a URL onto one of its files (/about to\n\
+                 # /about.html), which go first; it turns RewriteEngine on. Its rules end\n\
+                 # with [L] for the files they serve. Modules: rewrite, headers, mime\n\
+                 # (`a2enmod rewrite headers`); deflate and brotli may stay on, they leave\n\
+                 # these files alone. Regenerate and graceful-restart on every deploy:\n\
+                 #\n\
+                 #     precompress apache-map /srv/dist > /etc/apache2/precompress.conf\n\
+                 #     <VirtualHost *:443>\n\
+                 #         DocumentRoot /srv/dist\n\
+                 #         Include /etc/apache2/precompress.conf\n\
+                 #     </VirtualHost>\n\
+                 #\n\
+                 # Without access to the server's configuration (shared hosting), write it\n\
+                 # as the folder's .htaccess instead: `precompress apache-map --htaccess`.\n"
+            );
+        }
+        Context::Htaccess => {
+            let _ = write!(
+                out,
+                "# Save this file as .htaccess in the folder (served at {base}), and write it\n\
+                 # again on every deploy:\n\
+                 #\n\
+                 #     precompress apache-map --htaccess dist > dist/.htaccess\n\
+                 #\n\
+                 # The host must allow it (AllowOverride FileInfo, which most shared hosts\n\
+                 # allow) and have mod_rewrite, mod_headers and mod_mime, as stock installs\n\
+                 # do. Rules of your own go after these.\n"
+            );
+        }
+    }
+    out.push_str(
+        "# Cache-Control is the one precompress serve sends: drop mod_expires and your\n\
+         # own Cache-Control for these files, or they get two.\n",
     );
     for s in skipped {
         let _ = writeln!(out, "# skipped: {s}");
@@ -304,8 +351,12 @@ fn write_usage(out: &mut String, skipped: &[String], base: &str) {
 }
 
 /// Modules checked at start-up, the engine on, and what is never served.
-fn write_guards(out: &mut String, base: &str) {
-    let b = pattern_of(base);
+fn write_guards(out: &mut String, base: &str, context: Context) {
+    // A server matches the URL path; .htaccess the path under its folder.
+    let b = match context {
+        Context::Server => pattern_of(base),
+        Context::Htaccess => String::new(),
+    };
     for (module, name) in [
         ("rewrite_module", "rewrite"),
         ("headers_module", "headers"),
@@ -316,9 +367,13 @@ fn write_guards(out: &mut String, base: &str) {
             "\n<IfModule !{module}>\n    Error \"precompress apache-map: load mod_{name} (a2enmod {name})\"\n</IfModule>"
         );
     }
+    out.push_str("\nRewriteEngine On\n");
+    if context == Context::Htaccess {
+        out.push_str(HTACCESS_TAKE_BACK);
+    }
     let _ = writeln!(
         out,
-        "\nRewriteEngine On\n\n\
+        "\n\
          # Never served: the manifest (and shards' partial manifests), dot-files but\n\
          # .well-known (precompress's journals and temporaries among them), and a delta\n\
          # by its own name.\n\
@@ -351,8 +406,19 @@ fn write_assets(out: &mut String, rules: &[AssetRule]) {
     }
 }
 
-/// The skip for every other request, then [`NEGOTIATE`].
-fn write_negotiation(out: &mut String) {
+/// In `.htaccess`, a sibling is served by internal redirect: in that request
+/// the variables set for it are `REDIRECT_*`. Taken back under their names
+/// (the headers read them), with the asset's type and no compression, the
+/// rewriting ends there (a variant by its own name would be refused).
+const HTACCESS_TAKE_BACK: &str = "
+# The sibling chosen below, served by internal redirect: its variables back.
+RewriteCond %{ENV:REDIRECT_PC_CE} .
+RewriteRule ^ - \"[T=%{ENV:REDIRECT_PC_T},E=PC_CE:%{ENV:REDIRECT_PC_CE},E=PC_CC:%{ENV:REDIRECT_PC_CC},E=PC_VARY:%{ENV:REDIRECT_PC_VARY},E=PC_UAD:%{ENV:REDIRECT_PC_UAD},E=PC_LINK:%{ENV:REDIRECT_PC_LINK},E=no-gzip:1,E=no-brotli:1,END]\"
+";
+
+/// The skip for every other request, then [`NEGOTIATE`] for `context`: the
+/// chosen file's path, and how its rewrite ends.
+fn write_negotiation(out: &mut String, context: Context) {
     let (rules, headers) = NEGOTIATE
         .split_once("# (end of the negotiation)\n")
         .expect("the marker");
@@ -364,7 +430,11 @@ fn write_negotiation(out: &mut String) {
         out,
         "\n# Anything else is served as Apache would.\nRewriteCond %{{ENV:PC_CC}} ^$\nRewriteRule ^ - [S={count}]\n"
     );
-    out.push_str(rules);
+    let (file, last) = match context {
+        Context::Server => ("%{DOCUMENT_ROOT}$1", "PT,L"),
+        Context::Htaccess => ("%{REQUEST_FILENAME}", "L"),
+    };
+    out.push_str(&rules.replace("@FILE@", file).replace("@LAST@", last));
     out.push_str(
         &headers
             .replace("@CACHE_IMMUTABLE@", CACHE_IMMUTABLE)
@@ -382,14 +452,14 @@ fn write_values(out: &mut String, values: &Values, index: &Index) {
     for (value, n) in by_number {
         let _ = writeln!(
             out,
-            "Header set Use-As-Dictionary {} env=PC_UAD_{n}",
+            "Header set Use-As-Dictionary {} \"expr=%{{ENV:PC_UAD}} == '{n}'\"",
             quote(value)
         );
     }
     if let Some(link) = index.link().filter(|l| unwritable(l).is_none()) {
         let _ = writeln!(
             out,
-            "\n# The shared dictionaries, on every HTML page.\nHeader set Link {} env=PC_LINK",
+            "\n# The shared dictionaries, on every HTML page.\nHeader set Link {} \"expr=-n %{{ENV:PC_LINK}}\"",
             quote(&link)
         );
     }
@@ -473,7 +543,7 @@ mod tests {
         // smallest ranks highest. Dictionaries in hash order, each's codings
         // smallest first.
         let want = format!(
-            "RewriteRule \"^/assets/app-5e6f7a8b\\.js$\" - \"[E=PC_CC:i,E=PC_VARY:d,E=PC_UAD_1:1,E=PC_R_ID:01,\
+            "RewriteRule \"^/assets/app-5e6f7a8b\\.js$\" - \"[E=PC_CC:i,E=PC_VARY:d,E=PC_UAD:1,E=PC_R_ID:01,\
              E=PC_D:;{}{}z03b02;{}{}b04,T=text/javascript; charset=utf-8,E=no-gzip:1,E=no-brotli:1,S=1]\"",
             available_dictionary(&[1; 32]),
             hex(&[1; 32]),
@@ -491,7 +561,7 @@ mod tests {
             "the last skips nothing: {page}"
         );
         assert!(out.config.contains(
-            "\nHeader set Use-As-Dictionary \"match=\\\"/assets/app-*.js\\\"\" env=PC_UAD_1\n"
+            "\nHeader set Use-As-Dictionary \"match=\\\"/assets/app-*.js\\\"\" \"expr=%{ENV:PC_UAD} == '1'\"\n"
         ));
     }
 
@@ -594,7 +664,7 @@ mod tests {
         assert!(out.skipped[0].starts_with(&format!("{APP}: Use-As-Dictionary")));
         assert!(out.skipped[1].starts_with("assets/q?x-1a2b3c4d.js: a rewrite reads"));
         assert!(out.config.contains("# skipped: assets/q?x-1a2b3c4d.js"));
-        assert!(!out.config.contains("PC_UAD_"));
+        assert!(!out.config.contains("PC_UAD"));
         // The asset keeps its deltas without its dictionary value.
         assert!(rule(&out.config, &format!("/{APP}")).contains("E=PC_D:;"));
 
@@ -619,6 +689,55 @@ mod tests {
             ),
             "{r}"
         );
+    }
+
+    #[test]
+    fn htaccess_rules_match_paths_under_the_folder_and_take_their_variables_back() {
+        let mut idx = index(&[(
+            APP,
+            &[("dcb", 1, 93)],
+            Some(r#"match="/app/assets/app-*.js""#),
+        )]);
+        idx.set_base("/app/");
+        let out = render_in(&idx, Context::Htaccess);
+        assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+        // No leading slash, no base: the path under the folder.
+        let r = out
+            .config
+            .lines()
+            .find(|l| l.starts_with("RewriteRule \"^assets/app-5e6f7a8b\\.js$\""))
+            .unwrap_or_else(|| panic!("{}", out.config));
+        assert!(r.contains(",E=PC_T:text/javascript; charset=utf-8,"), "{r}");
+        assert!(out
+            .config
+            .contains("RewriteRule \"^precompress-manifest(?:"));
+        assert!(out
+            .config
+            .contains("RewriteRule \"^(?:.*/)?\\.(?!well-known"));
+        // The take-back comes before any other rule, and ends the rewriting.
+        let take = out
+            .config
+            .find("RewriteCond %{ENV:REDIRECT_PC_CE} .")
+            .unwrap();
+        let first = out.config.find("RewriteRule ").unwrap();
+        assert!(take < first);
+        assert!(out.config.contains(",E=no-gzip:1,E=no-brotli:1,END]\"\n"));
+        // Siblings are found by the file's own path, served by internal redirect.
+        assert!(out.config.contains(
+            "RewriteCond %{REQUEST_FILENAME}.br -f\nRewriteRule ^(.*)$ $1.br [E=PC_CE:br,L]\n"
+        ));
+        assert!(!out.config.contains("%{DOCUMENT_ROOT}") && !out.config.contains("PT,L"));
+        assert!(!out.config.contains('@'), "a placeholder left");
+        assert!(out.config.contains("precompress apache-map --htaccess"));
+        // A server's: the URL path, found under the document root, PT.
+        let out = render_in(&idx, Context::Server);
+        assert!(out
+            .config
+            .contains("RewriteRule \"^/app/assets/app-5e6f7a8b\\.js$\""));
+        assert!(out.config.contains(
+            "RewriteCond %{DOCUMENT_ROOT}$1.br -f\nRewriteRule ^(.*)$ $1.br [E=PC_CE:br,PT,L]\n"
+        ));
+        assert!(!out.config.contains("REDIRECT_PC_CE} .") && !out.config.contains("E=PC_T:"));
     }
 
     #[test]

@@ -287,3 +287,33 @@ pub fn start_static_web_server(site: &Path) -> Server {
         log: Default::default(),
     })
 }
+
+/// Release 2 of [`two_releases`](super::two_releases) with its deltas, served
+/// by Apache from `precompress apache-map --htaccess` as the folder's
+/// `.htaccess` (the server's configuration includes nothing of it).
+pub fn deploy_apache_htaccess() -> super::Deployed {
+    let (tmp, live, r1, old_js, new_js) = super::release_two_with_deltas();
+    let out = super::precompress(&[
+        "apache-map".as_ref(),
+        "--htaccess".as_ref(),
+        live.as_os_str(),
+    ]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(live.join(".htaccess"), &out.stdout).unwrap();
+    let nothing = tmp.path().join("nothing.conf");
+    std::fs::write(&nothing, "").unwrap();
+    settle_mtimes(&live);
+    let server = start_apache(&live, &nothing, tmp.path());
+    super::Deployed {
+        old: std::fs::read(r1.join(old_js)).unwrap(),
+        url: format!("/{new_js}"),
+        asset: super::manifest(&live)["files"][new_js].clone(),
+        server,
+        live,
+        _tmp: tmp,
+    }
+}
