@@ -30,7 +30,9 @@
 //! - `Header` lines: `Content-Encoding`, `Vary` (`always`, so a 304 and a
 //!   406 carry it), `Cache-Control` as serve sends it (`no-cache` on errors,
 //!   so a 404 under a hashed name is never kept a year), `Use-As-Dictionary`
-//!   and `Link` by per-value variables, no ranges of a compressed body.
+//!   by the number of its value, `Link` on pages, no ranges of a compressed
+//!   body. Each is chosen by an expression on a non-empty variable, so one
+//!   that `.htaccess` takes back empty sends nothing.
 //!
 //! Apache's own ETags are kept (from inode, size and time, so no two files
 //! share one), and with them its 304s and 412s: a strong ETag from the
