@@ -487,7 +487,11 @@ fn the_deltas_apache_sends_from_htaccess_decode() {
         format!("http://{}/", site.server.addr).as_ref(),
         site.live.as_os_str(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let index = Index::load(&site.live, None).unwrap();
     let dict = site.dictionary();
     for (ae, ad) in [
