@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end serving tests drive for real (tests/serve_e2e.rs,
-# tests/serve_browser.rs): nginx with the brotli static module, Caddy, Debian's
-# Chromium, and playwright-core (npm ci in e2e/, no browser download). The tests
+# tests/serve_browser.rs, tests/serve_servers.rs, tests/serve_apache.rs): nginx
+# with the brotli static module, Caddy, Apache httpd 2.4, h2o and lighttpd with
+# its Lua module (Debian's),
+# Debian's Chromium, and playwright-core (npm ci in e2e/, no browser download). The tests
 # themselves are ordinary `cargo test` integration tests that .ci/run runs.
 # python3.11-doc: Python's HTML documentation, the real multi-page site the
 # documents dictionary is tested on in Chromium (tests/field_browser.rs).
@@ -10,15 +12,16 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export DEBIAN_FRONTEND=noninteractive
 
-pkgs=(nginx libnginx-mod-http-brotli-static caddy chromium python3.11-doc)
+pkgs=(nginx libnginx-mod-http-brotli-static caddy apache2 h2o lighttpd lighttpd-modules-lua chromium python3.11-doc)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "e2e: installing ${missing[*]}"
-  # The packages' postinst would start nginx on :80 and Caddy on :80/:2019; the
-  # tests start their own on free ports. Deny service starts unless a policy exists.
+  # The packages' postinst would start nginx, Apache, h2o and lighttpd on :80 and Caddy on
+  # :80/:2019; the tests start their own on free ports. Deny service starts
+  # unless a policy exists.
   added_policy=0
   if [[ ! -e /usr/sbin/policy-rc.d ]]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
@@ -33,7 +36,7 @@ if ((${#missing[@]})); then
   if ((added_policy)); then rm -f /usr/sbin/policy-rc.d; fi
   # On a systemd host the services may have started anyway.
   if command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
-    systemctl disable --now nginx caddy 2>/dev/null || true
+    systemctl disable --now nginx caddy apache2 h2o lighttpd 2>/dev/null || true
   fi
 fi
 
@@ -48,4 +51,4 @@ if ! command -v npm >/dev/null; then
   fi
 fi
 (cd e2e && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-echo "e2e: nginx $(nginx -v 2>&1 | sed "s|.*/||"), caddy $(caddy version | cut -d" " -f1), $(/usr/lib/chromium/chromium --version 2>/dev/null), node $(node --version)"
+echo "e2e: nginx $(nginx -v 2>&1 | sed "s|.*/||"), caddy $(caddy version | cut -d" " -f1), $(/usr/sbin/apache2 -v | sed -n "s|^Server version: ||p"), $(h2o --version | head -1), $(/usr/sbin/lighttpd -v | cut -d" " -f1), $(/usr/lib/chromium/chromium --version 2>/dev/null), node $(node --version)"

@@ -96,6 +96,22 @@ fn main() -> ExitCode {
                 (m.config, m.skipped)
             },
         ),
+        Some(Command::ApacheMap(args)) => server_map(
+            "apache-map",
+            &args.dir,
+            args.manifest.as_deref(),
+            args.base.as_deref(),
+            |i| {
+                use precompressor::serve::apache::{render_in, Context};
+                let context = if args.htaccess {
+                    Context::Htaccess
+                } else {
+                    Context::Server
+                };
+                let m = render_in(i, context);
+                (m.config, m.skipped)
+            },
+        ),
         Some(Command::Objects(args)) => objects(args),
     };
     ExitCode::from(code)
@@ -122,6 +138,7 @@ fn explain(e: &clap::Error, args: &[String]) -> Option<String> {
         "serve",
         "nginx-map",
         "caddy-map",
+        "apache-map",
         "objects",
         "merge",
         "tune",
@@ -301,7 +318,7 @@ fn objects(args: cli::args::ObjectsArgs) -> u8 {
     exit::SUCCESS
 }
 
-/// `precompress nginx-map` and `caddy-map`: the configuration `render` makes
+/// `precompress nginx-map`, `caddy-map` and `apache-map`: the configuration `render` makes
 /// from DIR's manifest on stdout, what it left out on stderr.
 fn server_map(
     name: &str,

@@ -12,33 +12,11 @@
 
 mod serve_util;
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
+use serve_util::browser::*;
 use serve_util::*;
-
-/// Checks for Chromium and runs `npm ci` in `e2e/` if `node_modules` is missing.
-fn browser_ready() -> std::path::PathBuf {
-    let e2e = repo().join("e2e");
-    need("node");
-    let chromium = "/usr/lib/chromium/chromium";
-    assert!(
-        Path::new(chromium).is_file(),
-        "{chromium} missing: run `bash .ci/e2e.sh` (Debian chromium)"
-    );
-    if !e2e.join("node_modules/playwright-core").is_dir() {
-        let st = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-            .current_dir(&e2e)
-            .status()
-            .expect("npm");
-        assert!(st.success(), "npm ci in e2e/ failed");
-    }
-    e2e
-}
 
 /// `node e2e/browser.mjs URL`.
 fn browse(url: &str, force_accept_encoding: Option<&str>) -> Value {
@@ -120,92 +98,24 @@ fn chromium_runs_the_precompressed_page() {
     }
 }
 
-/// The SHA-256 of `bytes` as `Available-Dictionary` carries it.
-fn sf_sha256(bytes: &[u8]) -> String {
-    use base64::Engine;
-    use sha2::Digest;
-    format!(
-        ":{}:",
-        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(bytes))
-    )
-}
-
-/// What the browser saw for the response to `path` in one load.
-fn response<'a>(load: &'a Value, path: &str) -> &'a Value {
-    load["responses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["path"] == path)
-        .unwrap_or_else(|| panic!("no response for {path}: {load:#}"))
-}
-
-/// Serves release 1 from a folder, loads it in Chromium, turns the same
-/// folder into release 2 with deltas (`delta_formats`), loads again; returns
-/// both loads as the browser saw them, and the old and new script.
-fn load_two_releases(delta_formats: &str) -> (Value, Value, Vec<u8>, String) {
-    let e2e = browser_ready();
-    let tmp = tempfile::tempdir().unwrap();
-    let (r1, r2, old_js, new_js) = serve_util::two_releases(tmp.path());
-    let live = tmp.path().join("live");
-    serve_util::copy_dir(&r1, &live);
-    let run = |args: &[&std::ffi::OsStr]| {
-        let out = assert_cmd::Command::cargo_bin("precompress")
-            .unwrap()
-            .args(["--quiet", "--no-config"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(&[live.as_os_str()]);
-    // The first release is kept as a build folder, as CI would keep it.
-    run(&[r1.as_os_str()]);
-    let server = start_precompress(&live, &[]);
-    // `localhost`: dictionaries are for secure contexts, and loopback is one.
-    let url = format!("http://localhost:{}/", server.addr.port());
-    let mut child = Command::new("node")
-        .arg("releases.mjs")
-        .arg(&url)
-        .current_dir(&e2e)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first: Value = serde_json::from_str(&out.next().expect("first load").unwrap()).unwrap();
-
-    // Deploy release 2 on the same origin: new page, new script name.
-    std::fs::remove_file(live.join(old_js)).unwrap();
-    for f in ["index.html", new_js] {
-        std::fs::copy(r2.join(f), live.join(f)).unwrap();
-    }
-    run(&[
-        live.as_os_str(),
-        "--dictionary-from".as_ref(),
-        r1.as_os_str(),
-        "--delta-formats".as_ref(),
-        delta_formats.as_ref(),
-    ]);
-    writeln!(child.stdin.as_mut().unwrap()).unwrap();
-    let second: Value = serde_json::from_str(&out.next().expect("second load").unwrap()).unwrap();
-    assert!(
-        child.wait().unwrap().success(),
-        "releases.mjs failed: {first:#} {second:#}"
-    );
-    let old = std::fs::read(r1.join(old_js)).unwrap();
-    (first, second, old, format!("/{new_js}"))
-}
-
 #[test]
 #[ignore = "e2e tier: needs Chromium and node; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn chromium_decodes_deltas_against_the_release_it_holds() {
     for coding in ["dcb", "dcz"] {
-        let (first, second, old_script, new_path) = load_two_releases(coding);
+        let Visit {
+            first,
+            second,
+            old_script,
+            new_path,
+        } = visit_across_a_release(
+            coding,
+            |live, _| {
+                let server = start_precompress(live, &[]);
+                (server.addr.port(), server)
+            },
+            // It picks the new manifest up by itself.
+            |_, _, _| {},
+        );
         assert!(
             first["marker"].as_str().unwrap().starts_with("release-1"),
             "{first:#}"

@@ -68,6 +68,8 @@ pub enum Command {
     NginxMap(NginxMapArgs),
     /// Print a Caddyfile snippet that serves DIR's RFC 9842 deltas (import it, then `import precompress_deltas` in the site block; usage is in the output).
     CaddyMap(CaddyMapArgs),
+    /// Print Apache httpd configuration that serves DIR's variants and RFC 9842 deltas as the manifest says (Include it in the virtual host whose DocumentRoot is DIR; usage is in the output).
+    ApacheMap(ApacheMapArgs),
     /// List DIR as bucket objects (S3, GCS, R2) with the headers each must carry, as JSON, TSV or aws/rclone upload commands; or print the CloudFront Functions that pick the object per request (--edge).
     Objects(ObjectsArgs),
     /// Measure every level of each coding on a sample of DIR's assets and print the precompress.toml lines that pin the best (writes nothing into DIR).
@@ -117,6 +119,25 @@ pub struct NginxMapArgs {
     /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
     #[arg(long, value_name = "PATH", value_parser = parse_base)]
     pub base: Option<String>,
+}
+
+/// Options of `precompress apache-map`.
+#[derive(Debug, Args)]
+pub struct ApacheMapArgs {
+    /// The folder precompress ran on.
+    pub dir: PathBuf,
+
+    /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
+
+    /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
+    #[arg(long, value_name = "PATH", value_parser = parse_base)]
+    pub base: Option<String>,
+
+    /// Write it for DIR/.htaccess (shared hosting) instead of a server or virtual host.
+    #[arg(long)]
+    pub htaccess: bool,
 }
 
 /// Options of `precompress caddy-map`.

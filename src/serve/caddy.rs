@@ -59,6 +59,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::model::dictionary::{available_dictionary, hex};
+use crate::serve::generate::VARY_DELTAS as VARY;
 use crate::serve::{config_assets, Entry, Index};
 
 /// The name of the generated snippet.
@@ -118,9 +119,6 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 		}
 	}
 "#;
-
-/// `Vary` of every response of an asset that has deltas.
-const VARY: &str = "Accept-Encoding, Available-Dictionary";
 
 /// The generated snippet.
 #[derive(Debug, Clone, PartialEq, Eq)]

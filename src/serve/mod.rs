@@ -40,7 +40,9 @@
 //!   carries a content hash ([`is_fingerprinted`]), since its bytes can never
 //!   change under that name; `no-cache` otherwise (always revalidate by ETag).
 
+pub mod apache;
 pub mod caddy;
+pub(crate) mod generate;
 pub mod negotiate;
 pub mod nginx;
 pub mod objects;

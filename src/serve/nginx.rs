@@ -59,7 +59,10 @@ use std::fmt::Write as _;
 
 use crate::model::coding::DeltaCoding;
 use crate::model::dictionary::available_dictionary;
-use crate::serve::{config_assets, Coding, ConfigAsset, Index, Representation};
+use crate::serve::generate::{
+    named_deltas, pcre_escape as regex_escape, ByDictionary, VARY_DELTAS as VARY,
+};
+use crate::serve::{config_assets, ConfigAsset, Index};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
 pub const LOCATION_LINES: &str = r#"if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }
@@ -75,9 +78,6 @@ location ~ "\.[0-9a-f]{64}\.dc[bz]$" { internal; types { } default_type ""; }
 /// What `$pc_delta_key` looks up: `\n` and the space split it one way only,
 /// as neither is in a manifest path nor in a valid `Available-Dictionary`.
 const LOOKUP: &str = "$uri\n$pc_dcb$pc_dcz $http_available_dictionary";
-
-/// `Vary` of every response of an asset that has deltas.
-const VARY: &str = "Accept-Encoding, Available-Dictionary";
 
 /// The generated configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,7 +159,7 @@ pub fn render(index: &Index) -> NginxMaps {
     let mut skipped = Vec::new();
     let mut maps = Maps::new();
     for a in config_assets(index, unwritable, &mut skipped) {
-        let by_dict = deltas_by_dictionary(&a, &mut skipped);
+        let by_dict = named_deltas(&a, unwritable, &mut skipped);
         maps.add(&a, &by_dict, index);
     }
     let mut out = String::new();
@@ -170,30 +170,6 @@ pub fn render(index: &Index) -> NginxMaps {
         config: out,
         skipped,
     }
-}
-
-/// An asset's deltas by the SHA-256 of their dictionary.
-type ByDictionary<'a> = BTreeMap<[u8; 32], Vec<(DeltaCoding, &'a Representation)>>;
-
-/// One asset's deltas that the maps can send, by dictionary, smallest first
-/// (the index keeps deltas sorted by size); in `skipped`, those they cannot
-/// and why.
-fn deltas_by_dictionary<'a>(a: &ConfigAsset<'a>, skipped: &mut Vec<String>) -> ByDictionary<'a> {
-    let (k, entry) = (a.key, a.entry);
-    let mut by_dict = ByDictionary::new();
-    for (hash, rep) in &entry.deltas {
-        let Some(Coding::Delta(coding)) = rep.coding else {
-            continue;
-        };
-        // The nested location matches only the delta's own name, the one
-        // name the index lets a manifest list.
-        by_dict.entry(*hash).or_default().push((coding, rep));
-    }
-    if !entry.deltas.is_empty() && unwritable(&entry.content_type).is_some() {
-        skipped.push(format!("{k}: content type not written"));
-        by_dict.clear();
-    }
-    by_dict
 }
 
 /// The `map` blocks that depend on the manifest.
@@ -409,22 +385,6 @@ fn quote(s: &str) -> String {
     }
     q.push('"');
     q
-}
-
-/// `s` as a PCRE pattern that matches exactly it.
-fn regex_escape(s: &str) -> String {
-    let mut r = String::with_capacity(s.len() * 2);
-    for c in s.chars() {
-        match c {
-            '\n' => r.push_str(r"\n"),
-            '\\' | '^' | '$' | '.' | '|' | '?' | '*' | '+' | '(' | ')' | '[' | ']' | '{' | '}' => {
-                r.push('\\');
-                r.push(c);
-            }
-            c => r.push(c),
-        }
-    }
-    r
 }
 
 #[cfg(test)]

@@ -16,6 +16,10 @@ use assert_cmd::cargo::CommandCargoExt;
 #[path = "../common/mod.rs"]
 pub mod common;
 
+pub mod browser;
+pub mod cases;
+pub mod servers;
+
 // One set of helpers: the CLI tests' (repo, the manifest, a folder copy).
 pub use common::{copy_dir, manifest, repo};
 
