@@ -1,0 +1,558 @@
+//! `precompress check --url URL DIR`: asks a live origin for every asset of
+//! DIR's manifest the way Chromium would, and reports per asset what came back
+//! wrong. The offline `check` proves the files; this proves the deploy: that
+//! the server sends those files (not a stale copy, not one it re-encoded),
+//! with the headers `serve` documents, and a delta to a client that holds the
+//! previous release.
+//!
+//! Per asset, one GET with Chromium's `Accept-Encoding` (plus `dcb, dcz` when
+//! the asset has deltas), then one per distinct dictionary of its deltas
+//! (at most [`MAX_DICTIONARIES`]) with `Available-Dictionary`. Each answer is
+//! judged by pure functions of its status, headers and body ([`judge`]), so
+//! the rules are unit-tested without a network.
+//!
+//! Where the README's servers differ from `precompress serve` and a browser
+//! does not care, the check does not either: nginx and Caddy send their own
+//! ETags (from mtime and size), so the body is proved by hash instead; they
+//! send `application/javascript` or no charset, which a browser reads the
+//! same. The report's notes name the first. A dictionary with no
+//! `Cache-Control` lifetime is a problem, not a difference: Chromium keeps it
+//! only for its heuristic lifetime (a tenth of its age since `Last-Modified`),
+//! minutes after a deploy, so a visitor who returns the next day holds no
+//! dictionary and every delta is lost without a sign.
+//!
+//! Bounds: requests are paced at `rate` per second, at most `max_requests`
+//! (assets are checked in path order; when the next asset's requests do not fit,
+//! it and all after it are not checked, which is a problem, never a pass), a
+//! total `timeout`, and [`REQUEST_TIMEOUT`] per request. A redirect is never
+//! followed.
+
+//!
+//! The parts: `client` (the HTTP client, one request, no redirect), `headers`
+//! (reading URLs and headers as a browser does), `verdict` (what is wrong with
+//! an answer, pure); here the options, the report and the paced loop.
+
+mod client;
+mod headers;
+mod verdict;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use url::Url;
+
+use crate::model::manifest::{Asset, Manifest};
+
+pub use self::client::{Answer, Client, Fetch, FetchError};
+pub use self::headers::*;
+use self::verdict::judge_etags;
+pub use self::verdict::{judge, Ask, Decoders, Seen, Target};
+
+/// What Chromium sends without a dictionary.
+pub const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
+/// What Chromium sends when it holds a dictionary for the URL.
+pub const ACCEPT_ENCODING_DELTAS: &str = "gzip, deflate, br, zstd, dcb, dcz";
+/// Each request's own bound (connect, send, and read the whole body).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Dictionaries asked with per asset: one release back is what browsers hold;
+/// a few more cover `--dictionary-from` given several releases.
+pub const MAX_DICTIONARIES: usize = 4;
+
+/// The bounds of a live check.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Requests per second (at least 1).
+    pub rate: u32,
+    /// Requests in all; assets past it are not checked (and the check fails).
+    pub max_requests: u64,
+    /// The whole check's time.
+    pub timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            rate: 20,
+            max_requests: 2000,
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Why a live check could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The URL is not an `http://` or `https://` URL of a folder.
+    #[error("{url}: {detail}")]
+    Url {
+        /// As given, less any `user:password@` ([`redact_userinfo`]).
+        url: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The manifest is missing or invalid.
+    #[error(transparent)]
+    Manifest(#[from] crate::Error),
+}
+
+/// The kinds of problem, as `--json` names them (snake_case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    /// The body is not the file the manifest lists for its coding (stale, re-encoded).
+    BodyMismatch,
+    /// Nothing listens at the origin: the check stopped.
+    ConnectionRefused,
+    /// A dictionary's response that Chromium would not keep (`no-cache`, `no-store`, ...),
+    /// or would keep only for its heuristic lifetime (no `Cache-Control` lifetime).
+    DictionaryNotFresh,
+    /// An ETag that is weak, missing, or not the representation's.
+    EtagMismatch,
+    /// An HTML page without the `Link` to the release's shared dictionaries.
+    MissingLink,
+    /// A dictionary's response without its `Use-As-Dictionary`.
+    MissingUseAsDictionary,
+    /// `Vary` lacks `Accept-Encoding` or `Available-Dictionary`.
+    MissingVary,
+    /// A client holding a delta's dictionary got no delta.
+    NoDelta,
+    /// Assets not checked: `--max-requests` or `--timeout` ran out.
+    NotChecked,
+    /// A same-origin redirect where the asset should answer 200.
+    Redirect,
+    /// A redirect to another scheme, host or port (never followed).
+    RedirectOffOrigin,
+    /// The request failed (timeout, reset, unreadable response).
+    RequestFailed,
+    /// A status other than 200.
+    Status,
+    /// The origin cannot be reached (DNS, connect timeout): the check stopped.
+    Unreachable,
+    /// `Use-As-Dictionary` on an asset the manifest does not mark.
+    UnexpectedUseAsDictionary,
+    /// A manifest key that is not a plain path: not requested.
+    UnsafePath,
+    /// A `Content-Encoding` the manifest does not list, or identity when it lists a variant.
+    WrongContentEncoding,
+    /// `Content-Type` is not the manifest's.
+    WrongContentType,
+    /// `Use-As-Dictionary` is not the manifest's value.
+    WrongUseAsDictionary,
+}
+
+impl ProbeKind {
+    /// The name `--json` and the text report use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeKind::BodyMismatch => "body_mismatch",
+            ProbeKind::ConnectionRefused => "connection_refused",
+            ProbeKind::DictionaryNotFresh => "dictionary_not_fresh",
+            ProbeKind::EtagMismatch => "etag_mismatch",
+            ProbeKind::MissingLink => "missing_link",
+            ProbeKind::MissingUseAsDictionary => "missing_use_as_dictionary",
+            ProbeKind::MissingVary => "missing_vary",
+            ProbeKind::NoDelta => "no_delta",
+            ProbeKind::NotChecked => "not_checked",
+            ProbeKind::Redirect => "redirect",
+            ProbeKind::RedirectOffOrigin => "redirect_off_origin",
+            ProbeKind::RequestFailed => "request_failed",
+            ProbeKind::Status => "status",
+            ProbeKind::Unreachable => "unreachable",
+            ProbeKind::UnexpectedUseAsDictionary => "unexpected_use_as_dictionary",
+            ProbeKind::UnsafePath => "unsafe_path",
+            ProbeKind::WrongContentEncoding => "wrong_content_encoding",
+            ProbeKind::WrongContentType => "wrong_content_type",
+            ProbeKind::WrongUseAsDictionary => "wrong_use_as_dictionary",
+        }
+    }
+}
+
+impl std::fmt::Display for ProbeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One thing wrong with what the origin sent.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Problem {
+    /// The asset's manifest key (empty for the origin as a whole).
+    pub path: String,
+    /// The URL asked (the origin's for a problem of the whole origin), as
+    /// [`shown`]: no password.
+    pub url: String,
+    /// Short machine-readable kind.
+    pub problem: ProbeKind,
+    /// What exactly.
+    pub detail: String,
+}
+
+/// How many responses came with each coding.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Sent {
+    /// No `Content-Encoding`.
+    pub identity: u64,
+    /// `br`.
+    pub br: u64,
+    /// `zstd`.
+    pub zstd: u64,
+    /// `gzip`.
+    pub gzip: u64,
+    /// `dcb` deltas.
+    pub dcb: u64,
+    /// `dcz` deltas.
+    pub dcz: u64,
+    /// Any other coding (compressed on the fly: `deflate`, ...).
+    pub other: u64,
+    /// Requests sent with an `Available-Dictionary`.
+    pub delta_requests: u64,
+}
+
+/// The outcome of a live check.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Report {
+    /// True when there is no problem.
+    pub ok: bool,
+    /// The URL DIR is served at, as checked (normalized, ending in `/`;
+    /// a `user:password@` shown as `***@`, [`shown`]).
+    pub url: String,
+    /// Assets the manifest lists.
+    pub assets: u64,
+    /// Assets whose requests were all made.
+    pub checked: u64,
+    /// Of those, the ones with no problem.
+    pub ok_assets: u64,
+    /// Requests made.
+    pub requests: u64,
+    /// Codings of the responses.
+    pub sent: Sent,
+    /// Everything wrong, by path.
+    pub problems: Vec<Problem>,
+    /// What differs from `precompress serve` without being wrong for a
+    /// browser (the server's own ETags, a heuristic dictionary lifetime).
+    pub notes: Vec<String>,
+}
+
+/// One asset's requests.
+struct Job<'m> {
+    key: &'m str,
+    asset: &'m Asset,
+    url: Url,
+    dictionaries: Vec<&'m str>,
+}
+
+/// Spaces requests `1/rate` s apart, within the deadline.
+struct Pacer {
+    next: Instant,
+    interval: Duration,
+    deadline: Instant,
+}
+
+impl Pacer {
+    /// Waits for the next slot; `None` when it is past the deadline.
+    fn wait(&mut self) -> Option<Duration> {
+        let now = Instant::now();
+        if self.next > now {
+            if self.next >= self.deadline {
+                return None;
+            }
+            std::thread::sleep(self.next - now);
+        }
+        let now = Instant::now();
+        if now >= self.deadline {
+            return None;
+        }
+        self.next = self.next.max(now) + self.interval;
+        Some((self.deadline - now).min(REQUEST_TIMEOUT))
+    }
+}
+
+/// Why the check stopped before the end.
+enum Stop {
+    Budget,
+    Timeout,
+    /// Refused or unreachable: the problem's kind and what happened.
+    Origin(ProbeKind, String),
+}
+
+/// Checks the origin at `url` against the manifest at `manifest_path`.
+pub fn probe(manifest_path: &Path, url: &str, opts: &Options) -> Result<Report, ProbeError> {
+    let base = parse_base_url(url)?;
+    let manifest = Manifest::read(manifest_path)?;
+    Ok(probe_with(&manifest, &base, opts, &mut Client::new()))
+}
+
+/// [`probe`] with a parsed manifest and URL and any client.
+pub fn probe_with(
+    manifest: &Manifest,
+    base: &Url,
+    opts: &Options,
+    client: &mut dyn Fetch,
+) -> Report {
+    let mut problems = Vec::new();
+    let mut notes: Vec<String> = base_note(manifest, base).into_iter().collect();
+    let jobs = jobs(manifest, base, &mut problems);
+    let dictionaries: Vec<Url> = [&manifest.shared_dictionary, &manifest.documents_dictionary]
+        .into_iter()
+        .flatten()
+        .filter_map(|k| asset_url(base, k))
+        .collect();
+    let start = Instant::now();
+    let mut session = Session {
+        base,
+        dictionaries: &dictionaries,
+        pacer: Pacer {
+            next: start,
+            interval: Duration::from_secs(1) / opts.rate.max(1),
+            deadline: start + opts.timeout,
+        },
+        dec: Decoders::default(),
+        sent: Sent::default(),
+        requests: 0,
+        seen: Vec::new(),
+        stop: None,
+    };
+    let (mut checked, mut unchecked, mut needed) = (Vec::new(), 0u64, 0u64);
+    for job in &jobs {
+        let need = 1 + job.dictionaries.len() as u64;
+        if session.stop.is_none() && session.requests + need > opts.max_requests {
+            session.stop = Some(Stop::Budget);
+        }
+        let complete = session.stop.is_none() && session.check(job, client, &mut problems);
+        if complete {
+            checked.push(job.key);
+        } else {
+            unchecked += 1;
+            needed += need;
+        }
+    }
+    problems.extend(judge_etags(&session.seen, &mut notes));
+    let not_checked = format!("{unchecked} of {} assets not checked", manifest.files.len());
+    problems.extend(
+        session
+            .stop
+            .map(|s| stopped(s, base, opts, &not_checked, needed)),
+    );
+    problems.sort();
+    let with_problems: BTreeSet<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    Report {
+        ok: problems.is_empty(),
+        url: shown(base),
+        assets: manifest.files.len() as u64,
+        checked: checked.len() as u64,
+        ok_assets: checked
+            .iter()
+            .filter(|k| !with_problems.contains(*k))
+            .count() as u64,
+        requests: session.requests,
+        sent: session.sent,
+        problems,
+        notes,
+    }
+}
+
+/// A note when the manifest's dictionary patterns were written for another
+/// base path than the one checked: browsers would send no dictionary there.
+fn base_note(manifest: &Manifest, base: &Url) -> Option<String> {
+    let manifest_base = manifest
+        .base
+        .as_deref()
+        .unwrap_or(crate::model::path::ROOT_BASE);
+    let marked = manifest
+        .files
+        .values()
+        .any(|a| a.use_as_dictionary.is_some());
+    (marked && manifest_base != base.path()).then(|| format!(
+        "the manifest was written for base {manifest_base}, and DIR is checked at {}: its dictionary patterns match no URL there, so browsers send no dictionary (run precompress with --base {})",
+        base.path(),
+        base.path()
+    ))
+}
+
+/// Every asset to ask for, in path order; one whose key is no plain path
+/// inside DIR is a problem, never requested.
+fn jobs<'m>(manifest: &'m Manifest, base: &Url, problems: &mut Vec<Problem>) -> Vec<Job<'m>> {
+    let mut jobs = Vec::new();
+    for (key, asset) in &manifest.files {
+        let url = crate::model::path::check_relative(key)
+            .ok()
+            .and_then(|()| asset_url(base, key));
+        let Some(url) = url else {
+            problems.push(Problem {
+                path: key.clone(),
+                url: String::new(),
+                problem: ProbeKind::UnsafePath,
+                detail: "not a plain path inside DIR; not requested".into(),
+            });
+            continue;
+        };
+        let dicts: BTreeSet<&str> = asset.deltas.iter().map(|d| d.dictionary.as_str()).collect();
+        jobs.push(Job {
+            key,
+            asset,
+            url,
+            dictionaries: dicts.into_iter().take(MAX_DICTIONARIES).collect(),
+        });
+    }
+    jobs
+}
+
+/// The check as it goes: pacing, decoders, what was sent and seen, and why
+/// it stopped, if it did.
+struct Session<'a, 'm> {
+    base: &'a Url,
+    dictionaries: &'a [Url],
+    pacer: Pacer,
+    dec: Decoders,
+    sent: Sent,
+    requests: u64,
+    seen: Vec<(&'m str, &'m Url, Seen)>,
+    stop: Option<Stop>,
+}
+
+impl<'m> Session<'_, 'm> {
+    /// Asks for one asset, plainly and with each of its dictionaries, and
+    /// adds what is wrong to `problems`; whether every request was answered.
+    fn check(
+        &mut self,
+        job: &'m Job<'m>,
+        client: &mut dyn Fetch,
+        problems: &mut Vec<Problem>,
+    ) -> bool {
+        let mut found: Vec<(ProbeKind, String)> = Vec::new();
+        let asks =
+            std::iter::once(Ask::Plain).chain(job.dictionaries.iter().map(|d| Ask::Dictionary(d)));
+        let mut complete = true;
+        for ask in asks {
+            if !self.ask(job, ask, client, &mut found) {
+                complete = false;
+                break;
+            }
+        }
+        found.sort();
+        // One dictionary_not_fresh per asset: the heuristic's seconds can tick
+        // between its requests.
+        found.dedup_by(|b, a| a.0 == b.0 && (a.1 == b.1 || a.0 == ProbeKind::DictionaryNotFresh));
+        problems.extend(found.into_iter().map(|(problem, detail)| Problem {
+            path: job.key.to_string(),
+            url: shown(&job.url),
+            problem,
+            detail,
+        }));
+        complete
+    }
+
+    /// One request for `job`, judged into `found`; `false` when the check
+    /// must stop (out of time, or the origin is gone).
+    fn ask(
+        &mut self,
+        job: &'m Job<'m>,
+        ask: Ask<'m>,
+        client: &mut dyn Fetch,
+        found: &mut Vec<(ProbeKind, String)>,
+    ) -> bool {
+        let Some(timeout) = self.pacer.wait() else {
+            self.stop = Some(Stop::Timeout);
+            return false;
+        };
+        let accept = if job.asset.deltas.is_empty() {
+            ACCEPT_ENCODING
+        } else {
+            ACCEPT_ENCODING_DELTAS
+        };
+        let mut headers = vec![("Accept-Encoding", accept)];
+        if let Ask::Dictionary(d) = ask {
+            headers.push(("Available-Dictionary", d));
+            self.sent.delta_requests += 1;
+        }
+        let max_body = job
+            .asset
+            .encodings
+            .iter()
+            .map(|v| v.size)
+            .chain(job.asset.deltas.iter().map(|d| d.size))
+            .fold(job.asset.size, u64::max)
+            + (1 << 16);
+        self.requests += 1;
+        match client.get(&job.url, &headers, timeout, max_body) {
+            Ok(answer) => {
+                let target = Target {
+                    key: job.key,
+                    asset: job.asset,
+                    url: &job.url,
+                    dictionaries: self.dictionaries,
+                };
+                if let Some(seen) = judge(target, ask, &answer, &mut self.dec, found) {
+                    count(&mut self.sent, seen.coding.as_deref());
+                    self.seen.push((job.key, &job.url, seen));
+                }
+                true
+            }
+            // Every later request would fail the same way: stop.
+            Err(FetchError::Refused(_)) => {
+                let at = self.base.host_str().unwrap_or_default().to_string();
+                let port = self.base.port_or_known_default().unwrap_or_default();
+                self.stop = Some(Stop::Origin(
+                    ProbeKind::ConnectionRefused,
+                    format!("connection refused: nothing listens at {at}:{port}"),
+                ));
+                false
+            }
+            Err(FetchError::Unreachable(e)) => {
+                self.stop = Some(Stop::Origin(
+                    ProbeKind::Unreachable,
+                    format!("cannot reach the origin: {e}"),
+                ));
+                false
+            }
+            Err(FetchError::Other(e)) => {
+                found.push((ProbeKind::RequestFailed, e));
+                true
+            }
+        }
+    }
+}
+
+/// The problem that says why the check stopped early and what it left.
+fn stopped(stop: Stop, base: &Url, opts: &Options, not_checked: &str, needed: u64) -> Problem {
+    let origin = |problem, detail| Problem {
+        path: String::new(),
+        url: shown(base),
+        problem,
+        detail,
+    };
+    match stop {
+        Stop::Origin(kind, what) => origin(kind, format!("{what}; stopped: {not_checked}")),
+        Stop::Budget => origin(
+            ProbeKind::NotChecked,
+            format!(
+                "{not_checked}: --max-requests {} reached (they need {} more; raise it); that is not a pass",
+                opts.max_requests,
+                crate::report::plural(needed, "request", "requests")
+            ),
+        ),
+        Stop::Timeout => origin(
+            ProbeKind::NotChecked,
+            format!(
+                "{not_checked}: --timeout {} s ran out (raise it, or --rate); that is not a pass",
+                opts.timeout.as_secs()
+            ),
+        ),
+    }
+}
+
+fn count(sent: &mut Sent, coding: Option<&str>) {
+    let slot = match coding {
+        None => &mut sent.identity,
+        Some("br") => &mut sent.br,
+        Some("zstd") => &mut sent.zstd,
+        Some("gzip") => &mut sent.gzip,
+        Some("dcb") => &mut sent.dcb,
+        Some("dcz") => &mut sent.dcz,
+        Some(_) => &mut sent.other,
+    };
+    *slot += 1;
+}
