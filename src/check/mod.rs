@@ -8,6 +8,9 @@
 //! names), and decoded with their dictionary and compared with the source
 //! when it is found: in a `--dictionary-from` folder, at the path the manifest
 //! records, with the SHA-256 the manifest records.
+//!
+//! Here the report, its kinds and what is on disk against the manifest;
+//! `variants` checks each asset and its variants, `deltas` each delta.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -15,13 +18,16 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::encode::delta::{DeltaCoding, DeltaEncoder, DeltaLevels};
-use crate::encode::{frame_window_size, new_encoder, Codec, Encoder, Levels};
-use crate::fsutil::read_regular;
-use crate::model::dictionary::parse_available_dictionary;
 use crate::model::manifest::{Asset, Manifest};
 use crate::model::path::check_relative;
 use crate::run::walk::{walk, Tree, LOCK_NAME};
+
+mod deltas;
+mod variants;
+
+use self::deltas::{check_deltas, Dictionaries};
+
+use self::variants::{check_asset, decodes_to, Decoders};
 
 /// One thing wrong with DIR.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -469,260 +475,4 @@ fn unlisted_variants(root: &Path, listed: &BTreeSet<&str>, tree: &Tree) -> Vec<P
             }
         })
         .collect()
-}
-
-/// One decoder per codec, per thread.
-#[derive(Default)]
-struct Decoders([Option<Box<dyn Encoder>>; 3]);
-
-impl Decoders {
-    fn get(&mut self, codec: Codec) -> &mut dyn Encoder {
-        self.0[codec.index()]
-            .get_or_insert_with(|| new_encoder(codec, Levels::default()).expect("encoder starts"))
-            .as_mut()
-    }
-}
-
-fn decodes_to(
-    dec: &mut Decoders,
-    codec: Codec,
-    variant: &Path,
-    source: &Path,
-) -> Result<(), String> {
-    let src =
-        read_regular(source, u64::MAX).map_err(|e| format!("its source cannot be read ({e})"))?;
-    let bytes = read_regular(variant, u64::MAX).map_err(|e| format!("it cannot be read ({e})"))?;
-    dec.get(codec)
-        .verify(&bytes, &src)
-        .map_err(|why| format!("it {why}"))
-}
-
-/// Checks the deltas of the asset at `rel` into `out`; returns how many were
-/// checked and how many of those decoded with their dictionary.
-/// Where the dictionaries of deltas are looked for.
-struct Dictionaries<'a> {
-    /// `--dictionary-from` folders, by the delta's `dictionary_path`.
-    folders: &'a [PathBuf],
-    /// The release store, by the dictionary's hash.
-    store: Option<&'a crate::run::store::Store>,
-}
-
-impl Dictionaries<'_> {
-    /// The dictionary of SHA-256 `sha`, once at `path` in its release.
-    fn find(&self, path: &str, sha: &[u8; 32]) -> Option<Vec<u8>> {
-        let stored = self
-            .store
-            .map(|s| s.blob(&crate::model::dictionary::hex(sha)));
-        self.folders
-            .iter()
-            .map(|prev| prev.join(path))
-            .chain(stored)
-            .find_map(|p| {
-                let b = read_regular(&p, u64::MAX).ok()?;
-                (crate::model::dictionary::sha256(&b) == *sha).then_some(b)
-            })
-    }
-}
-
-fn check_deltas(
-    root: &Path,
-    rel: &str,
-    asset: &Asset,
-    dictionaries: &Dictionaries,
-    out: &mut Vec<Problem>,
-) -> (u64, u64) {
-    let (mut checked, mut decoded) = (0, 0);
-    let mut src: Option<Vec<u8>> = None;
-    for d in &asset.deltas {
-        let Some(coding) = DeltaCoding::parse(&d.coding) else {
-            out.push(problem(
-                &d.path,
-                ProblemKind::BadCoding,
-                format!("unknown delta coding {:?}", d.coding),
-            ));
-            continue;
-        };
-        let Some(dict_sha) = parse_available_dictionary(&d.dictionary) else {
-            out.push(problem(
-                &d.path,
-                ProblemKind::DeltaCorrupt,
-                format!(
-                    "dictionary {:?} is not a base64 SHA-256 between colons",
-                    d.dictionary
-                ),
-            ));
-            continue;
-        };
-        let bytes = match read_written(root, &d.path) {
-            Ok(b) => b,
-            Err(e) => {
-                out.push(problem(
-                    &d.path,
-                    ProblemKind::DeltaMissing,
-                    format!("listed in the manifest but cannot be read: {e}"),
-                ));
-                continue;
-            }
-        };
-        checked += 1;
-        if bytes.len() as u64 != d.size || blake3::hash(&bytes).to_hex().as_str() != d.blake3 {
-            out.push(problem(
-                &d.path,
-                ProblemKind::DeltaChanged,
-                "size or blake3 differs from the manifest",
-            ));
-        }
-        etag_problem(&d.path, &d.etag, &d.blake3, out);
-        if coding.header_hash(&bytes) != Some(dict_sha) {
-            out.push(problem(
-                &d.path,
-                ProblemKind::DeltaCorrupt,
-                format!("its header does not name the dictionary {}", d.dictionary),
-            ));
-            continue;
-        }
-        if coding == DeltaCoding::Dcz {
-            // Without the dictionary, the frame's window against RFC 9842's
-            // cap, and nothing after it (decoded with PREV below).
-            if let Some(why) =
-                crate::encode::delta::dcz_frame_problem(&bytes[coding.header_len()..], None)
-            {
-                out.push(problem(&d.path, ProblemKind::DeltaCorrupt, why));
-                continue;
-            }
-        }
-        // The dictionary, if an earlier release given (or the store) holds it unchanged.
-        let Some(dict) = dictionaries.find(&d.dictionary_path, &dict_sha) else {
-            continue;
-        };
-        if src.is_none() {
-            src = read_regular(&root.join(rel), u64::MAX).ok();
-        }
-        let Some(src) = &src else { continue };
-        decoded += 1;
-        let enc = DeltaEncoder::new(DeltaLevels {
-            brotli_quality: 11,
-            zstd_level: 19,
-        });
-        if let Err(why) = enc.verify(coding, &bytes, &dict, &dict_sha, src) {
-            out.push(problem(
-                &d.path,
-                ProblemKind::DeltaStale,
-                format!("with its dictionary {} it {why}", d.dictionary_path),
-            ));
-        }
-    }
-    (checked, decoded)
-}
-
-/// Reads a variant or delta the manifest lists: a regular file in DIR,
-/// never a symlink (precompress writes files, not links; a link could send a
-/// server out of DIR).
-fn read_written(root: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
-    let path = root.join(rel);
-    if std::fs::symlink_metadata(&path)?.file_type().is_symlink() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "a symlink, not a file precompress wrote",
-        ));
-    }
-    read_regular(&path, u64::MAX)
-}
-
-/// A problem when `etag` is not the one precompress derives from `blake3`
-/// (each representation's own content, so no two bodies share one).
-fn etag_problem(path: &str, etag: &str, blake3: &str, out: &mut Vec<Problem>) {
-    let want = crate::model::manifest::etag(blake3);
-    if etag != want {
-        out.push(problem(
-            path,
-            ProblemKind::EtagMismatch,
-            format!("etag {etag} is not {want}, the one its blake3 gives: a server would send it for another body"),
-        ));
-    }
-}
-
-fn check_asset(root: &Path, rel: &str, asset: &Asset, dec: &mut Decoders) -> (Vec<Problem>, u64) {
-    let mut out = Vec::new();
-    let src_path: PathBuf = root.join(rel);
-    let src = match read_regular(&src_path, u64::MAX) {
-        Ok(b) => b,
-        Err(e) => {
-            out.push(problem(
-                rel,
-                ProblemKind::SourceMissing,
-                format!("listed in the manifest but cannot be read: {e}"),
-            ));
-            return (out, 0);
-        }
-    };
-    if src.len() as u64 != asset.size || blake3::hash(&src).to_hex().as_str() != asset.blake3 {
-        out.push(problem(
-            rel,
-            ProblemKind::SourceChanged,
-            "size or blake3 differs from the manifest: rerun precompress",
-        ));
-    }
-    etag_problem(rel, &asset.etag, &asset.blake3, &mut out);
-    let mut checked = 0;
-    for v in &asset.encodings {
-        let Some(codec) = Codec::parse(&v.coding).filter(|c| c.token() == v.coding) else {
-            out.push(problem(
-                &v.path,
-                ProblemKind::BadCoding,
-                format!("unknown coding {:?}", v.coding),
-            ));
-            continue;
-        };
-        let bytes = match read_written(root, &v.path) {
-            Ok(b) => b,
-            Err(e) => {
-                out.push(problem(
-                    &v.path,
-                    ProblemKind::VariantMissing,
-                    format!("listed in the manifest but cannot be read: {e}"),
-                ));
-                continue;
-            }
-        };
-        checked += 1;
-        if bytes.len() as u64 != v.size || blake3::hash(&bytes).to_hex().as_str() != v.blake3 {
-            out.push(problem(
-                &v.path,
-                ProblemKind::VariantChanged,
-                "size or blake3 differs from the manifest",
-            ));
-        }
-        etag_problem(&v.path, &v.etag, &v.blake3, &mut out);
-        if codec == Codec::Zstd {
-            match frame_window_size(&bytes) {
-                Some(w) if w > 8 << 20 => out.push(problem(
-                    &v.path,
-                    ProblemKind::ZstdWindow,
-                    format!("declares a {w}-byte window; browsers accept at most 8 MiB"),
-                )),
-                None => out.push(problem(
-                    &v.path,
-                    ProblemKind::VariantCorrupt,
-                    "not a zstd frame",
-                )),
-                _ => {}
-            }
-        }
-        let mut decoded = Vec::new();
-        match dec.get(codec).decode(&bytes, src.len(), &mut decoded) {
-            Err(e) => out.push(problem(
-                &v.path,
-                ProblemKind::VariantCorrupt,
-                format!("does not decode: {e}"),
-            )),
-            Ok(()) if decoded != src => out.push(problem(
-                &v.path,
-                ProblemKind::VariantStale,
-                "decodes to something other than its source",
-            )),
-            Ok(()) => {}
-        }
-    }
-    (out, checked)
 }
