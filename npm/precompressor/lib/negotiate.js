@@ -398,31 +398,37 @@ function encodeSegment(s) {
 
 /**
  * The decoded request path (no query) as `{ key, trailingSlash }`, or
- * `{ error }`: 'hidden' (a dot-file: 404) or why it is refused (400). Each
- * segment is decoded alone and must not be `.`, `..`, hold `/`, `\` or NUL,
- * or be invalid UTF-8.
+ * `{ error }`: 'hidden' (a dot-file: the 404 page) or why it is refused (a
+ * 400: 'not-absolute', 'bad-percent-encoding', 'not-utf8', 'dot-segment',
+ * 'encoded-separator', 'nul'), as serve::path's PathError. Each segment is
+ * decoded alone and checked before the next (the first refused one decides).
  */
 export function parseRequestPath(raw) {
-  if (!raw.startsWith('/')) return { error: 'not absolute' };
+  if (!raw.startsWith('/')) return { error: 'not-absolute' };
   const segments = [];
-  let hidden = false;
   for (const seg of raw.slice(1).split('/')) {
     const bytes = percentDecode(seg);
-    if (!bytes) return { error: 'bad percent-encoding' };
+    if (!bytes) return { error: 'bad-percent-encoding' };
     let s;
     try {
       s = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
     } catch {
-      return { error: 'not UTF-8' };
+      return { error: 'not-utf8' };
     }
-    if (s === '.' || s === '..') return { error: 'dot segment' };
-    if (/[/\\]/.test(s)) return { error: 'encoded separator' };
-    if (s.includes('\0')) return { error: 'NUL' };
-    if (s.startsWith('.') && s !== '.well-known') hidden = true;
+    const error = checkSegment(s);
+    if (error) return { error };
     if (s !== '') segments.push(s);
   }
-  if (hidden) return { error: 'hidden' };
   return { key: segments.join('/'), trailingSlash: raw.endsWith('/') };
+}
+
+/** One decoded segment, as model::path::check_segment: `.` or `..`, NUL, `/` or `\`, a dot-file (but .well-known). */
+function checkSegment(s) {
+  if (s === '.' || s === '..') return 'dot-segment';
+  if (s.includes('\0')) return 'nul';
+  if (/[/\\]/.test(s)) return 'encoded-separator';
+  if (s.startsWith('.') && s !== '.well-known') return 'hidden';
+  return undefined;
 }
 
 function percentDecode(s) {
@@ -447,12 +453,25 @@ function percentDecode(s) {
   return Uint8Array.from(out);
 }
 
-/** A manifest path (`assets/app.js.br`): why it may not be served, or undefined. */
+/** The PathError messages of model::path, for a manifest's keys and paths. */
+const PATH_ERRORS = {
+  'not-absolute': 'path does not start with /',
+  'dot-segment': 'dot segment',
+  'encoded-separator': 'slash or backslash inside a segment',
+  nul: 'NUL byte',
+};
+
+/**
+ * A manifest path (`assets/app.js.br`): why it may not be served, or
+ * undefined; model::path::check_relative (dot-files allowed, empty
+ * segments not).
+ */
 export function checkRelative(rel) {
-  if (typeof rel !== 'string' || rel === '' || rel.startsWith('/')) return 'not a relative path';
+  if (typeof rel !== 'string' || rel === '' || rel.startsWith('/')) return PATH_ERRORS['not-absolute'];
   for (const seg of rel.split('/')) {
-    if (seg === '' || seg === '.' || seg === '..') return 'has an empty, `.` or `..` segment';
-    if (/[\\\0]/.test(seg)) return 'holds a backslash or NUL';
+    if (seg === '') return PATH_ERRORS['dot-segment'];
+    const e = checkSegment(seg);
+    if (e && e !== 'hidden') return PATH_ERRORS[e];
   }
   return undefined;
 }
