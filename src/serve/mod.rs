@@ -40,10 +40,7 @@
 //!   carries a content hash ([`is_fingerprinted`]), since its bytes can never
 //!   change under that name; `no-cache` otherwise (always revalidate by ETag).
 
-pub mod caddy;
 pub mod negotiate;
-pub mod nginx;
-pub mod objects;
 pub mod path;
 
 #[cfg(feature = "serve")]
@@ -420,67 +417,6 @@ fn blake3_of(path: &Path) -> Option<String> {
     Some(h.finalize().to_hex().to_string())
 }
 
-/// A regex (PCRE for nginx, RE2 for Caddy; no look-around, case left to the
-/// caller's flag) that matches an `Accept-Encoding` naming `token` exactly as
-/// [`negotiate`] accepts it: alone, or with one `q` weight above 0 and
-/// nothing after it. `dcb;q=0;x=1` is malformed, so [`negotiate`] passes it
-/// over, and so must the map.
-pub(crate) fn accept_encoding_regex(token: &str) -> String {
-    const NONZERO: &str = r"(?:1(?:\.0{0,3})?|0\.(?:[1-9][0-9]{0,2}|0[1-9][0-9]?|00[1-9]))";
-    // `\x20`, not a space: a Caddyfile token ends at a space.
-    const OWS: &str = r"[\x20\t]*";
-    format!(r"(?:^|,){OWS}{token}{OWS}(?:$|,|;{OWS}q{OWS}={OWS}{NONZERO}{OWS}(?:$|,))")
-}
-
-/// An asset as a server's configuration writes it (`nginx-map`, `caddy-map`).
-pub(crate) struct ConfigAsset<'a> {
-    pub key: &'a str,
-    pub entry: &'a Entry,
-    /// `/` and the key: the URL path.
-    pub uri: String,
-    /// Its `Use-As-Dictionary`, when the configuration can write it.
-    pub use_as: Option<&'a str>,
-}
-
-/// The assets of `index` in path order, as far as `unwritable` (the reason a
-/// string cannot be written into that server's configuration, if any) lets
-/// them be written; what is left out goes to `skipped` with why.
-pub(crate) fn config_assets<'a>(
-    index: &'a Index,
-    unwritable: impl Fn(&str) -> Option<&'static str>,
-    skipped: &mut Vec<String>,
-) -> Vec<ConfigAsset<'a>> {
-    let mut assets: Vec<_> = index.iter().collect();
-    assets.sort_by_key(|(k, _)| *k);
-    let mut out = Vec::with_capacity(assets.len());
-    for (key, entry) in assets {
-        let uri = index.url(key);
-        if let Some(why) = unwritable(&uri) {
-            if !entry.deltas.is_empty() || entry.use_as_dictionary.is_some() {
-                skipped.push(format!("{key}: {why}"));
-            }
-            continue;
-        }
-        let use_as = match &entry.use_as_dictionary {
-            Some(u) => match unwritable(u) {
-                Some(why) => {
-                    skipped.push(format!("{key}: Use-As-Dictionary {u:?}: {why}"));
-                    None
-                }
-                None => Some(u.as_str()),
-            },
-            None => None,
-        };
-        out.push(ConfigAsset {
-            key,
-            entry,
-            uri,
-            use_as,
-        });
-    }
-    out
-}
-
 /// The checked entry of the asset at `key`, or what is wrong with it.
 fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
     path::check_relative(key).map_err(|e| format!("file {key:?}: {e}"))?;
@@ -645,57 +581,6 @@ pub fn base_mismatch(index: &Index, base: &str) -> Option<String> {
             index.base()
         )
     })
-}
-
-/// Manifests built from a few literals, for the unit tests of the server
-/// configurations (nginx, Caddy).
-#[cfg(test)]
-pub(crate) mod fixture {
-    use std::path::Path;
-
-    use super::Index;
-    use crate::model::dictionary::{available_dictionary, hex};
-
-    /// An asset: key, deltas as (coding, dictionary byte, size), use_as_dictionary.
-    pub type Asset<'a> = (&'a str, &'a [(&'a str, u8, u64)], Option<&'a str>);
-
-    /// A manifest with `assets`; `content_type` for all of them.
-    pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
-        let files: Vec<String> = assets
-            .iter()
-            .map(|(key, deltas, dict)| {
-                let deltas: Vec<String> = deltas
-                    .iter()
-                    .map(|(coding, d, size)| {
-                        let h = [*d; 32];
-                        format!(
-                            r#"{{"blake3": "00", "coding": "{coding}", "dictionary": "{}", "dictionary_path": "old.js", "etag": "\"{coding}{d}\"", "path": {}, "size": {size}}}"#,
-                            available_dictionary(&h),
-                            serde_json::to_string(&format!("{key}.{}.{coding}", hex(&h))).unwrap()
-                        )
-                    })
-                    .collect();
-                let dict = dict.map_or(String::new(), |u| {
-                    format!(r#", "use_as_dictionary": {}"#, serde_json::to_string(u).unwrap())
-                });
-                format!(
-                    r#"{}: {{"blake3": "00", "content_type": {}, "deltas": [{}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}{dict}}}"#,
-                    serde_json::to_string(key).unwrap(),
-                    serde_json::to_string(content_type).unwrap(),
-                    deltas.join(",")
-                )
-            })
-            .collect();
-        let json = format!(
-            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
-            files.join(",")
-        );
-        Index::from_json(Path::new("m.json"), &json).unwrap()
-    }
-
-    pub fn index(assets: &[Asset]) -> Index {
-        index_typed(assets, "text/javascript; charset=utf-8")
-    }
 }
 
 #[cfg(test)]
