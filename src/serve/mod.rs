@@ -40,8 +40,10 @@
 //!   carries a content hash ([`is_fingerprinted`]), since its bytes can never
 //!   change under that name; `no-cache` otherwise (always revalidate by ETag).
 
+pub mod answer;
 pub mod negotiate;
 pub mod path;
+pub mod route;
 
 #[cfg(feature = "serve")]
 pub mod http;
