@@ -193,7 +193,7 @@ fn target<L: Lookup>(index: &Index, req: &Request, lookup: &L) -> Result<Target<
     }
 }
 
-/// What a static host serves for a path [`target`] found nothing at: `about`
+/// What a static host serves for a path the request names nothing at: `about`
 /// is `about.html` (nginx's `try_files $uri $uri.html`, Netlify, Cloudflare
 /// Pages); with `spa`, a single-page app's route (no `.` in its last
 /// segment) is `index.html`; anything else is [`NOT_FOUND_PAGE`] with 404,

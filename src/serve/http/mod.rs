@@ -1,5 +1,5 @@
 //! `precompress serve`: a local preview server (like `vite preview`) that answers
-//! from the manifest through [`Index::select`], so what a developer sees locally is
+//! from the manifest through [`Index::select`](crate::serve::Index::select), so what a developer sees locally is
 //! what nginx or a CDN will send: the same variant, `Content-Encoding`, `ETag`,
 //! `Vary` and `Cache-Control`.
 //!
@@ -11,7 +11,7 @@
 //! rebuilds in another terminal, so nothing stale is ever sent: the manifest is
 //! reloaded when its size or mtime changes (a rerun of precompress); at load,
 //! an asset whose file no longer has the manifest's content is left out
-//! ([`Index::load`]); and on every request the source and the representation
+//! ([`Index::load`](crate::serve::Index::load)); and on every request the source and the representation
 //! are stat'ed and must still have the size, mtime, inode and ctime seen at load. A source
 //! that changed since is served uncompressed with a weak ETag from its size and
 //! mtime (never the manifest's strong one), a variant that changed is not sent
@@ -87,7 +87,7 @@ pub enum ServeError {
 
 /// A `tower::Service` that answers GET and HEAD for a folder from its
 /// manifest, exactly as `precompress serve` does (which is a thin user of it):
-/// negotiation and deltas ([`Index::select_with_dictionary`]), per
+/// negotiation and deltas ([`Index::select_with_dictionary`](crate::serve::Index::select_with_dictionary)), per
 /// representation `ETag`, `Vary`, `Cache-Control`, `Use-As-Dictionary`,
 /// `If-None-Match`/`If-Modified-Since` (304), `If-Match`/`If-Unmodified-Since`
 /// (412), `If-Range` and `Range`, no path out of the folder, and never a stale
