@@ -251,3 +251,92 @@ fn redirect(mut location: String, query: Option<&str>) -> Status {
         ..Status::of(301)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// A folder as lists of files and folders.
+    struct Listed {
+        files: BTreeSet<String>,
+        folders: BTreeSet<String>,
+        manifest: String,
+    }
+
+    impl Lookup for Listed {
+        type File = String;
+
+        fn node(&self, key: &str) -> Node<String> {
+            if self.files.contains(key) {
+                Node::File(key.to_string())
+            } else if key.is_empty() || self.folders.contains(key) {
+                Node::Folder
+            } else {
+                Node::Missing
+            }
+        }
+
+        fn is_manifest(&self, file: &String) -> bool {
+            *file == self.manifest
+        }
+    }
+
+    /// `fixtures/routes.json`, also run by `node --test` on negotiate.js's
+    /// `route` and on the CloudFront function.
+    #[test]
+    fn routes_table() {
+        let t = crate::serve::tables::routes();
+        let strings = |v: &serde_json::Value| -> BTreeSet<String> {
+            let items = v.as_array().unwrap().iter();
+            items.map(|s| s.as_str().unwrap().to_string()).collect()
+        };
+        let files = strings(&t["files"]);
+        let mut folders = strings(&t["folders"]);
+        for f in &files {
+            let mut at = 0;
+            while let Some(i) = f[at..].find('/') {
+                folders.insert(f[..at + i].to_string());
+                at += i + 1;
+            }
+        }
+        let listed = Listed {
+            files,
+            folders,
+            manifest: t["manifest"].as_str().unwrap().to_string(),
+        };
+        let cases = t["cases"].as_array().unwrap();
+        assert!(cases.len() >= 40, "{} rows", cases.len());
+        for c in cases {
+            let mut index = Index::default();
+            index.set_base(c["base"].as_str().unwrap_or("/"));
+            let headers: Vec<(&str, &str)> = Vec::new();
+            let req = Request {
+                method: c["method"].as_str().unwrap_or("GET"),
+                path: c["path"].as_str().unwrap(),
+                query: c["query"].as_str(),
+                headers: &headers,
+            };
+            let spa = c["spa"].as_bool().unwrap_or(false);
+            let want = &c["want"];
+            let status = want["status"].as_u64().unwrap() as u16;
+            match route(&index, &req, &listed, spa) {
+                Route::File(got) => {
+                    assert_eq!(Some(got.key.as_str()), want["file"].as_str(), "row {c}");
+                    assert_eq!(got.status, status, "row {c}");
+                }
+                Route::Status(got) => {
+                    assert!(want["file"].is_null(), "row {c}: {got:?}");
+                    assert_eq!(got.status, status, "row {c}");
+                    let location = got.headers.iter().find(|(n, _)| *n == "Location");
+                    assert_eq!(
+                        location.map(|(_, v)| v.as_str()),
+                        want["location"].as_str(),
+                        "row {c}"
+                    );
+                }
+            }
+        }
+    }
+}

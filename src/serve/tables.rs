@@ -119,3 +119,8 @@ pub fn offers_manifest(table: &Value) -> String {
 pub fn offer_key(name: &str) -> String {
     format!("app-3f2a9c1b.{name}.js")
 }
+
+/// `fixtures/routes.json`.
+pub fn routes() -> Value {
+    serde_json::from_str(include_str!("../../fixtures/routes.json")).unwrap()
+}
