@@ -8,7 +8,7 @@
 //! data for one release, and refuses a function over CloudFront's 10 KB.
 //!
 //! The request function ports [`negotiate`](crate::serve::negotiate) and the
-//! routing of `precompress serve` line for line in ES5 syntax (the runtime
+//! routing of [`crate::serve::route`] line for line in ES5 syntax (the runtime
 //! documents `const`, arrow functions and more, but a function that uses none
 //! of them cannot fail on the edge for using one); `Buffer` is the runtime's.
 

@@ -1,9 +1,12 @@
 //! What a web server needs to send precompressed assets: load the manifest once,
 //! then for each request [`Index::select`] picks the representation and gives its
 //! headers. Negotiation follows RFC 9110 §12.5.3 ([`negotiate`]); paths are checked
-//! by [`path`]. None of this needs an async runtime, so any server (hyper, axum,
-//! actix, a CDN worker compiled to WASM) can embed it; `precompress serve`
-//! ([`http`], feature `serve`) is one such server.
+//! by [`path`]. The rest of what a server decides is [`route`] (which file a
+//! request names) and [`answer`] (what is sent for it: conditionals, ranges,
+//! a stale file sent as it is), pure functions over a lookup of the files.
+//! None of this needs an async runtime, so any server (hyper, axum, actix, a
+//! CDN worker compiled to WASM) can embed it; `precompress serve` ([`http`],
+//! feature `serve`) is one such server, which only reads and writes.
 //!
 //! ```no_run
 //! use precompressor::serve::{Index, Selection};
