@@ -51,8 +51,7 @@ use crate::serve::{Coding, Entry, Index, CACHE_REVALIDATE};
 pub use scan::{scan, Scan};
 pub use upload::{aws, json_lines, rclone, sh_quote, tsv, TSV_COLUMNS};
 
-/// The page static hosts (and `precompress serve`) send with a 404.
-pub const NOT_FOUND_PAGE: &str = "404.html";
+pub use crate::serve::route::NOT_FOUND_PAGE;
 
 /// `Vary` of every response of an asset that has deltas.
 const VARY_DELTAS: &str = "Accept-Encoding, Available-Dictionary";
