@@ -23,8 +23,8 @@
 //   ETag (the quoted MD5 of its bytes), Last-Modified (the upload), and
 //   Accept-Ranges: bytes.
 // Before the table, the viewer-request function is held to negotiate.js (the
-// JS port of the crate's serving decisions) on every manifest asset, for ~80
-// Accept-Encoding values (negotiate.rs's table and hostile ones) and 7
+// JS port of the crate's serving decisions) on every manifest asset, for every
+// Accept-Encoding of fixtures/accept-encoding.json (beside TABLE) and 7
 // Available-Dictionary values: a disagreement fails the run.
 //
 // PRECOMPRESS_BIN as for serve-cases.mjs. Exits 1 on any failure.
@@ -228,21 +228,18 @@ function distribution(onRequest, onResponse, origin) {
   };
 }
 
-/** Accept-Encoding values: negotiate.rs's table, the deltas' rows, and hostile ones. */
-const ACCEPT = [
-  undefined, '', 'identity', 'gzip, deflate, br, zstd', 'gzip, deflate, br', 'gzip, deflate', 'br;q=0, gzip', 'br;q=0.5, gzip',
-  'br;q=0.5, gzip;q=0.4', 'gzip;q=0.001', 'br;q=0, zstd;q=0, gzip;q=0', 'zstd, br', 'gzip;q=0.9, br;q=0.9, zstd;q=0.9', '*',
-  '*;q=0.5, gzip', '*, br;q=0', '*;q=0', '*;q=0, identity', '*;q=0, gzip', 'br, *;q=0', 'identity;q=0', 'identity;q=0, gzip',
-  'identity;q=0, br', 'identity;q=0, deflate', 'identity;q=1, gzip;q=0.5', 'gzip;q=0.5', 'identity, gzip', 'BR', 'Gzip;Q=1',
-  'x-gzip', 'X-GZIP;q=0.5, br;q=0.4', 'ZSTD;q=0, Br;q=0, GZIP', 'ZSTD;q=0, Br;q=0', 'deflate, compress', 'zstd', 'br;q=2, gzip',
-  'br;q=abc, gzip', 'br;q=0.0001, gzip', 'br;foo=bar, gzip', 'br;q=1;x=y, gzip', 'b r, gzip', ',,, ;, gzip ,', 'br;q=, gzip',
-  'br;q=0.5.1, gzip;q=0.1', 'br;q=1.0001, gzip', 'br;q=1.000, gzip;q=0.999', 'br;q=00.5, gzip', 'br;q==1, gzip', '\u00e9, gzip',
-  'br;q=0, br, gzip', ' br ;\tq=0.8 ,\tgzip ; q=0.7 ', 'br ; q = 0.5 , gzip ; Q = 0.6', 'gzip, deflate, br, zstd, dcb, dcz',
-  'br, dcz', 'br, dcb', 'dcb, dcz', 'br;q=0.5, dcb, dcz', 'br, dcb;q=0.5', 'dcb;q=0;x=1, br', 'dcz;q=1.000, br',
-  'dcb;q=0.001, dcz;q=0.001', '*, dcb;q=0', 'identity;q=0, dcb', 'identity;q=0, dcz;q=0.5', 'DCB, gzip', '__proto__, br',
-  'hasOwnProperty, gzip', 'constructor;q=0.5, br', 'toString, identity;q=0', `${Array.from({ length: 64 }, (_, i) => `x${i}`).join(', ')}, br`,
-  `br, ${Array.from({ length: 70 }, (_, i) => `x${i}`).join(', ')}`, ['gzip;q=0.5', 'br'], ['br;q=0', 'gzip, zstd;q=0.1'],
-];
+/**
+ * Every Accept-Encoding of fixtures/accept-encoding.json (the rule table the
+ * Rust and JS unit tests read, found beside the serving table given), as a
+ * client sends it: undefined for none, a list for repeated fields.
+ */
+function acceptValues(tablePath) {
+  const t = JSON.parse(fs.readFileSync(path.join(path.dirname(path.resolve(tablePath)), 'accept-encoding.json'), 'utf8'));
+  const values = new Map();
+  for (const row of t.cases) values.set(JSON.stringify(row.accept), row.accept ?? undefined);
+  return [...values.values()];
+}
+const ACCEPT = acceptValues(process.argv[2]);
 
 /** The viewer-request function against negotiate.js on every asset of `site`: the mismatches. */
 async function differential(site, onRequest) {

@@ -94,7 +94,7 @@ async function checkManifestErrors() {
   const cases = [
     ['no manifest', undefined, 'cannot read the manifest (the ASSETS binding answered 404)'],
     ['a manifest that is not JSON', '{"version": 1, "files": ', 'invalid manifest: '],
-    ['a manifest with a path out of the folder', JSON.stringify({ version: 1, files: { '../secret.txt': { content_type: 'text/plain', etag: '"a"', size: 1 } } }), 'invalid manifest: file "../secret.txt": has an empty, `.` or `..` segment'],
+    ['a manifest with a path out of the folder', JSON.stringify({ version: 1, files: { '../secret.txt': { content_type: 'text/plain', etag: '"a"', size: 1 } } }), 'invalid manifest: file "../secret.txt": dot segment'],
     [
       'a manifest listing a dot-file as a variant',
       JSON.stringify({ version: 1, files: { 'index.html': { content_type: 'text/html', etag: '"a"', size: 12, encodings: [{ coding: 'br', path: '.env', size: 1, etag: '"b"' }] } } }),

@@ -31,6 +31,8 @@
 pub mod check;
 #[cfg(feature = "compress")]
 pub mod config;
+#[cfg(feature = "deploy")]
+pub mod deploy;
 #[cfg(feature = "compress")]
 #[doc(hidden)]
 pub mod encode;

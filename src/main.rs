@@ -82,7 +82,7 @@ fn main() -> ExitCode {
             args.manifest.as_deref(),
             args.base.as_deref(),
             |i| {
-                let m = precompressor::serve::nginx::render(i);
+                let m = precompressor::deploy::nginx::render(i);
                 (m.config, m.skipped)
             },
         ),
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
             args.manifest.as_deref(),
             args.base.as_deref(),
             |i| {
-                let m = precompressor::serve::caddy::render(i);
+                let m = precompressor::deploy::caddy::render(i);
                 (m.config, m.skipped)
             },
         ),
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
             args.manifest.as_deref(),
             args.base.as_deref(),
             |i| {
-                use precompressor::serve::apache::{render_in, Context};
+                use precompressor::deploy::apache::{render_in, Context};
                 let context = if args.htaccess {
                     Context::Htaccess
                 } else {
@@ -244,13 +244,13 @@ fn serve(args: cli::args::ServeArgs) -> u8 {
 /// stderr.
 fn objects(args: cli::args::ObjectsArgs) -> u8 {
     use cli::args::{EdgeFunction, ObjectsFormat};
-    use precompressor::serve::objects;
+    use precompressor::deploy::{cloudfront, objects};
     if !args.dir.is_dir() {
         eprintln!("precompress: error: {}: not a folder", args.dir.display());
         return exit::USAGE;
     }
     if let Some(EdgeFunction::CloudfrontResponse) = args.edge {
-        let _ = std::io::stdout().write_all(objects::cloudfront_response().as_bytes());
+        let _ = std::io::stdout().write_all(cloudfront::viewer_response().as_bytes());
         return exit::SUCCESS;
     }
     // `load`, as `serve` does: a source rebuilt since the run is a plain file.
@@ -290,7 +290,7 @@ fn objects(args: cli::args::ObjectsArgs) -> u8 {
         eprintln!("precompress: warning: objects: skipped {s}");
     }
     let out = match (args.edge, args.format) {
-        (Some(_), _) => match objects::cloudfront_request(&listing, &args.dir) {
+        (Some(_), _) => match cloudfront::viewer_request(&listing, &args.dir) {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("precompress: error: {e}");

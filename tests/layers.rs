@@ -3,7 +3,8 @@
 //! From the bottom: `error`; `fsutil` (atomic writes, regular-file reads);
 //! `model` (the shared vocabulary); `encode` (the codecs) beside `serve`
 //! (negotiation and servers), which never name each other; the run and its
-//! stages on top. `lib.rs` names anything; the binary (`src/main.rs`,
+//! stages on top, beside `deploy` (what is generated for other servers and
+//! hosts), neither naming the other. `lib.rs` names anything; the binary (`src/main.rs`,
 //! `src/cli/`) goes through the library's public paths, never `crate::` ones
 //! of the library.
 
@@ -19,6 +20,9 @@ fn room(rel: &str) -> (&'static str, u8) {
         "model" => ("model", 2),
         "encode" => ("encode", 3),
         "serve" => ("serve", 3),
+        // What is generated for other servers and hosts: on serve's index,
+        // beside the run (neither names the other).
+        "deploy" => ("deploy", 4),
         // The run, its stages and what stands on them, one room.
         _ => ("run", 4),
     }

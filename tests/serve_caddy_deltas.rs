@@ -11,8 +11,8 @@
 
 mod serve_util;
 
+use precompressor::deploy::caddy::SITE_LINES;
 use precompressor::dictionary::{hex, parse_available_dictionary};
-use precompressor::serve::caddy::SITE_LINES;
 use precompressor::serve::{Coding, Index, Selection, CACHE_IMMUTABLE, CACHE_REVALIDATE};
 use serve_util::*;
 

@@ -10,7 +10,7 @@
 
 mod serve_util;
 
-use precompressor::serve::nginx::LOCATION_LINES;
+use precompressor::deploy::nginx::LOCATION_LINES;
 use precompressor::serve::{Index, Selection, CACHE_IMMUTABLE, CACHE_REVALIDATE};
 use serve_util::*;
 

@@ -208,10 +208,6 @@ mod tests {
     use super::*;
     use Codec::{Brotli as Br, Gzip, Zstd};
 
-    /// The fixture every table row is checked against: identity 1000 bytes, and
-    /// the variants smallest first, as the manifest lists them.
-    const ALL: &[(Codec, u64)] = &[(Br, 300), (Zstd, 320), (Gzip, 400)];
-
     fn pick(header: Option<&str>, variants: &[(Codec, u64)]) -> &'static str {
         let ae = header.map(AcceptEncoding::parse);
         match choose(ae.as_ref(), 1000, variants) {
@@ -221,83 +217,37 @@ mod tests {
         }
     }
 
+    /// The rows of `fixtures/accept-encoding.json` with variants only (the
+    /// deltas' rows go through `Index`, in serve's own test), each against
+    /// its offer's variants, smallest first, as the manifest lists them.
     #[test]
     fn negotiation_table() {
-        let only_gzip: &[(Codec, u64)] = &[(Gzip, 400)];
-        let zstd_smaller: &[(Codec, u64)] = &[(Zstd, 280), (Br, 300), (Gzip, 400)];
-        // (Accept-Encoding, variants on disk, expected coding)
-        type Row<'a> = (Option<&'a str>, &'a [(Codec, u64)], &'a str);
-        #[rustfmt::skip]
-        let table: &[Row] = &[
-            // What browsers send.
-            (Some("gzip, deflate, br, zstd"), ALL, "br"),
-            (Some("gzip, deflate, br, zstd"), zstd_smaller, "zstd"),
-            (Some("gzip, deflate, br"), zstd_smaller, "br"),
-            (Some("gzip, deflate"), ALL, "gzip"),
-            // No header: identity. Empty header: only identity is acceptable.
-            (None, ALL, "identity"),
-            (Some(""), ALL, "identity"),
-            (Some("identity"), ALL, "identity"),
-            // q=0 refuses; weights rank before size.
-            (Some("br;q=0, gzip"), ALL, "gzip"),
-            (Some("br;q=0.5, gzip"), ALL, "gzip"),
-            (Some("br;q=0.5, gzip;q=0.4"), ALL, "br"),
-            (Some("gzip;q=0.001"), ALL, "gzip"),
-            (Some("br;q=0, zstd;q=0, gzip;q=0"), ALL, "identity"),
-            // Ties go to the smallest, whatever the header order.
-            (Some("zstd, br"), ALL, "br"),
-            (Some("gzip;q=0.9, br;q=0.9, zstd;q=0.9"), ALL, "br"),
-            // `*` covers what is not named, identity included.
-            (Some("*"), ALL, "br"),
-            (Some("*;q=0.5, gzip"), ALL, "gzip"),
-            (Some("*, br;q=0"), ALL, "zstd"),
-            (Some("*;q=0"), ALL, "406"),
-            (Some("*;q=0, identity"), ALL, "identity"),
-            (Some("*;q=0, gzip"), ALL, "gzip"),
-            (Some("br, *;q=0"), only_gzip, "406"),
-            // identity;q=0.
-            (Some("identity;q=0"), ALL, "406"),
-            (Some("identity;q=0, gzip"), ALL, "gzip"),
-            (Some("identity;q=0, br"), only_gzip, "406"),
-            (Some("identity;q=0"), &[], "406"),
-            // Identity ranks by its weight when named, below any listed coding when not.
-            (Some("identity;q=1, gzip;q=0.5"), ALL, "identity"),
-            (Some("gzip;q=0.5"), ALL, "gzip"),
-            (Some("identity, gzip"), ALL, "gzip"),
-            // Case-insensitive tokens and parameter names; x-gzip is gzip.
-            (Some("BR"), ALL, "br"),
-            (Some("Gzip;Q=1"), only_gzip, "gzip"),
-            (Some("x-gzip"), ALL, "gzip"),
-            (Some("ZSTD;q=0, Br;q=0, GZIP"), ALL, "gzip"),
-            (Some("ZSTD;q=0, Br;q=0"), ALL, "identity"),
-            // Unknown codings are ignored; nothing acceptable but identity.
-            (Some("deflate, compress"), ALL, "identity"),
-            (Some("zstd"), only_gzip, "identity"),
-            // Malformed parts are ignored, the rest counts.
-            (Some("br;q=2, gzip"), ALL, "gzip"),
-            (Some("br;q=abc, gzip"), ALL, "gzip"),
-            (Some("br;q=0.0001, gzip"), ALL, "gzip"),
-            (Some("br;foo=bar, gzip"), ALL, "gzip"),
-            (Some("br;q=1;x=y, gzip"), ALL, "gzip"),
-            (Some("b r, gzip"), ALL, "gzip"),
-            (Some(",,, ;, gzip ,"), ALL, "gzip"),
-            (Some("br;q=, gzip"), ALL, "gzip"),
-            (Some("br;q=0.5.1, gzip;q=0.1"), ALL, "gzip"),
-            (Some("\u{e9}, gzip"), ALL, "gzip"),
-            // A coding listed twice: the first listing counts.
-            (Some("br;q=0, br, gzip"), ALL, "gzip"),
-            // Whitespace around separators (OWS).
-            (Some(" br ;\tq=0.8 ,\tgzip ; q=0.7 "), ALL, "br"),
-            // No variants: identity unless refused.
-            (Some("gzip, br"), &[], "identity"),
-        ];
-        for (header, variants, want) in table {
+        let t = crate::serve::tables::accept_encoding();
+        let mut rows = 0;
+        for row in t["cases"].as_array().unwrap() {
+            let offer = &t["offers"][row["offer"].as_str().unwrap()];
+            if !offer["deltas"].is_null() || !row["dictionary"].is_null() {
+                continue;
+            }
+            let variants: Vec<(Codec, u64)> = offer["variants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| {
+                    let c = Codec::parse(v[0].as_str().unwrap()).unwrap();
+                    (c, v[1].as_u64().unwrap())
+                })
+                .collect();
+            assert_eq!(offer["identity"], 1000, "pick's identity");
+            let header = crate::serve::tables::accept(row);
             assert_eq!(
-                pick(*header, variants),
-                *want,
-                "Accept-Encoding: {header:?}"
+                pick(header.as_deref(), &variants),
+                row["want"].as_str().unwrap(),
+                "row {row}"
             );
+            rows += 1;
         }
+        assert!(rows >= 48, "{rows} rows");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 // What a server of precompress's output decides, with no I/O: the manifest
 // checked and indexed, the representation a request gets (RFC 9110 §12.5.3
-// negotiation, RFC 9842 deltas), its headers, conditionals, ranges and request
-// paths. A port of the Rust crate's `serve` module (src/serve/mod.rs,
-// negotiate.rs, path.rs and the answers of http.rs), held to it by the shared
-// table fixtures/serve-cases.json; no Node API, so the Node handler
-// (serve.js) and the Cloudflare Worker (worker.js) both use it.
+// negotiation, RFC 9842 deltas), its headers, conditionals, ranges, request
+// paths, and the router (route, answer) that puts them together over a lookup
+// of the files. A port of the Rust crate's `serve` module (src/serve/mod.rs,
+// negotiate.rs, path.rs, route.rs, answer.rs), held to it by the rule tables
+// of fixtures/ and the shared table fixtures/serve-cases.json; no Node API, so
+// the Node handler (serve.js, a lookup over the disk) and the Cloudflare
+// Worker (worker.js, a lookup over the manifest and the ASSETS binding) both
+// route through it and share no routing code of their own.
 
 export const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 export const CACHE_REVALIDATE = 'no-cache';
@@ -398,31 +401,37 @@ function encodeSegment(s) {
 
 /**
  * The decoded request path (no query) as `{ key, trailingSlash }`, or
- * `{ error }`: 'hidden' (a dot-file: 404) or why it is refused (400). Each
- * segment is decoded alone and must not be `.`, `..`, hold `/`, `\` or NUL,
- * or be invalid UTF-8.
+ * `{ error }`: 'hidden' (a dot-file: the 404 page) or why it is refused (a
+ * 400: 'not-absolute', 'bad-percent-encoding', 'not-utf8', 'dot-segment',
+ * 'encoded-separator', 'nul'), as serve::path's PathError. Each segment is
+ * decoded alone and checked before the next (the first refused one decides).
  */
 export function parseRequestPath(raw) {
-  if (!raw.startsWith('/')) return { error: 'not absolute' };
+  if (!raw.startsWith('/')) return { error: 'not-absolute' };
   const segments = [];
-  let hidden = false;
   for (const seg of raw.slice(1).split('/')) {
     const bytes = percentDecode(seg);
-    if (!bytes) return { error: 'bad percent-encoding' };
+    if (!bytes) return { error: 'bad-percent-encoding' };
     let s;
     try {
       s = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
     } catch {
-      return { error: 'not UTF-8' };
+      return { error: 'not-utf8' };
     }
-    if (s === '.' || s === '..') return { error: 'dot segment' };
-    if (/[/\\]/.test(s)) return { error: 'encoded separator' };
-    if (s.includes('\0')) return { error: 'NUL' };
-    if (s.startsWith('.') && s !== '.well-known') hidden = true;
+    const error = checkSegment(s);
+    if (error) return { error };
     if (s !== '') segments.push(s);
   }
-  if (hidden) return { error: 'hidden' };
   return { key: segments.join('/'), trailingSlash: raw.endsWith('/') };
+}
+
+/** One decoded segment, as model::path::check_segment: `.` or `..`, NUL, `/` or `\`, a dot-file (but .well-known). */
+function checkSegment(s) {
+  if (s === '.' || s === '..') return 'dot-segment';
+  if (s.includes('\0')) return 'nul';
+  if (/[/\\]/.test(s)) return 'encoded-separator';
+  if (s.startsWith('.') && s !== '.well-known') return 'hidden';
+  return undefined;
 }
 
 function percentDecode(s) {
@@ -447,12 +456,25 @@ function percentDecode(s) {
   return Uint8Array.from(out);
 }
 
-/** A manifest path (`assets/app.js.br`): why it may not be served, or undefined. */
+/** The PathError messages of model::path, for a manifest's keys and paths. */
+const PATH_ERRORS = {
+  'not-absolute': 'path does not start with /',
+  'dot-segment': 'dot segment',
+  'encoded-separator': 'slash or backslash inside a segment',
+  nul: 'NUL byte',
+};
+
+/**
+ * A manifest path (`assets/app.js.br`): why it may not be served, or
+ * undefined; model::path::check_relative (dot-files allowed, empty
+ * segments not).
+ */
 export function checkRelative(rel) {
-  if (typeof rel !== 'string' || rel === '' || rel.startsWith('/')) return 'not a relative path';
+  if (typeof rel !== 'string' || rel === '' || rel.startsWith('/')) return PATH_ERRORS['not-absolute'];
   for (const seg of rel.split('/')) {
-    if (seg === '' || seg === '.' || seg === '..') return 'has an empty, `.` or `..` segment';
-    if (/[\\\0]/.test(seg)) return 'holds a backslash or NUL';
+    if (seg === '') return PATH_ERRORS['dot-segment'];
+    const e = checkSegment(seg);
+    if (e && e !== 'hidden') return PATH_ERRORS[e];
   }
   return undefined;
 }
@@ -464,6 +486,182 @@ export function siblingSource(key) {
   if (d) return d[1];
   const v = /^(.+)\.(br|gz|zst)$/s.exec(key);
   return v ? v[1] : undefined;
+}
+
+// ----------------------------------------------------------------- the router
+
+/** The page static hosts (and `precompress serve`) send with a 404. */
+export const NOT_FOUND_PAGE = '404.html';
+const NOSNIFF = ['X-Content-Type-Options', 'nosniff'];
+
+/**
+ * Which file a request names, as serve::route decides it: 405 for a method
+ * other than GET and HEAD, 400 for a path parseRequestPath refuses, the 301
+ * that adds a folder's (or the base's) slash, the file itself or a folder's
+ * index.html, else what a static host serves where nothing is: `about` is
+ * about.html, with `spa` a client-side route is index.html, else 404.html
+ * with 404. Never a variant or delta by its own name, the manifest or a
+ * dot-file (`refused`: a server falling through to the next handler must
+ * not pass these on).
+ *
+ * request  { method, path (raw, no query), query ('' or '?…') }
+ * lookup   node(key): 'folder', what the lookup hands on for a file (any
+ *          other truthy value), or undefined; isManifest(key, file)
+ * options  spa; notFoundPage (default true): 404.html where nothing is;
+ *          partial: the lookup knows the manifest's files only, so a path
+ *          it does not know is worth asking the store for, after about.html
+ *          and the single-page route and before 404.html:
+ *          `{ status: 200, key, probe: true, otherwise }`, `otherwise` the
+ *          answer when the store has nothing there either.
+ *
+ * Returns `{ status, headers, refused }` (no file) or `{ status, key, file }`
+ * (`file` undefined for a folder's index.html, which was not looked up as
+ * the request's own file).
+ */
+export function route(index, request, lookup, options = {}) {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return status(405, [['Allow', 'GET, HEAD']]);
+  const t = target(index, request, lookup);
+  if (t.status !== 404 || t.key !== undefined) return t;
+  return fallback(index, request.path, lookup, options, t.missing) ?? t;
+}
+
+const status = (code, headers = [], refused = false) => ({ status: code, headers, refused });
+
+function target(index, { path: fullPath, query }, lookup) {
+  const raw = stripBase(index.base, fullPath);
+  if (raw === undefined) return status(404);
+  if (raw === '/' && !fullPath.endsWith('/')) return status(301, [['Location', `${fullPath}/${query}`]]);
+  const rp = parseRequestPath(raw);
+  if (rp.error === 'hidden') return status(404, [], true);
+  if (rp.error) return status(400);
+  const node = lookup.node(rp.key);
+  if (node === 'folder') {
+    if (!rp.trailingSlash && rp.key !== '') {
+      // One leading slash: `//docs/` would be another host.
+      return status(301, [['Location', `${index.base.slice(0, -1)}/${raw.replace(/^\/+/, '')}/${query}`]]);
+    }
+    const key = rp.key === '' ? 'index.html' : `${rp.key}/index.html`;
+    const idx = lookup.node(key);
+    return idx && idx !== 'folder' ? { status: 200, key, file: undefined } : status(404);
+  }
+  if (node && internal(rp.key, node, lookup)) return status(404, [], true);
+  if (node && !rp.trailingSlash) return { status: 200, key: rp.key, file: node };
+  const missing = !node && !rp.trailingSlash && rp.key !== '' && !internal(rp.key, undefined, lookup) ? rp.key : undefined;
+  return { ...status(404), missing };
+}
+
+function fallback(index, fullPath, lookup, options, missing) {
+  const raw = stripBase(index.base, fullPath);
+  if (raw === undefined) return undefined;
+  const file = (key, code) => {
+    const node = lookup.node(key);
+    return node && node !== 'folder' && !internal(key, node, lookup) ? { status: code, key, file: node } : undefined;
+  };
+  const rp = parseRequestPath(raw);
+  if (!rp.error) {
+    const last = rp.key.slice(rp.key.lastIndexOf('/') + 1);
+    const routed = rp.key !== '' && !last.includes('.');
+    const page = routed && !rp.trailingSlash ? file(`${rp.key}.html`, 200) : undefined;
+    if (page) return page;
+    const app = options.spa && (routed || rp.key === '') ? file('index.html', 200) : undefined;
+    if (app) return app;
+  }
+  const notFound = options.notFoundPage === false ? undefined : file(NOT_FOUND_PAGE, 404);
+  if (options.partial && missing !== undefined) return { status: 200, key: missing, probe: true, otherwise: notFound ?? status(404) };
+  return notFound;
+}
+
+/** Variants and deltas beside their asset, and the manifest: never served by their own names. */
+function internal(key, file, lookup) {
+  const src = siblingSource(key);
+  if (src !== undefined) {
+    const node = lookup.node(src);
+    if (node && node !== 'folder') return true;
+  }
+  return lookup.isManifest(key, file);
+}
+
+/**
+ * What is sent for `target` (route's `{ status, key, file }`), as
+ * serve::answer decides it: the representation select picks (406 when the
+ * client accepts none), opened through the lookup, or the file as it is when
+ * the manifest does not list it or what it picks cannot be sent; then the
+ * preconditions (412, 304) and the range (206, 416).
+ *
+ * request  { method, header(name): the field, repeated ones joined with `,`,
+ *          or undefined; single(name): the field's value when there is
+ *          exactly one }
+ * lookup   open(key, rep, file): { file } or { why } (sent as it is then);
+ *          plain(key, file): { file, contentType, size, etag, lastModified }
+ *          or undefined (404); lastModified(entry) (default entry.lastModified)
+ *
+ * Returns `{ status, headers, warnings, file, span }`: `file` what the lookup
+ * opened (for the server to release when no bytes go out), `span` the
+ * [start, count] of its bytes to send (none: a short text, or nothing for
+ * a 304 and for HEAD), `warnings` what to log.
+ */
+export function answer(index, request, target, lookup) {
+  const warnings = [];
+  const entry = index.assets.get(target.key);
+  let chosen;
+  if (entry) {
+    const lastModified = lookup.lastModified ? lookup.lastModified(entry) : entry.lastModified;
+    const sel = select(entry, request.header('accept-encoding'), request.single('available-dictionary'), lastModified);
+    if (sel.notAcceptable) return { status: 406, headers: [...sel.headers, NOSNIFF], warnings };
+    const r = sel.representation;
+    const opened = lookup.open(target.key, r, target.file);
+    if (opened.why === undefined) chosen = { file: opened.file, headers: sel.headers, identity: !r.coding };
+    else warnings.push(`${r.path}: ${opened.why}; sending ${target.key} uncompressed`);
+  }
+  if (!chosen) {
+    const p = lookup.plain(target.key, target.file);
+    if (!p) return { status: 404, headers: [], warnings };
+    chosen = { file: p.file, headers: plainHeaders(p), identity: true };
+  }
+  return { ...send(request, chosen, target.status), file: chosen.file, warnings };
+}
+
+/** Headers for a file the manifest does not describe (or describes wrongly): uncompressed, its own weak ETag, revalidated. */
+export function plainHeaders({ contentType, size, etag, lastModified }) {
+  const headers = [
+    ['Content-Type', contentType],
+    ['Content-Length', String(size)],
+  ];
+  if (etag !== undefined) headers.push(['ETag', etag]);
+  if (lastModified !== undefined) headers.push(['Last-Modified', httpDate(lastModified)]);
+  headers.push(['Cache-Control', CACHE_REVALIDATE]);
+  return headers;
+}
+
+/** The reply for a file with `headers` (`status` 200, or 404 for the 404 page): 412, 304, 416, or its bytes. */
+function send(request, { headers, identity }, code) {
+  const get = (n) => headers.find(([k]) => k === n)?.[1];
+  const etag = get('ETag') ?? '';
+  const lm = get('Last-Modified') === undefined ? undefined : Date.parse(get('Last-Modified'));
+  const len = Number(get('Content-Length') ?? 0);
+  const h = request.header;
+  // The 404 page is never a 304, a 412 or a range of itself.
+  const found = code === 200;
+  if (found && preconditionFailed(h, etag, lm)) return { status: 412, headers: [['ETag', etag], NOSNIFF] };
+  if (found && notModified(h, etag, lm)) {
+    const keep = ['ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
+    return { status: 304, headers: [...headers.filter(([n]) => keep.includes(n)), NOSNIFF] };
+  }
+  const out = [...headers, NOSNIFF];
+  if (identity) out.push(['Accept-Ranges', 'bytes']);
+  const range = h('range');
+  // Ranges only on identity, and never for HEAD.
+  if (found && identity && request.method !== 'HEAD' && range !== undefined && rangeApplies(h, etag, lm)) {
+    const r = parseRange(range, len);
+    if (r === 'unsatisfiable') return { status: 416, headers: [['Content-Range', `bytes */${len}`]] };
+    if (r) {
+      const count = r[1] - r[0] + 1;
+      out.push(['Content-Range', `bytes ${r[0]}-${r[1]}/${len}`]);
+      out.splice(out.findIndex(([n]) => n === 'Content-Length'), 1, ['Content-Length', String(count)]);
+      return { status: 206, headers: out, span: [r[0], count] };
+    }
+  }
+  return { status: code, headers: out, span: [0, len] };
 }
 
 // ------------------------------------------------------------ fingerprinting

@@ -2,29 +2,15 @@
 // node:http, Express/Connect, Fastify (through `reply.hijack()`), Hono's Node
 // adapter and `vite preview`, answering exactly as `precompress serve` does
 // (the shared table fixtures/serve-cases.json holds both to it). The
-// decisions are negotiate.js's; this file owns the disk: the manifest loaded
-// and reloaded, each file resolved under the folder and checked unchanged
-// since the load, bodies streamed.
+// decisions, routing included, are negotiate.js's (route, answer); this file
+// owns the disk: the manifest loaded and reloaded, the lookup that resolves
+// each file under the folder and checks it unchanged since the load, and the
+// bytes written.
 
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  CACHE_REVALIDATE,
-  httpDate,
-  indexManifest,
-  normalizeBase,
-  notModified,
-  parseRange,
-  parseRequestPath,
-  preconditionFailed,
-  rangeApplies,
-  select,
-  setBase,
-  siblingSource,
-  splitTarget,
-  stripBase,
-} from './negotiate.js';
+import { answer, indexManifest, normalizeBase, route, setBase, splitTarget } from './negotiate.js';
 
 export const MANIFEST_NAME = 'precompress-manifest.json';
 
@@ -175,120 +161,51 @@ export function createHandler(dir, options = {}) {
 
   function handler(req, res, next) {
     const fallthrough = options.fallthrough ?? typeof next === 'function';
-    const pass = () => {
-      if (fallthrough && typeof next === 'function') {
-        next();
-        return true;
-      }
-      return false;
-    };
-    const method = req.method;
-    if (method !== 'GET' && method !== 'HEAD') {
-      if (!pass()) text(res, 405, [['Allow', 'GET, HEAD']]);
-      return;
-    }
+    const passes = fallthrough && typeof next === 'function';
     const site = current();
     // `GET http://host/x` and `/x#frag` name /x, as they do to precompress serve.
     const { path: rawPath, query } = splitTarget(req.originalUrl ?? req.url);
-    let t = target(site, rawPath, query);
+    const request = {
+      method: req.method,
+      path: rawPath,
+      query,
+      header: (name) => headerOf(req, name),
+      single: (name) => singleHeader(req, name),
+    };
     // Falling through, the 404 page is the next handler's to give.
-    if (t.status === 404) t = fallback(site, rawPath, !(fallthrough && typeof next === 'function')) ?? t;
+    const t = route(site.index, request, lookupOf(site), { spa: options.spa, notFoundPage: !passes });
     if (t.key === undefined) {
       // Nothing here goes on to the next handler; what is here but refused
       // (a variant by its own name, the manifest, a dot-file) never does.
-      if (t.status === 404 && !t.refused && pass()) return;
+      if (passes && (t.status === 405 || (t.status === 404 && !t.refused))) {
+        next();
+        return;
+      }
       text(res, t.status, t.headers);
       return;
     }
-    answer(site, req, res, method === 'HEAD', t);
+    const reply = answer(site.index, request, t, lookupOf(site));
+    for (const w of reply.warnings) warn(w);
+    write(res, reply, req.method === 'HEAD');
   }
 
-  function target(site, fullPath, query) {
-    const raw = stripBase(site.index.base, fullPath);
-    if (raw === undefined) return { status: 404 };
-    if (raw === '/' && !fullPath.endsWith('/')) return { status: 301, headers: [['Location', `${fullPath}/${query}`]] };
-    const rp = parseRequestPath(raw);
-    if (rp.error === 'hidden') return { status: 404, refused: true };
-    if (rp.error) return { status: 400 };
-    const found = resolve(site.root, rp.key);
-    if (!found) return { status: 404 };
-    const st = fs.statSync(found, { throwIfNoEntry: false });
-    if (st?.isDirectory()) {
-      if (!rp.trailingSlash && rp.key !== '') {
-        // One leading slash: `//docs/` would be another host.
-        const location = `${site.index.base.slice(0, -1)}/${raw.replace(/^\/+/, '')}/${query}`;
-        return { status: 301, headers: [['Location', location]] };
-      }
-      const key = rp.key === '' ? 'index.html' : `${rp.key}/index.html`;
-      const idx = resolve(site.root, key);
-      if (!idx || !fs.statSync(idx).isFile()) return { status: 404 };
-      return { status: 200, key, resolved: idx };
-    }
-    if (st?.isFile() && internal(site, rp.key, found)) return { status: 404, refused: true };
-    if (rp.trailingSlash || !st?.isFile()) return { status: 404 };
-    return { status: 200, key: rp.key, resolved: found };
-  }
-
-  /** What a static host serves where nothing is: `about` is about.html, a route is index.html (spa), else 404.html with 404 (`notFoundPage`). */
-  function fallback(site, fullPath, notFoundPage) {
-    const raw = stripBase(site.index.base, fullPath);
-    if (raw === undefined) return undefined;
-    const file = (key, status) => {
-      const p = resolve(site.root, key);
-      return p && fs.statSync(p).isFile() && !internal(site, key, p) ? { status, key, resolved: p } : undefined;
+  /** The folder of one load as the router asks for it. */
+  function lookupOf(site) {
+    return {
+      node(key) {
+        const p = resolve(site.root, key);
+        const st = p && fs.statSync(p, { throwIfNoEntry: false });
+        return st?.isDirectory() ? 'folder' : st?.isFile() ? p : undefined;
+      },
+      isManifest: (key, p) => p !== undefined && p === site.manifestReal,
+      open(key, r, found) {
+        if (r.coding && site.files.get(key) !== stampOf(path.join(site.root, key))) {
+          return { why: `${key} changed after precompress ran (its variants would be stale)` };
+        }
+        return openChecked(site, r.coding ? resolve(site.root, r.path) : found ?? resolve(site.root, key), r.path, r.size);
+      },
+      plain: (key) => plain(site, key),
     };
-    const rp = parseRequestPath(raw);
-    if (!rp.error) {
-      const last = rp.key.slice(rp.key.lastIndexOf('/') + 1);
-      const routed = rp.key !== '' && !last.includes('.');
-      if (routed && !rp.trailingSlash) {
-        const t = file(`${rp.key}.html`, 200);
-        if (t) return t;
-      }
-      if (options.spa && (routed || rp.key === '')) {
-        const t = file('index.html', 200);
-        if (t) return t;
-      }
-    }
-    return notFoundPage ? file('404.html', 404) : undefined;
-  }
-
-  /** Variants and deltas beside their asset, and the manifest: never served by their own names. */
-  function internal(site, key, found) {
-    const src = siblingSource(key);
-    if (src !== undefined) {
-      const p = resolve(site.root, src);
-      if (p && fs.statSync(p).isFile()) return true;
-    }
-    return found === site.manifestReal;
-  }
-
-  function answer(site, req, res, head, t) {
-    const h = (name) => headerOf(req, name);
-    let planned;
-    const entry = site.index.assets.get(t.key);
-    if (entry) {
-      const sel = select(entry, h('accept-encoding'), singleHeader(req, 'available-dictionary'), entry.lastModified);
-      if (sel.notAcceptable) {
-        text(res, 406, sel.headers);
-        return;
-      }
-      const r = sel.representation;
-      const why = r.coding && site.files.get(t.key) !== stampOf(path.join(site.root, t.key))
-        ? `${t.key} changed after precompress ran (its variants would be stale)`
-        : undefined;
-      const opened = why ? { why } : openChecked(site, r.coding ? resolve(site.root, r.path) : t.resolved, r.path, r.size);
-      if (opened.fd !== undefined) planned = { fd: opened.fd, headers: sel.headers, identity: !r.coding };
-      else warn(`${r.path}: ${opened.why}; sending ${t.key} uncompressed`);
-    }
-    if (!planned) {
-      planned = plain(site, t.key);
-      if (!planned) {
-        text(res, 404);
-        return;
-      }
-    }
-    send(req, res, head, planned, t.status);
   }
 
   function openChecked(site, p, rel, size) {
@@ -299,14 +216,14 @@ export function createHandler(dir, options = {}) {
       const st = fs.fstatSync(fd, { bigint: true });
       if (Number(st.size) !== size) throw new Error(`${st.size} bytes on disk, ${size} in the manifest (changed since precompress ran)`);
       if (fileStamp(st) !== site.files.get(rel)) throw new Error('rewritten since the manifest was loaded');
-      return { fd };
+      return { file: fd };
     } catch (e) {
       if (fd !== undefined) fs.closeSync(fd);
       return { why: e.message };
     }
   }
 
-  /** A file the manifest does not describe (or describes wrongly): uncompressed, weak ETag, revalidated. */
+  /** A file the manifest does not describe (or describes wrongly), as it is. */
   function plain(site, key) {
     const p = resolve(site.root, key);
     if (!p) return undefined;
@@ -317,69 +234,40 @@ export function createHandler(dir, options = {}) {
       return undefined;
     }
     const st = fs.fstatSync(fd, { bigint: true });
-    const ms = Number(st.mtimeNs / 1000000n);
-    const headers = [
-      ['Content-Type', contentTypeOf(key)],
-      ['Content-Length', String(st.size)],
-      ['ETag', `W/"${st.size.toString(16)}-${st.mtimeNs.toString(16)}"`],
-      ['Last-Modified', httpDate(ms)],
-      ['Cache-Control', CACHE_REVALIDATE],
-    ];
-    return { fd, headers, identity: true };
+    return {
+      file: fd,
+      contentType: contentTypeOf(key),
+      size: Number(st.size),
+      etag: `W/"${st.size.toString(16)}-${st.mtimeNs.toString(16)}"`,
+      lastModified: Number(st.mtimeNs / 1000000n),
+    };
   }
 
   return handler;
 }
 
-function send(req, res, head, { fd, headers, identity }, status) {
-  const get = (n) => headers.find(([k]) => k === n)?.[1];
-  const etag = get('ETag') ?? '';
-  const lm = get('Last-Modified') === undefined ? undefined : Date.parse(get('Last-Modified'));
-  const len = Number(get('Content-Length') ?? 0);
-  const h = (name) => headerOf(req, name);
-  const found = status === 200;
-  if (found && preconditionFailed(h, etag, lm)) {
-    fs.closeSync(fd);
-    text(res, 412, [['ETag', etag]]);
+/** The reply on `res`: its file's bytes streamed (none for HEAD), nothing for a 304, else a short text. */
+function write(res, { status, headers, file, span }, head) {
+  if (!span) {
+    if (file !== undefined) fs.closeSync(file);
+    if (status === 304) {
+      setHeaders(res, headers);
+      res.statusCode = 304;
+      res.end();
+    } else {
+      text(res, status, headers);
+    }
     return;
   }
-  if (found && notModified(h, etag, lm)) {
-    fs.closeSync(fd);
-    const keep = ['ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
-    setHeaders(res, headers.filter(([n]) => keep.includes(n)));
-    res.statusCode = 304;
-    res.end();
-    return;
-  }
-  let start = 0;
-  let count = len;
-  let code = status;
-  let contentRange;
-  const range = h('range');
-  if (found && identity && !head && range !== undefined && rangeApplies(h, etag, lm)) {
-    const r = parseRange(range, len);
-    if (r === 'unsatisfiable') {
-      fs.closeSync(fd);
-      text(res, 416, [['Content-Range', `bytes */${len}`]]);
-      return;
-    }
-    if (r) {
-      [start, count, code, contentRange] = [r[0], r[1] - r[0] + 1, 206, `bytes ${r[0]}-${r[1]}/${len}`];
-    }
-  }
-  res.statusCode = code;
+  res.statusCode = status;
   setHeaders(res, headers);
-  if (identity) res.setHeader('Accept-Ranges', 'bytes');
-  if (contentRange) {
-    res.setHeader('Content-Range', contentRange);
-    res.setHeader('Content-Length', String(count));
-  }
+  const [start, count] = span;
   if (head || count === 0) {
-    fs.closeSync(fd);
+    fs.closeSync(file);
     res.end();
     return;
   }
-  const stream = fs.createReadStream('', { fd, start, end: start + count - 1 });
+  const stream = fs.createReadStream('', { fd: file, start, end: start + count - 1 });
   stream.on('error', (e) => {
     // The file shrank or vanished mid-send: cut the response, never short and complete.
     res.destroy(e);
@@ -393,7 +281,6 @@ function setHeaders(res, headers) {
     const before = n === 'Vary' ? res.getHeader('Vary') : undefined;
     res.setHeader(n, before ? `${before}, ${v}` : v);
   }
-  res.setHeader('X-Content-Type-Options', 'nosniff');
 }
 
 const REASONS = { 301: 'Moved Permanently', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable', 412: 'Precondition Failed', 416: 'Range Not Satisfiable' };

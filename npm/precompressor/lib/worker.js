@@ -1,8 +1,10 @@
 // The Cloudflare Worker: serves a precompressed folder deployed as Workers
 // Static Assets, answering as `precompress serve` and the Node handler
 // (serve.js) do; the shared table fixtures/serve-cases.json holds it to them
-// in workerd. The decisions are negotiate.js's; this file owns the ASSETS
-// binding. Why it is shaped this way:
+// in workerd. The decisions, routing included, are negotiate.js's (route,
+// answer, over a lookup of the manifest's files); this file owns the ASSETS
+// binding: the manifest read from it, each body fetched, a file the manifest
+// does not list asked for last. Why it is shaped this way:
 //
 // - It must run before the assets (wrangler `run_worker_first = true`), or
 //   Cloudflare serves the manifest and the raw `.br` files by their names.
@@ -20,23 +22,7 @@
 // - A Worker's assets carry no modification time. Last-Modified is the
 //   deploy's (the version metadata binding's timestamp), or none.
 
-import {
-  CACHE_REVALIDATE,
-  httpDate,
-  indexManifest,
-  normalizeBase,
-  notModified,
-  parseRange,
-  parseRequestPath,
-  preconditionFailed,
-  rangeApplies,
-  select,
-  setBase,
-  siblingSource,
-  splitTarget,
-  stripBase,
-  urlOf,
-} from './negotiate.js';
+import { answer, indexManifest, normalizeBase, route, setBase, splitTarget, urlOf } from './negotiate.js';
 
 // Not exported: workerd refuses a main module whose named exports are not handlers or functions.
 const MANIFEST_PATH = '/precompress-manifest.json';
@@ -129,10 +115,27 @@ export function createWorker(options = {}) {
       return text(500, head, [], e.message);
     }
     const job = { request, head, assets, site: s, lastModified: lastModifiedOf(env) };
-    let t = target(s, fullPath, query);
-    if (t.status === 404) t = (await fallback(job, fullPath, t.unlisted)) ?? t;
+    const req = {
+      method: request.method,
+      path: fullPath,
+      query,
+      // Cloudflare replaces the Accept-Encoding a Worker sees; the client's own is here.
+      header: (name) => (name === 'accept-encoding' ? request.cf?.clientAcceptEncoding : undefined) ?? request.headers.get(name) ?? undefined,
+      single: (name) => request.headers.get(name) ?? undefined,
+    };
+    let t = route(s.index, req, lookupOf(job), { spa: options.spa, partial: true });
+    if (t.probe) {
+      // Perhaps a file added after precompress ran: asked of the binding last.
+      const res = await get(job, t.key, 'manual');
+      if (res.status === 200) {
+        t = { ...t, file: { plain: res, bytes: await res.arrayBuffer() } };
+      } else {
+        await res.body?.cancel();
+        t = t.otherwise;
+      }
+    }
     if (t.key === undefined) return text(t.status, head, t.headers);
-    return answer(job, t, false);
+    return deliver(job, req, t);
   }
 
   function lastModifiedOf(env) {
@@ -143,65 +146,30 @@ export function createWorker(options = {}) {
     return Number.isFinite(ms) ? ms : undefined;
   }
 
-  const listed = (s, key) => s.index.assets.has(key);
-
-  /** Variants and deltas beside their asset, and the manifest: never served by their own names. */
-  function internal(s, key) {
-    const src = siblingSource(key);
-    return (src !== undefined && listed(s, src)) || key === manifestKey;
-  }
-
-  /** What the path names, from the manifest (which lists every file precompress saw). */
-  function target(s, fullPath, query) {
-    const raw = stripBase(s.index.base, fullPath);
-    if (raw === undefined) return { status: 404 };
-    if (raw === '/' && !fullPath.endsWith('/')) return { status: 301, headers: [['Location', `${fullPath}/${query}`]] };
-    const rp = parseRequestPath(raw);
-    if (rp.error === 'hidden') return { status: 404 };
-    if (rp.error) return { status: 400 };
-    if (rp.key !== '' && listed(s, rp.key)) {
-      if (rp.trailingSlash || internal(s, rp.key)) return { status: 404 };
-      return { status: 200, key: rp.key };
-    }
-    if (s.dirs.has(rp.key)) {
-      if (!rp.trailingSlash && rp.key !== '') {
-        // One leading slash: `//docs/` would be another host.
-        const location = `${s.index.base.slice(0, -1)}/${raw.replace(/^\/+/, '')}/${query}`;
-        return { status: 301, headers: [['Location', location]] };
-      }
-      const key = rp.key === '' ? 'index.html' : `${rp.key}/index.html`;
-      return listed(s, key) ? { status: 200, key } : { status: 404 };
-    }
-    // Perhaps a file added after precompress ran: asked of the binding last.
-    const unlisted = !rp.trailingSlash && rp.key !== '' && !internal(s, rp.key) ? rp.key : undefined;
-    return { status: 404, unlisted };
-  }
-
-  /** What a static host serves where nothing is: `about` is about.html, a route is index.html (spa), else 404.html with 404. */
-  async function fallback(job, fullPath, unlisted) {
-    const s = job.site;
-    const raw = stripBase(s.index.base, fullPath);
-    if (raw === undefined) return undefined;
-    const file = (key, status) => (listed(s, key) && !internal(s, key) ? { status, key } : undefined);
-    const rp = parseRequestPath(raw);
-    if (!rp.error) {
-      const last = rp.key.slice(rp.key.lastIndexOf('/') + 1);
-      const routed = rp.key !== '' && !last.includes('.');
-      if (routed && !rp.trailingSlash) {
-        const t = file(`${rp.key}.html`, 200);
-        if (t) return t;
-      }
-      if (options.spa && (routed || rp.key === '')) {
-        const t = file('index.html', 200);
-        if (t) return t;
-      }
-    }
-    if (unlisted !== undefined) {
-      const res = await get(job, unlisted, 'manual');
-      if (res.status === 200) return { status: 200, key: unlisted, plain: res };
-      await res.body?.cancel();
-    }
-    return file('404.html', 404);
+  /**
+   * The manifest's files as the router asks for them: a listed key is a
+   * file, a folder of listed keys is a folder. Bodies are fetched after the
+   * decisions, so a representation opens as its path.
+   */
+  function lookupOf(job) {
+    const { index, dirs } = job.site;
+    return {
+      node: (key) => (key !== '' && index.assets.has(key) ? key : dirs.has(key) ? 'folder' : undefined),
+      isManifest: (key) => key === manifestKey,
+      open: (key, r) => ({ file: r }),
+      plain(key, found) {
+        if (!found?.plain) return undefined;
+        const etag = found.plain.headers.get('etag');
+        return {
+          file: found,
+          contentType: found.plain.headers.get('content-type') ?? 'application/octet-stream',
+          size: found.bytes.byteLength,
+          etag: etag ? (etag.startsWith('W/') ? etag : `W/${etag}`) : undefined,
+          lastModified: job.lastModified,
+        };
+      },
+      lastModified: () => job.lastModified,
+    };
   }
 
   /** The binding's answer for `key`, asked with no client header (it would answer conditionals itself). */
@@ -209,103 +177,42 @@ export function createWorker(options = {}) {
     return job.assets.fetch(new Request(new URL(urlOf('/', key), job.request.url), { method: 'GET', redirect }));
   }
 
-  async function answer(job, t, identityOnly) {
-    const { request, head } = job;
-    if (t.plain) return plain(job, t);
-    const entry = job.site.index.assets.get(t.key);
-    const ae = request.cf?.clientAcceptEncoding ?? request.headers.get('accept-encoding') ?? undefined;
-    const sel = identityOnly
-      ? select(entry, undefined, undefined, job.lastModified)
-      : select(entry, ae, request.headers.get('available-dictionary') ?? undefined, job.lastModified);
-    if (sel.notAcceptable) return text(406, head, sel.headers);
-    const r = sel.representation;
-    const early = conditional(job, sel.headers, t.status);
-    if (early) return early;
-    const res = await get(job, r.path);
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      if (r.coding) {
-        log(`${r.path}: the ${binding} binding answered ${res.status}; sending ${t.key} uncompressed`);
-        return answer(job, t, true);
+  /** The reply for `t`, its body fetched from the binding: identity when a listed variant is missing there. */
+  async function deliver(job, req, t) {
+    const reply = answer(job.site.index, req, t, lookupOf(job));
+    if (!reply.span) return reply.status === 304 ? respond(304, reply.headers, null) : text(reply.status, job.head, reply.headers);
+    let bytes = reply.file.bytes;
+    let res;
+    if (bytes === undefined) {
+      const r = reply.file;
+      res = await get(job, r.path);
+      if (res.status !== 200) {
+        await res.body?.cancel();
+        if (r.coding) {
+          log(`${r.path}: the ${binding} binding answered ${res.status}; sending ${t.key} uncompressed`);
+          // As a client that accepts identity only.
+          return deliver(job, { ...req, header: (n) => (n === 'accept-encoding' ? undefined : req.header(n)), single: () => undefined }, t);
+        }
+        log(`${t.key}: listed in ${manifest} but the ${binding} binding answered ${res.status}`);
+        return text(404, job.head);
       }
-      log(`${t.key}: listed in ${manifest} but the ${binding} binding answered ${res.status}`);
-      return text(404, head);
     }
-    return send(job, sel.headers, !r.coding, t.status, res);
-  }
-
-  /** A file the manifest does not describe: uncompressed, weak ETag, revalidated. */
-  async function plain(job, t) {
-    const bytes = await t.plain.arrayBuffer();
-    const etag = t.plain.headers.get('etag');
-    const headers = [
-      ['Content-Type', t.plain.headers.get('content-type') ?? 'application/octet-stream'],
-      ['Content-Length', String(bytes.byteLength)],
-    ];
-    if (etag) headers.push(['ETag', etag.startsWith('W/') ? etag : `W/${etag}`]);
-    if (job.lastModified !== undefined) headers.push(['Last-Modified', httpDate(job.lastModified)]);
-    headers.push(['Cache-Control', CACHE_REVALIDATE]);
-    return conditional(job, headers, t.status) ?? send(job, headers, true, t.status, bytes);
+    const [start, count] = reply.span;
+    let data = res ? res.body : bytes;
+    if (reply.status === 206) {
+      // The binding ignores Range: the bytes are sliced here.
+      const whole = res ? await res.arrayBuffer() : bytes;
+      data = whole.slice(start, start + count);
+    }
+    if (job.head || count === 0) {
+      await res?.body?.cancel();
+      data = null;
+    }
+    return respond(reply.status, reply.headers, data);
   }
 
   return { fetch: handle };
 }
-
-const lookup = (headers, n) => headers.find(([k]) => k === n)?.[1];
-const reqHeader = (request) => (name) => request.headers.get(name) ?? undefined;
-
-/** 412 or 304 (for a found file only: the 404 page is never a 304), else undefined. */
-function conditional({ request, head }, headers, status) {
-  if (status !== 200) return undefined;
-  const h = reqHeader(request);
-  const etag = lookup(headers, 'ETag') ?? '';
-  const lm = lookup(headers, 'Last-Modified') === undefined ? undefined : Date.parse(lookup(headers, 'Last-Modified'));
-  if (preconditionFailed(h, etag, lm)) return text(412, head, [['ETag', etag]]);
-  if (notModified(h, etag, lm)) {
-    const keep = ['ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
-    return respond(304, withNosniff(headers.filter(([n]) => keep.includes(n))), null);
-  }
-  return undefined;
-}
-
-/** The body (the binding's response, or bytes) with its headers; a range of identity when one applies. */
-async function send({ request, head }, headers, identity, status, body) {
-  const h = reqHeader(request);
-  const etag = lookup(headers, 'ETag') ?? '';
-  const lm = lookup(headers, 'Last-Modified') === undefined ? undefined : Date.parse(lookup(headers, 'Last-Modified'));
-  const len = Number(lookup(headers, 'Content-Length') ?? 0);
-  const out = [...headers];
-  let code = status;
-  let data = body instanceof Response ? body.body : body;
-  const range = h('range');
-  if (status === 200 && identity && !head && range !== undefined && rangeApplies(h, etag, lm)) {
-    const r = parseRange(range, len);
-    if (r === 'unsatisfiable') {
-      await cancel(body);
-      return text(416, head, [['Content-Range', `bytes */${len}`]]);
-    }
-    if (r) {
-      // The binding ignores Range: the bytes are sliced here.
-      const bytes = body instanceof Response ? await body.arrayBuffer() : body;
-      data = bytes.slice(r[0], r[1] + 1);
-      code = 206;
-      out.push(['Content-Range', `bytes ${r[0]}-${r[1]}/${len}`]);
-      out.splice(out.findIndex(([n]) => n === 'Content-Length'), 1, ['Content-Length', String(r[1] - r[0] + 1)]);
-    }
-  }
-  if (identity) out.push(['Accept-Ranges', 'bytes']);
-  if (head || len === 0) {
-    await cancel(body);
-    data = null;
-  }
-  return respond(code, withNosniff(out), data);
-}
-
-async function cancel(body) {
-  if (body instanceof Response) await body.body?.cancel();
-}
-
-const withNosniff = (headers) => [...headers, ['X-Content-Type-Options', 'nosniff']];
 
 /** `manual`: workerd sends the body's bytes as they are, whatever Content-Encoding says. */
 function respond(status, headers, body) {

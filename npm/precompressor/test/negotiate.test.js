@@ -1,7 +1,10 @@
-// negotiate.js against the Rust crate's own tables: the real bundler names
-// (fixtures/bundler-names.tsv, also read by model::dictionary's test) and
-// rows of serve::negotiate's Accept-Encoding table. The whole answers are
-// held to `precompress serve` by fixtures/serve-cases.json (npm/serve-cases.mjs).
+// negotiate.js against the Rust crate's own tables in fixtures/, which the
+// Rust unit tests read too: the real bundler names (bundler-names.tsv, read by
+// model::dictionary's test), Accept-Encoding and Available-Dictionary rows
+// (accept-encoding.json), request paths (request-paths.json), hostile
+// manifests (hostile-manifests.json), variant and delta names
+// (sibling-names.json). The whole answers are held to `precompress serve` by
+// fixtures/serve-cases.json (npm/serve-cases.mjs).
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -22,6 +25,7 @@ import {
   siblingSource,
   splitTarget,
 } from '../lib/negotiate.js';
+import { accept, availableDictionary, dictionary, fixture } from './tables.js';
 
 // Rows of a names table (tool, path, expected), checked; returns their count.
 function readAsTheTableSays(file) {
@@ -52,61 +56,69 @@ test('real bundler names are read as the Rust crate reads them', () => {
     assert.ok(!isFingerprinted(no), no);
 });
 
-const entry = indexManifest('m.json', {
-  version: 1,
-  files: {
-    'a.js': {
-      size: 1000, blake3: '00', sha256: 'x', content_type: 'text/javascript; charset=utf-8', etag: '"id"', skipped: {},
-      encodings: [
-        { coding: 'br', path: 'a.js.br', size: 300, etag: '"br"' },
-        { coding: 'zstd', path: 'a.js.zst', size: 320, etag: '"zstd"' },
-        { coding: 'gzip', path: 'a.js.gz', size: 400, etag: '"gzip"' },
-      ],
-    },
-  },
-}).assets.get('a.js');
-
-test('Accept-Encoding rows of the Rust negotiation table', () => {
-  const rows = [
-    ['gzip, deflate, br, zstd', 'br'], ['gzip, deflate', 'gzip'], [undefined, 'identity'], ['', 'identity'],
-    ['br;q=0, gzip', 'gzip'], ['br;q=0.5, gzip;q=0.4', 'br'], ['gzip;q=0.001', 'gzip'], ['br;q=0, zstd;q=0, gzip;q=0', 'identity'],
-    ['*', 'br'], ['*, br;q=0', 'zstd'], ['*;q=0', '406'], ['*;q=0, identity', 'identity'], ['identity;q=0', '406'],
-    ['identity;q=1, gzip;q=0.5', 'identity'], ['identity, gzip', 'gzip'], ['BR', 'br'], ['x-gzip', 'gzip'],
-    ['br;q=2, gzip', 'gzip'], ['br;q=0.0001, gzip', 'gzip'], ['br;foo=bar, gzip', 'gzip'], ['br;q=1;x=y, gzip', 'gzip'],
-    ['b r, gzip', 'gzip'], [',,, ;, gzip ,', 'gzip'], ['br;q=0, br, gzip', 'gzip'], [' br ;\tq=0.8 ,\tgzip ; q=0.7 ', 'br'],
-    ['\u00e9, gzip', 'gzip'],
-  ];
-  for (const [ae, want] of rows) {
-    const s = select(entry, ae, undefined);
+test('Accept-Encoding and Available-Dictionary (fixtures/accept-encoding.json), as serve::Index picks', () => {
+  const t = fixture('accept-encoding.json');
+  const files = {};
+  for (const [name, offer] of Object.entries(t.offers)) {
+    const key = `app-3f2a9c1b.${name}.js`;
+    files[key] = {
+      size: offer.identity, blake3: '00', sha256: 'x', content_type: 'text/javascript; charset=utf-8', etag: '"identity"', skipped: {},
+      encodings: offer.variants.map(([coding, size]) => ({ coding, size, blake3: '00', etag: `"${coding}"`, path: siblingPath(key, coding) })),
+      deltas: (offer.deltas ?? []).map(([coding, name, size]) => {
+        const value = dictionary(t, name);
+        return { coding, size, dictionary: value, dictionary_path: 'old.js', blake3: '00', etag: `"${coding}-${name}"`, path: siblingPath(key, coding, parseAvailableDictionary(value)) };
+      }),
+    };
+  }
+  const index = indexManifest('m.json', { version: 1, files });
+  assert.ok(t.cases.length >= 62, `${t.cases.length} rows`);
+  for (const row of t.cases) {
+    const s = select(index.assets.get(`app-3f2a9c1b.${row.offer}.js`), accept(row), availableDictionary(t, row));
     const got = s.notAcceptable ? '406' : s.representation.coding ?? 'identity';
-    assert.equal(got, want, `Accept-Encoding: ${JSON.stringify(ae)}`);
+    assert.equal(got, row.want, JSON.stringify(row));
+    if (!s.notAcceptable) {
+      const size = s.headers.find(([n]) => n === 'Content-Length')[1];
+      assert.equal(size, String(s.representation.size), JSON.stringify(row));
+    }
   }
 });
 
-test('dictionaries and paths are parsed as the Rust crate parses them', () => {
+test('request paths (fixtures/request-paths.json) are parsed as serve::path parses them', () => {
+  const { cases } = fixture('request-paths.json');
+  assert.ok(cases.length >= 30, `${cases.length} rows`);
+  for (const c of cases) {
+    const want = c.error === undefined ? { key: c.key, trailingSlash: c.trailing_slash } : { error: c.error };
+    assert.deepEqual(parseRequestPath(c.path), want, JSON.stringify(c));
+  }
+});
+
+test('dictionaries are parsed as the Rust crate parses them', () => {
   assert.equal(parseAvailableDictionary(':AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=:'), 'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=');
   for (const bad of [':AQEB:', 'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=', ':not base64!:', `:${'A'.repeat(50)}:`, ':AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQF=:'])
     assert.equal(parseAvailableDictionary(bad), undefined, bad);
-  assert.deepEqual(parseRequestPath('/odd%20names/caf%C3%A9.html'), { key: 'odd names/café.html', trailingSlash: false });
-  assert.deepEqual(parseRequestPath('//assets//'), { key: 'assets', trailingSlash: true });
-  for (const [raw, why] of [['/..', 'dot segment'], ['/%2e%2e/x', 'dot segment'], ['/..%2fetc', 'encoded separator'], ['/a\\b', 'encoded separator'],
-    ['/%00', 'NUL'], ['/%c0%ae', 'not UTF-8'], ['/%zz', 'bad percent-encoding'], ['/.env', 'hidden'], ['/.git/config', 'hidden']])
-    assert.equal(parseRequestPath(raw).error, why, raw);
-  assert.equal(parseRequestPath('/.well-known/x').key, '.well-known/x');
 });
 
-test('a hostile manifest is refused, naming it', () => {
-  const m = (files) => ({ version: 1, files });
-  const a = { size: 1, blake3: '00', sha256: 'x', content_type: 'text/javascript', etag: '"a"', skipped: {}, encodings: [] };
-  for (const files of [
-    { '../etc/passwd': a },
-    { 'a.js': { ...a, encodings: [{ coding: 'br', path: '/etc/passwd', size: 1, etag: '"b"' }] } },
-    { 'a.js': { ...a, encodings: [{ coding: 'zst', path: 'a.js.zst', size: 1, etag: '"b"' }] } },
-    { 'a.js': { ...a, content_type: 'text/javascript\r\nSet-Cookie: x=1' } },
-    { 'a.js': { ...a, etag: 'W/"weak"' } },
-    { 'a.js': { ...a, encodings: [{ coding: 'br', path: 'a.js.br', size: 1, etag: '"a"' }] } },
-  ])
-    assert.throws(() => indexManifest('m.json', m(files)), /^ManifestError: m\.json: invalid manifest/);
+test('a hostile manifest (fixtures/hostile-manifests.json) is refused, naming it and why, as serve::Index refuses it', () => {
+  const t = fixture('hostile-manifests.json');
+  assert.ok(t.cases.length >= 15, `${t.cases.length} rows`);
+  for (const c of t.cases) {
+    const files = {};
+    for (const [key, set] of Object.entries(c.files ?? {})) files[key] = { ...t.asset, ...set };
+    const m = c.manifest ?? { version: 1, generator: 't', settings: {}, files };
+    assert.throws(
+      () => indexManifest('m.json', m),
+      (e) => {
+        assert.equal(e.name, 'ManifestError');
+        const prefix = 'm.json: invalid manifest: ';
+        assert.ok(e.message.startsWith(prefix), e.message);
+        const detail = e.message.slice(prefix.length);
+        if (c.error !== undefined) assert.equal(detail, c.error, JSON.stringify(c));
+        else assert.ok(detail.startsWith(c.error_starts), JSON.stringify(c));
+        return true;
+      },
+      JSON.stringify(c),
+    );
+  }
 });
 
 test('a variant or delta not at its own name is refused, naming the entry (fixtures/sibling-names.json)', () => {

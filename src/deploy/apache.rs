@@ -51,10 +51,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::generate::{named_deltas, pcre_escape, ByDictionary};
+use super::{config_assets, ConfigAsset};
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::dictionary::{available_dictionary, hex};
-use crate::serve::generate::{named_deltas, pcre_escape, ByDictionary};
-use crate::serve::{config_assets, Coding, ConfigAsset, Index, CACHE_IMMUTABLE, CACHE_REVALIDATE};
+use crate::serve::{Coding, Index, CACHE_IMMUTABLE, CACHE_REVALIDATE};
 
 /// The negotiation and the headers: the same for every manifest.
 pub const NEGOTIATE: &str = include_str!("apache-negotiate.conf");
@@ -510,7 +511,7 @@ fn pattern_of(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::fixture::{index, index_typed};
+    use crate::deploy::fixture::{index, index_typed};
 
     const APP: &str = "assets/app-5e6f7a8b.js";
 

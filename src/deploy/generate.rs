@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use super::ConfigAsset;
 use crate::model::coding::DeltaCoding;
-use crate::serve::{Coding, ConfigAsset, Representation};
+use crate::serve::{Coding, Representation};
 
 /// `Vary` of every response of an asset that has deltas.
 pub(crate) const VARY_DELTAS: &str = "Accept-Encoding, Available-Dictionary";
@@ -61,8 +62,8 @@ pub(crate) fn pcre_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::config_assets;
-    use crate::serve::fixture::{index, index_typed};
+    use crate::deploy::config_assets;
+    use crate::deploy::fixture::{index, index_typed};
 
     #[test]
     fn pcre_escape_quotes_every_metacharacter() {

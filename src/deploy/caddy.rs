@@ -58,9 +58,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use super::config_assets;
+use super::generate::VARY_DELTAS as VARY;
 use crate::model::dictionary::{available_dictionary, hex};
-use crate::serve::generate::VARY_DELTAS as VARY;
-use crate::serve::{config_assets, Entry, Index};
+use crate::serve::{Entry, Index};
 
 /// The name of the generated snippet.
 pub const SNIPPET: &str = "precompress_deltas";
@@ -382,7 +383,7 @@ mod tests {
 
     const APP: &str = "assets/app-5e6f7a8b.js";
 
-    use crate::serve::fixture::{index, index_typed};
+    use crate::deploy::fixture::{index, index_typed};
 
     /// The lines of the map whose destinations start with `{dest}`, between
     /// its opening line and `default`.

@@ -39,7 +39,7 @@
 //!   (beside `gzip_vary`'s own `Vary: Accept-Encoding`), `Use-As-Dictionary`
 //!   on every response of a dictionary.
 //! - `$pc_cache_control` is the `Cache-Control` `precompress serve` sends
-//!   ([`Entry::cache_control`](super::Entry)), for every asset and every delta
+//!   ([`Entry::cache_control`](crate::serve::Entry)), for every asset and every delta
 //!   (by `$uri`, which after the rewrite is the delta's): Chromium keeps a
 //!   dictionary only while its response is fresh, and without the header that
 //!   is a tenth of the time since `Last-Modified`, minutes after a deploy. A
@@ -57,12 +57,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use crate::model::coding::DeltaCoding;
-use crate::model::dictionary::available_dictionary;
-use crate::serve::generate::{
+use super::generate::{
     named_deltas, pcre_escape as regex_escape, ByDictionary, VARY_DELTAS as VARY,
 };
-use crate::serve::{config_assets, ConfigAsset, Index};
+use super::{config_assets, ConfigAsset};
+use crate::model::coding::DeltaCoding;
+use crate::model::dictionary::available_dictionary;
+use crate::serve::Index;
 
 /// The lines to add to the `location` that serves the folder (with `root`).
 pub const LOCATION_LINES: &str = r#"if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }
@@ -394,7 +395,7 @@ mod tests {
 
     const APP: &str = "assets/app-5e6f7a8b.js";
 
-    use crate::serve::fixture::index;
+    use crate::deploy::fixture::index;
 
     fn dict(d: u8) -> String {
         available_dictionary(&[d; 32])

@@ -1,0 +1,48 @@
+//! Manifests built from a few literals, for the unit tests of the generated
+//! configurations (nginx, Caddy, objects and the CloudFront Functions).
+
+use std::path::Path;
+
+use crate::model::dictionary::{available_dictionary, hex};
+use crate::serve::Index;
+
+/// An asset: key, deltas as (coding, dictionary byte, size), use_as_dictionary.
+pub type Asset<'a> = (&'a str, &'a [(&'a str, u8, u64)], Option<&'a str>);
+
+/// A manifest with `assets`; `content_type` for all of them.
+pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
+    let files: Vec<String> = assets
+        .iter()
+        .map(|(key, deltas, dict)| {
+            let deltas: Vec<String> = deltas
+                .iter()
+                .map(|(coding, d, size)| {
+                    let h = [*d; 32];
+                    format!(
+                        r#"{{"blake3": "00", "coding": "{coding}", "dictionary": "{}", "dictionary_path": "old.js", "etag": "\"{coding}{d}\"", "path": {}, "size": {size}}}"#,
+                        available_dictionary(&h),
+                        serde_json::to_string(&format!("{key}.{}.{coding}", hex(&h))).unwrap()
+                    )
+                })
+                .collect();
+            let dict = dict.map_or(String::new(), |u| {
+                format!(r#", "use_as_dictionary": {}"#, serde_json::to_string(u).unwrap())
+            });
+            format!(
+                r#"{}: {{"blake3": "00", "content_type": {}, "deltas": [{}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}{dict}}}"#,
+                serde_json::to_string(key).unwrap(),
+                serde_json::to_string(content_type).unwrap(),
+                deltas.join(",")
+            )
+        })
+        .collect();
+    let json = format!(
+        r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
+        files.join(",")
+    );
+    Index::from_json(Path::new("m.json"), &json).unwrap()
+}
+
+pub fn index(assets: &[Asset]) -> Index {
+    index_typed(assets, "text/javascript; charset=utf-8")
+}

@@ -1,0 +1,287 @@
+//! The folder `precompress serve` serves and the manifest loaded from it:
+//! reloaded when precompress reruns or a symlinked folder is swapped, every
+//! listed file stamped at load, so no request mixes two releases' files or
+//! sends a representation that changed since. [`Disk`] is the decisions'
+//! lookup ([`crate::serve::route::Lookup`], [`crate::serve::answer::Open`])
+//! over one load.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::SystemTime;
+
+use super::ServeError;
+use crate::serve::answer::{Open, Plain};
+use crate::serve::path::resolve;
+use crate::serve::route::{Lookup, Node};
+use crate::serve::{Index, Representation};
+
+pub(super) struct Site {
+    /// The folder as given: resolved again whenever the manifest changes, so
+    /// `current -> release-2` swapped in by `ln -sfn` is served from then on.
+    pub(super) given: PathBuf,
+    /// The manifest, watched for reruns (and, through a symlinked folder,
+    /// for swaps).
+    pub(super) manifest: PathBuf,
+    /// `--base`, over the manifest's.
+    pub(super) base: Option<String>,
+    /// `--spa`: unknown routes get `index.html` ([`fallback`]).
+    pub(super) spa: std::sync::atomic::AtomicBool,
+    pub(super) loaded: RwLock<Arc<Loaded>>,
+    /// Held by the one request that reloads the manifest.
+    pub(super) reloading: std::sync::Mutex<()>,
+}
+
+/// The index and what the files looked like when it was loaded. A request
+/// takes one and uses it throughout, so it never mixes two releases' files.
+pub(super) struct Loaded {
+    /// The folder, canonical (so `resolve` can compare prefixes) as it was at
+    /// load: a swapped symlink gives the next load another.
+    pub(super) root: PathBuf,
+    /// The manifest's canonical path (where it would be, if missing), to
+    /// refuse serving it.
+    manifest_canonical: PathBuf,
+    pub(super) index: Index,
+    /// The manifest's stamp, `None` when there was none.
+    pub(super) stamp: Option<Stamp>,
+    /// Every listed file (sources, variants, deltas) that existed at load:
+    /// its stamp then.
+    files: HashMap<String, Stamp>,
+}
+
+/// What tells a file was replaced or rewritten since it was last seen: size
+/// and mtime, and on Unix the inode and ctime too. Size and mtime alone miss
+/// an atomic replacement of the same size with the mtime kept (`rsync -a`,
+/// `cp -p`, a `SOURCE_DATE_EPOCH` build): a new file has a new inode, and any
+/// write or rename sets the ctime, which no tool can set back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Stamp {
+    size: u64,
+    modified: SystemTime,
+    #[cfg(unix)]
+    inode: (u64, u64),
+    #[cfg(unix)]
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    fn of(md: &std::fs::Metadata) -> Option<Stamp> {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            size: md.len(),
+            modified: md.modified().ok()?,
+            #[cfg(unix)]
+            inode: (md.dev(), md.ino()),
+            #[cfg(unix)]
+            changed: (md.ctime(), md.ctime_nsec()),
+        })
+    }
+}
+
+/// A file's stamp, `None` if it cannot be stat'ed.
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    Stamp::of(&std::fs::metadata(path).ok()?)
+}
+
+impl Site {
+    /// Resolves the folder, loads (or, with no manifest, an empty index) and
+    /// stats what it lists.
+    pub(super) fn load(
+        given: &Path,
+        manifest: &Path,
+        base: Option<&str>,
+    ) -> Result<Loaded, ServeError> {
+        let root = std::fs::canonicalize(given)
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or_else(|| ServeError::Root {
+                path: given.to_path_buf(),
+            })?;
+        let stamp = stamp_of(manifest);
+        let mut index = if stamp.is_some() {
+            Index::load(&root, Some(manifest))?
+        } else {
+            Index::default()
+        };
+        if let Some(b) = base {
+            if let Some(w) = crate::serve::base_mismatch(&index, b) {
+                eprintln!("precompress serve: warning: {w}");
+            }
+            index.set_base(b);
+        }
+        let root = &root;
+        let mut files = HashMap::new();
+        for (_, entry) in index.iter() {
+            let deltas = entry.deltas.iter().map(|(_, r)| r);
+            for r in std::iter::once(&entry.identity)
+                .chain(&entry.variants)
+                .chain(deltas)
+            {
+                if let Some(st) = stamp_of(&root.join(&r.path)) {
+                    files.insert(r.path.clone(), st);
+                }
+            }
+        }
+        Ok(Loaded {
+            root: root.clone(),
+            manifest_canonical: std::fs::canonicalize(manifest)
+                .unwrap_or_else(|_| manifest.to_path_buf()),
+            index,
+            stamp,
+            files,
+        })
+    }
+
+    /// The index, reloaded first if precompress rewrote the manifest since.
+    /// One request reloads; the others meanwhile keep the index they had (the
+    /// checks per request still keep stale files from being sent).
+    pub(super) fn current(&self) -> Arc<Loaded> {
+        let loaded = self.loaded.read().unwrap().clone();
+        let now = stamp_of(&self.manifest);
+        // The folder resolved again too: a manifest named with --manifest
+        // outside a swapped symlink does not change with it.
+        let same_root = || std::fs::canonicalize(&self.given).is_ok_and(|r| r == loaded.root);
+        if now == loaded.stamp && same_root() {
+            return loaded;
+        }
+        let Ok(_reloading) = self.reloading.try_lock() else {
+            return loaded;
+        };
+        // Another request may have reloaded while this one waited for the lock.
+        let loaded = self.loaded.read().unwrap().clone();
+        if now == loaded.stamp && std::fs::canonicalize(&self.given).is_ok_and(|r| r == loaded.root)
+        {
+            return loaded;
+        }
+        let fresh = match Site::load(&self.given, &self.manifest, self.base.as_deref()) {
+            Ok(fresh) => {
+                eprintln!(
+                    "precompress serve: {} changed: reloaded, {} assets from {}",
+                    self.manifest.display(),
+                    fresh.index.len(),
+                    fresh.root.display()
+                );
+                fresh
+            }
+            Err(e) => {
+                // Not tried again until the manifest changes again.
+                eprintln!("precompress serve: warning: {e}; keeping the manifest loaded before");
+                Loaded {
+                    root: loaded.root.clone(),
+                    manifest_canonical: loaded.manifest_canonical.clone(),
+                    index: loaded.index.clone(),
+                    stamp: now,
+                    files: loaded.files.clone(),
+                }
+            }
+        };
+        let fresh = Arc::new(fresh);
+        *self.loaded.write().unwrap() = fresh.clone();
+        fresh
+    }
+}
+
+impl fmt::Debug for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Site").field("root", &self.given).finish()
+    }
+}
+
+/// The files of one load, as the decisions ask for them.
+pub(super) struct Disk<'a>(pub(super) &'a Loaded);
+
+impl Lookup for Disk<'_> {
+    /// The file's canonical path.
+    type File = PathBuf;
+
+    fn node(&self, key: &str) -> Node<PathBuf> {
+        let Some(found) = resolve(&self.0.root, key) else {
+            return Node::Missing;
+        };
+        // One stat for both questions.
+        match std::fs::metadata(&found).map(|m| m.file_type()) {
+            Ok(k) if k.is_dir() => Node::Folder,
+            Ok(k) if k.is_file() => Node::File(found),
+            _ => Node::Missing,
+        }
+    }
+
+    fn is_manifest(&self, file: &PathBuf) -> bool {
+        self.0.manifest_canonical == *file
+    }
+}
+
+impl Open for Disk<'_> {
+    type Opened = std::fs::File;
+
+    fn open(
+        &self,
+        key: &str,
+        r: &Representation,
+        file: Option<PathBuf>,
+    ) -> Result<std::fs::File, String> {
+        let loaded = self.0;
+        // Identity is the source itself: open_checked makes the same check.
+        let source_ok = match r.coding {
+            None => Ok(()),
+            Some(_) => unchanged(loaded, key),
+        };
+        // Identity is the file the route found: not resolved again.
+        let path = match (r.coding, file) {
+            (None, Some(p)) => Ok(p),
+            _ => resolve(&loaded.root, &r.path).ok_or("missing or outside the folder".to_string()),
+        };
+        source_ok
+            .and(path)
+            .and_then(|p| open_checked(loaded, &p, &r.path, r.size))
+    }
+
+    fn open_plain(&self, key: &str) -> io::Result<Plain<std::fs::File>> {
+        let path = resolve(&self.0.root, key).ok_or(io::ErrorKind::NotFound)?;
+        let file = crate::fsutil::open_to_read(&path)?;
+        let md = file.metadata()?;
+        Ok(Plain {
+            len: md.len(),
+            modified: md.modified().ok(),
+            file,
+        })
+    }
+}
+
+/// The source of `key` still has the size and mtime it had when the index
+/// was loaded (when its content was checked against the manifest).
+fn unchanged(loaded: &Loaded, key: &str) -> Result<(), String> {
+    let then = loaded.files.get(key);
+    match (then, stamp_of(&loaded.root.join(key))) {
+        (Some(a), Some(b)) if *a == b => Ok(()),
+        _ => Err(format!(
+            "{key} changed after precompress ran (its variants would be stale)"
+        )),
+    }
+}
+
+/// Opens `path` (the resolved `rel`) and checks it still has the manifest's
+/// size and the mtime it had when the index was loaded.
+fn open_checked(
+    loaded: &Loaded,
+    path: &Path,
+    rel: &str,
+    size: u64,
+) -> Result<std::fs::File, String> {
+    let file = crate::fsutil::open_to_read(path).map_err(|e| e.to_string())?;
+    let md = file.metadata().map_err(|e| e.to_string())?;
+    let len = md.len();
+    if len != size {
+        return Err(format!(
+            "{len} bytes on disk, {size} in the manifest (changed since precompress ran)"
+        ));
+    }
+    let now = Stamp::of(&md);
+    if now.is_none() || now.as_ref() != loaded.files.get(rel) {
+        return Err("rewritten since the manifest was loaded".into());
+    }
+    Ok(file)
+}
