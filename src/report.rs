@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::encode::Codec;
 use crate::error::Error;
 use crate::model::manifest::Manifest;
-use crate::run::walk::Passed;
+use crate::model::skip::Passed;
 
 /// Bytes in and out for one codec.
 #[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]

@@ -1,124 +1,381 @@
-//! The layering ARCHITECTURE.md states, held by the source itself: each
-//! module's `crate::` paths may name only its own room or a room below it.
-//! From the bottom: `error`; `fsutil` (atomic writes, regular-file reads);
-//! `model` (the shared vocabulary); `encode` (the codecs) beside `serve`
-//! (negotiation and servers), which never name each other; the run and its
-//! stages on top, beside `deploy` (what is generated for other servers and
-//! hosts), neither naming the other. `lib.rs` names anything; the binary (`src/main.rs`,
-//! `src/cli/`) goes through the library's public paths, never `crate::` ones
-//! of the library.
+//! The layering ARCHITECTURE.md states, held by the source itself.
+//!
+//! Rooms, from the bottom: `error`; `fsutil`; `model` (the vocabulary);
+//! `encode` (the codecs) beside `serve` (what runs per request); `config` (the
+//! settings) beside `deploy` (what is generated for other servers); `report`;
+//! `run`; and on top `check`, `merge`, `tune`, `probe`. A module's paths
+//! (`crate::…`, `super::…`) may name its own room or a room below it, never a
+//! room beside or above it. Within the whole library no file's imports may
+//! come back to it: a circle of files is a failure too, whatever the rooms.
+//! `lib.rs` names anything; the binary (`src/main.rs`, `src/cli/`) goes
+//! through the library's public paths, never `crate::` ones. A re-export
+//! (`pub use`) is followed like any `use`: a `mod.rs` that shows its
+//! children's items and holds what they use is a circle too.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The room a module of `src/` belongs to and its height.
-fn room(rel: &str) -> (&'static str, u8) {
-    let first = rel.split('/').next().unwrap().trim_end_matches(".rs");
-    match first {
-        // `crate::Error` and `crate::Result` are the root's re-exports of `error`.
-        "error" | "Error" | "ErrorKind" | "Result" => ("error", 0),
-        "fsutil" => ("fsutil", 1),
-        "model" => ("model", 2),
-        "encode" => ("encode", 3),
-        "serve" => ("serve", 3),
-        // What is generated for other servers and hosts: on serve's index,
-        // beside the run (neither names the other).
-        "deploy" => ("deploy", 4),
-        // The run, its stages and what stands on them, one room.
-        _ => ("run", 4),
-    }
+/// The rooms in order: each may name the rooms of lower levels only.
+const ROOMS: &[(&str, u8)] = &[
+    ("error", 0),
+    ("fsutil", 1),
+    ("model", 2),
+    ("encode", 3),
+    ("serve", 3),
+    ("config", 4),
+    ("deploy", 4),
+    ("report", 5),
+    ("run", 6),
+    ("check", 7),
+    ("merge", 7),
+    ("tune", 7),
+    ("probe", 7),
+];
+
+/// The room of a module path's first segment (`crate::Error` and
+/// `crate::Result` are the root's re-exports of `error`).
+fn room(first: &str) -> Option<(&'static str, u8)> {
+    let first = match first {
+        "Error" | "ErrorKind" | "Result" => "error",
+        f => f,
+    };
+    ROOMS.iter().find(|(r, _)| *r == first).copied()
 }
 
-/// The first segment of every `crate::` path outside comments in `text`.
-fn crate_paths(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap();
-        let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            let after = &rest[i + 7..];
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            rest = &after[name.len()..];
-            if !name.is_empty() {
-                out.push((n + 1, name));
-            }
-        }
-    }
-    out
-}
-
+/// Every `.rs` file under `dir`, relative, with `/`.
 fn sources(dir: &Path, root: &Path, out: &mut Vec<String>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
             sources(&p, root, out);
         } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(
-                p.strip_prefix(root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/"),
-            );
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy();
+            out.push(rel.replace('\\', "/"));
         }
     }
 }
 
-#[test]
-fn no_module_names_a_room_above_its_own() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    sources(&src, &src, &mut files);
-    files.sort();
-    let mut wrong = Vec::new();
-    for rel in &files {
-        if rel == "lib.rs" || rel == "main.rs" || rel.starts_with("cli/") {
-            continue;
+/// The module path of a file: `run/mod.rs` is `run`, `run/scan.rs` is `run::scan`.
+fn module_of(file: &str) -> Vec<String> {
+    let stem = file.trim_end_matches(".rs");
+    let mut parts: Vec<String> = stem.split('/').map(String::from).collect();
+    if parts.last().is_some_and(|l| l == "mod" || l == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The code of a file less its `#[cfg(test)]` module, comments and strings.
+fn code(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let line = line.split("//").next().unwrap();
+        // Strings hold no paths we follow: blank them.
+        let mut in_str = false;
+        let mut prev = ' ';
+        for c in line.chars() {
+            if c == '"' && prev != '\\' {
+                in_str = !in_str;
+                out.push(' ');
+            } else {
+                out.push(if in_str { ' ' } else { c });
+            }
+            prev = c;
         }
-        let (from, level) = room(rel);
-        let text = std::fs::read_to_string(src.join(rel)).unwrap();
-        for (line, target) in crate_paths(&text) {
-            let target_file = format!("{target}.rs");
-            let (to, to_level) = room(&target_file);
-            let ok = to == from || to_level < level;
-            if !ok {
+        out.push('\n');
+    }
+    out
+}
+
+/// `a::{b, c::{d, e}}` expanded to `a::b`, `a::c::d`, `a::c::e`.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let (Some(open), Some(close)) = (tree.find('{'), tree.rfind('}')) else {
+        return vec![tree.split(" as ").next().unwrap().trim().to_string()];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..close];
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .flat_map(expand)
+        .map(|p| format!("{prefix}{p}"))
+        .collect()
+}
+
+/// Every path the code of `file` uses (re-exports too), each made
+/// absolute (`crate::…`) from `super::` and `self::`, as segments.
+fn used_paths(file: &str, code: &str) -> Vec<Vec<String>> {
+    let here = module_of(file);
+    let mut paths = Vec::new();
+    // `use` items, whole (they may span lines), taken out of the code.
+    let mut trees = Vec::new();
+    let mut rest = String::new();
+    let mut at = code;
+    while let Some(i) = at.find("use ") {
+        let before = &at[..i];
+        let word_start = !before.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        let item = before.trim_end();
+        let visibility = item.ends_with("pub") || item.ends_with(')');
+        let Some(end) = at[i..].find(';').map(|e| i + e) else {
+            break;
+        };
+        if word_start && (item.is_empty() || item.ends_with([';', '}', '{', ']']) || visibility) {
+            rest.push_str(before);
+            trees.extend(expand(&at[i + 4..end]));
+            at = &at[end + 1..];
+        } else {
+            rest.push_str(&at[..i + 4]);
+            at = &at[i + 4..];
+        }
+    }
+    rest.push_str(at);
+    // Paths written in the code itself.
+    for prefix in ["crate::", "super::", "self::"] {
+        let mut at = rest.as_str();
+        while let Some(i) = at.find(prefix) {
+            let start_ok =
+                i == 0 || !at[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':');
+            let tail: String = at[i..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            if start_ok {
+                trees.push(tail.trim_end_matches(':').to_string());
+            }
+            at = &at[i + prefix.len()..];
+        }
+    }
+    for t in trees {
+        let segs: Vec<&str> = t.split("::").filter(|s| !s.is_empty()).collect();
+        let abs: Vec<String> = match segs.first() {
+            Some(&"crate") => segs[1..].iter().map(|s| s.to_string()).collect(),
+            Some(&"super") => {
+                let mut base = here.clone();
+                let mut i = 0;
+                while segs.get(i) == Some(&"super") {
+                    base.pop();
+                    i += 1;
+                }
+                base.extend(segs[i..].iter().map(|s| s.to_string()));
+                base
+            }
+            Some(&"self") => {
+                let mut base = here.clone();
+                base.extend(segs[1..].iter().map(|s| s.to_string()));
+                base
+            }
+            _ => continue,
+        };
+        if !abs.is_empty() {
+            paths.push(abs);
+        }
+    }
+    paths
+}
+
+/// The library's files (less the binary's), and the file each one's paths
+/// lead to (the longest module prefix that is a file).
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    sources(src, src, &mut files);
+    let modules: BTreeMap<Vec<String>, String> =
+        files.iter().map(|f| (module_of(f), f.clone())).collect();
+    let mut edges = BTreeMap::new();
+    for f in files
+        .iter()
+        .filter(|f| *f != "lib.rs" && *f != "main.rs" && !f.starts_with("cli/"))
+    {
+        let text = std::fs::read_to_string(src.join(f)).unwrap();
+        let mut to = BTreeSet::new();
+        for path in used_paths(f, &code(&text)) {
+            let target = (1..=path.len()).rev().find_map(|n| modules.get(&path[..n]));
+            if let Some(t) = target.filter(|t| *t != f) {
+                to.insert(t.clone());
+            }
+        }
+        edges.insert(f.clone(), to);
+    }
+    edges
+}
+
+/// A circle through `edges`, if there is one (files in order, the first again last).
+fn circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(n.to_string(), 1);
+        stack.push(n.to_string());
+        for m in edges.get(n).into_iter().flatten() {
+            match state.get(m.as_str()) {
+                Some(1) => {
+                    let i = stack.iter().position(|s| s == m).unwrap();
+                    let mut c = stack[i..].to_vec();
+                    c.push(m.clone());
+                    return Some(c);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(c) = visit(m, edges, state, stack) {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        stack.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in edges.keys() {
+        if !state.contains_key(n) {
+            if let Some(c) = visit(n, edges, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+/// What is wrong with `edges` against the rooms: arrows up or sideways.
+fn against_the_rooms(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (from, tos) in edges {
+        let first = |f: &str| module_of(f)[0].clone();
+        let Some((r, level)) = room(&first(from)) else {
+            wrong.push(format!("src/{from}: in no room (add it to ROOMS)"));
+            continue;
+        };
+        for to in tos {
+            let (tr, tlevel) = room(&first(to)).unwrap_or(("?", u8::MAX));
+            if tr != r && tlevel >= level {
                 wrong.push(format!(
-                    "src/{rel}:{line}: {from} (level {level}) names crate::{to} (level {to_level})"
+                    "src/{from} ({r}, level {level}) uses src/{to} ({tr}, level {tlevel})"
                 ));
             }
         }
     }
+    wrong
+}
+
+#[test]
+fn no_module_names_a_room_beside_or_above_its_own() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = graph(&src);
+    assert!(edges.len() > 40, "{} files read", edges.len());
+    let wrong = against_the_rooms(&edges);
     assert!(
         wrong.is_empty(),
-        "imports against the layering:\n{}",
+        "imports against the rooms:\n{}",
         wrong.join("\n")
     );
-    // The binary speaks to the library through its public paths only.
+}
+
+#[test]
+fn no_files_import_each_other_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = graph(&src);
+    if let Some(c) = circle(&edges) {
+        panic!("a circle of imports: {}", c.join(" -> "));
+    }
+}
+
+#[test]
+fn the_binary_speaks_to_the_library_through_its_public_paths() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &src, &mut files);
     for rel in files
         .iter()
         .filter(|r| *r == "main.rs" || r.starts_with("cli/"))
     {
         let text = std::fs::read_to_string(src.join(rel)).unwrap();
-        for (line, target) in crate_paths(&text) {
-            assert_eq!(
-                target, "cli",
-                "src/{rel}:{line}: the binary names crate::{target}"
-            );
+        for path in used_paths(rel, &code(&text)) {
+            if rel == "main.rs" || !path[0].starts_with("cli") {
+                assert!(
+                    path[0] == "cli",
+                    "src/{rel}: the binary names crate::{}",
+                    path.join("::")
+                );
+            }
         }
     }
 }
 
+/// The checks themselves can fail: an upward import, a sideways one and a
+/// circle are each caught, and `super::` and nested `use` trees are followed.
 #[test]
-fn the_rule_catches_an_upward_import() {
-    let text = "use crate::model::coding::Codec;\n// crate::pipeline in a comment\nlet x = crate::pipeline::run;\n";
-    let found = crate_paths(text);
+fn the_rules_catch_an_upward_import_a_sideways_one_and_a_circle() {
     assert_eq!(
-        found,
-        [(1, "model".to_string()), (3, "pipeline".to_string())]
+        expand("crate::run::{env::{Env, Log}, walk::Found as F}"),
+        [
+            "crate::run::env::Env",
+            "crate::run::env::Log",
+            "crate::run::walk::Found"
+        ]
     );
-    let (_, model) = room("model/manifest.rs");
-    let (_, run) = room("pipeline.rs");
-    assert!(run > model);
-    assert_eq!(room("serve/http.rs").1, room("encode/delta.rs").1);
+    let code = code("use super::{x, y::Z};\npub use crate::run::Thing;\nlet a = crate::model::coding::Codec::Brotli; // crate::tune\nlet s = \"crate::probe\";\nfn reuse() {}\n");
+    let paths = used_paths("serve/http/site.rs", &code);
+    assert!(
+        paths.contains(&vec!["serve".into(), "http".into(), "x".into()]),
+        "{paths:?}"
+    );
+    assert!(paths.contains(&vec!["serve".into(), "http".into(), "y".into(), "Z".into()]));
+    assert!(paths.contains(&vec![
+        "model".into(),
+        "coding".into(),
+        "Codec".into(),
+        "Brotli".into()
+    ]));
+    // A re-export is a use; comments and strings hold none.
+    assert!(
+        paths.contains(&vec!["run".into(), "Thing".into()]),
+        "{paths:?}"
+    );
+    assert!(
+        !paths.iter().any(|p| p[0] == "tune" || p[0] == "probe"),
+        "{paths:?}"
+    );
+
+    let e = |pairs: &[(&str, &str)]| {
+        let mut m: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in pairs {
+            m.entry(a.to_string()).or_default().insert(b.to_string());
+            m.entry(b.to_string()).or_default();
+        }
+        m
+    };
+    let up = against_the_rooms(&e(&[("model/manifest.rs", "run/walk.rs")]));
+    assert_eq!(up.len(), 1, "{up:?}");
+    let sideways = against_the_rooms(&e(&[("serve/mod.rs", "encode/mod.rs")]));
+    assert_eq!(sideways.len(), 1, "{sideways:?}");
+    assert!(against_the_rooms(&e(&[("run/scan.rs", "model/coding.rs")])).is_empty());
+    let c = circle(&e(&[
+        ("run/a.rs", "run/b.rs"),
+        ("run/b.rs", "run/c.rs"),
+        ("run/c.rs", "run/a.rs"),
+    ]));
+    assert_eq!(c.unwrap().len(), 4);
+    assert!(circle(&e(&[("run/a.rs", "run/b.rs"), ("run/a.rs", "run/c.rs")])).is_none());
 }

@@ -10,8 +10,8 @@ use crate::fsutil::read_regular;
 use crate::model::dictionary::parse_available_dictionary;
 use crate::model::manifest::Asset;
 
+use super::problem::{problem, Problem, ProblemKind};
 use super::variants::{etag_problem, read_written};
-use super::{problem, Problem, ProblemKind};
 
 /// Where the dictionaries of deltas are looked for.
 pub(super) struct Dictionaries<'a> {

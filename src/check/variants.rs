@@ -8,7 +8,7 @@ use crate::encode::{frame_window_size, new_encoder, Codec, Encoder, Levels};
 use crate::fsutil::read_regular;
 use crate::model::manifest::Asset;
 
-use super::{problem, Problem, ProblemKind};
+use super::problem::{problem, Problem, ProblemKind};
 
 /// One decoder per codec, per thread.
 #[derive(Default)]

@@ -12,7 +12,8 @@ use brotli::enc::backward_references::{BrotliEncoderMode, UnionHasher};
 use brotli::enc::encode::{BrotliEncoderOperation, BrotliEncoderStateStruct};
 use brotli::enc::{BrotliEncoderParams, StandardAlloc};
 
-use super::{Codec, ContentKind, Encoder};
+use super::codec::Encoder;
+use crate::model::coding::{Codec, ContentKind};
 
 /// The largest standard window (16 MiB); "large window" brotli is not a valid
 /// HTTP content coding.
@@ -290,7 +291,7 @@ fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
     );
     let mut buf = [0u8; 16 * 1024];
     let (mut avail_in, mut in_offset, mut total) = (compressed.len(), 0usize, 0usize);
-    let mut c = super::Compare::new(original);
+    let mut c = super::codec::Compare::new(original);
     loop {
         let (mut avail_out, mut out_offset) = (buf.len(), 0usize);
         let r = BrotliDecompressStream(
@@ -459,7 +460,7 @@ pub(super) fn verify_with_dictionary(
     if attached != 1 {
         return Err("the brotli decoder refused the dictionary".into());
     }
-    let mut c = super::Compare::new(original);
+    let mut c = super::codec::Compare::new(original);
     let mut buf = [0u8; 16 * 1024];
     let (mut next_in, mut avail_in) = (compressed.as_ptr(), compressed.len());
     loop {

@@ -23,7 +23,7 @@ use std::io;
 use zstd::zstd_safe::{CCtx, CParameter, DCtx, DParameter};
 
 use super::brotli::window_for;
-use super::ContentKind;
+use crate::model::coding::ContentKind;
 pub use crate::model::coding::{DeltaCoding, DCB_MAGIC, DCZ_MAGIC};
 
 /// The largest `dcz` window RFC 9842 lets a client demand: 128 MiB.
@@ -193,7 +193,7 @@ impl DeltaEncoder {
 /// bytes after the frame, which a browser's decoder would not take.
 pub fn dcz_frame_problem(frame: &[u8], limit: Option<u64>) -> Option<String> {
     let limit = limit.unwrap_or(DCZ_WINDOW_CAP);
-    match super::frame_window_size(frame) {
+    match super::zstd::frame_window_size(frame) {
         Some(w) if w <= limit => {}
         Some(w) => {
             return Some(format!(
@@ -226,7 +226,7 @@ fn verify_dcz(frame: &[u8], original: &[u8], dict: &[u8]) -> Result<(), String> 
     // One spare byte: output longer than the source fails the comparison.
     let mut out: Vec<u8> = Vec::with_capacity(original.len() + 1);
     dctx.decompress(&mut out, frame).map_err(err)?;
-    super::bulk_equals(&out, original)
+    super::codec::bulk_equals(&out, original)
 }
 
 #[cfg(test)]

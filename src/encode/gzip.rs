@@ -20,7 +20,8 @@ use libdeflate_sys::{
     libdeflate_result_LIBDEFLATE_SUCCESS,
 };
 
-use super::{Codec, ContentKind, Encoder};
+use super::codec::Encoder;
+use crate::model::coding::{Codec, ContentKind};
 
 /// The default level (libdeflate's highest).
 pub const DEFAULT_LEVEL: i32 = 12;
@@ -179,7 +180,7 @@ impl Encoder for GzipEncoder {
     }
 
     fn verify(&mut self, compressed: &[u8], original: &[u8]) -> Result<(), String> {
-        if original.len() <= super::BULK_VERIFY_MAX {
+        if original.len() <= super::codec::BULK_VERIFY_MAX {
             self.scratch.clear();
             // One spare byte: output longer than the source fails the comparison.
             self.scratch.resize(original.len() + 1, 0);
@@ -187,7 +188,7 @@ impl Encoder for GzipEncoder {
                 .dctx
                 .member(compressed, &mut self.scratch)
                 .map_err(|e| format!("does not decode: {e}"))?;
-            super::bulk_equals(&self.scratch[..n], original)?;
+            super::codec::bulk_equals(&self.scratch[..n], original)?;
             // One member and nothing after it: a browser would not read further.
             if used != compressed.len() {
                 return Err(format!(
@@ -208,7 +209,7 @@ impl Encoder for GzipEncoder {
 /// Decodes in a stream, so a large source is not held twice.
 pub(super) fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), String> {
     let mut rest = compressed;
-    super::stream_equals(flate2::bufread::GzDecoder::new(&mut rest), original)?;
+    super::codec::stream_equals(flate2::bufread::GzDecoder::new(&mut rest), original)?;
     // One member and nothing after it: a browser would not read further.
     if !rest.is_empty() {
         return Err(format!("{} bytes follow the gzip member", rest.len()));

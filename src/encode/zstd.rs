@@ -6,7 +6,8 @@ use std::io;
 use zstd::bulk::{Compressor, Decompressor};
 use zstd::zstd_safe::{CParameter, DParameter};
 
-use super::{Codec, ContentKind, Encoder};
+use super::codec::Encoder;
+use crate::model::coding::{Codec, ContentKind};
 
 /// log2 of the largest window a browser accepts for `Content-Encoding: zstd`.
 pub const ZSTD_MAX_WINDOW_LOG: u32 = 23;
@@ -70,7 +71,7 @@ impl Encoder for ZstdEncoder {
     }
 
     fn verify(&mut self, compressed: &[u8], original: &[u8]) -> Result<(), String> {
-        if original.len() > super::BULK_VERIFY_MAX {
+        if original.len() > super::codec::BULK_VERIFY_MAX {
             return verify_stream(compressed, original);
         }
         check_frame(compressed)?;
@@ -80,7 +81,7 @@ impl Encoder for ZstdEncoder {
         self.dctx
             .decompress_to_buffer(compressed, &mut self.scratch)
             .map_err(|e| format!("does not decode: {e}"))?;
-        super::bulk_equals(&self.scratch, original)
+        super::codec::bulk_equals(&self.scratch, original)
     }
 
     fn settings(&self) -> String {
@@ -129,7 +130,7 @@ pub(super) fn verify_stream(compressed: &[u8], original: &[u8]) -> Result<(), St
     let mut d = zstd::stream::read::Decoder::with_buffer(compressed).map_err(|e| e.to_string())?;
     d.window_log_max(ZSTD_MAX_WINDOW_LOG)
         .map_err(|e| e.to_string())?;
-    super::stream_equals(d.single_frame(), original)
+    super::codec::stream_equals(d.single_frame(), original)
 }
 
 /// The window size a zstd frame declares, read from its header (RFC 8878

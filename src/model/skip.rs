@@ -1,5 +1,6 @@
 //! Why an asset has no variant of a coding, or no delta: the reasons the
-//! manifest records and reports put in words.
+//! manifest records and reports put in words; and why the walk passed a
+//! directory entry over before any filter ran ([`Passed`]).
 
 /// Why a file gets no variant of a codec. Serialized into the manifest.
 #[derive(
@@ -52,5 +53,45 @@ pub fn reason_in_words(code: &str) -> &'static str {
         "incompressible" => "a fast zstd probe did not shrink it",
         "over_dcb_window" => "dictionary and file pass dcb's 16 MiB window",
         _ => "",
+    }
+}
+
+/// Why a directory entry was passed over before any filter ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Passed {
+    /// A symlink, not followed (no `--follow-links`).
+    Symlink,
+    /// A symlink whose target does not exist.
+    BrokenSymlink,
+    /// A symlink that leads back to one of its own ancestors.
+    SymlinkLoop,
+    /// With `--follow-links`: leads to a folder outside DIR.
+    OutsideRoot,
+    /// A FIFO, socket or device.
+    NotRegular,
+    /// The name is not UTF-8, so it cannot be a manifest key or a URL we serve.
+    NameNotUtf8,
+    /// A dot-file or dot-folder (`.env`, `.git/`), other than `.well-known`:
+    /// servers do not serve them, and the manifest, which a server may expose,
+    /// does not list them.
+    DotFile,
+    /// The name holds a backslash (or another character no URL path segment
+    /// may decode to), so no server could be asked for it by its name.
+    NameNotServable,
+}
+
+impl Passed {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Passed::Symlink => "symlink",
+            Passed::BrokenSymlink => "broken_symlink",
+            Passed::SymlinkLoop => "symlink_loop",
+            Passed::OutsideRoot => "outside_root",
+            Passed::NotRegular => "not_regular",
+            Passed::NameNotUtf8 => "name_not_utf8",
+            Passed::NameNotServable => "name_not_servable",
+            Passed::DotFile => "dot_file",
+        }
     }
 }

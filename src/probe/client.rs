@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use url::Url;
 
-use super::{redact_userinfo, REQUEST_TIMEOUT};
+use super::headers::redact_userinfo;
+use super::terms::REQUEST_TIMEOUT;
 
 /// One response, as received: names lower case, every line kept, the body
 /// de-chunked but never decoded.

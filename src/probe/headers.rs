@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use url::Url;
 
-use super::ProbeError;
+use super::terms::ProbeError;
 
 /// Checks the `http://` or `https://` URL a folder is served at; the result
 /// ends in `/`, so an asset's URL is it followed by the asset's key.

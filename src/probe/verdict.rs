@@ -10,7 +10,9 @@ use crate::encode::{new_encoder, Codec, Encoder, Levels};
 use crate::model::coding::DeltaCoding;
 use crate::model::manifest::Asset;
 
-use super::*;
+use super::client::Answer;
+use super::headers::*;
+use super::terms::*;
 
 /// What one request of an asset asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
