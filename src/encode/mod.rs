@@ -6,6 +6,8 @@ mod brotli;
 pub(crate) mod codec;
 /// RFC 9842 deltas: `dcb` and `dcz`.
 pub mod delta;
+/// Fast zstd estimates: does a source shrink, how big is a delta.
+pub mod estimate;
 /// Splitting one brotli stream into parts that run as separate jobs.
 pub mod brotli_split {
     pub use super::brotli::{

@@ -366,28 +366,14 @@ pub fn choose<'a>(
             bytes = read();
         }
         // Without the input there is nothing to compare: the first one wins.
-        let size = bytes.as_deref().map_or(0, |i| trial_size(i, &l.bytes));
+        let size = bytes
+            .as_deref()
+            .map_or(0, |i| crate::encode::estimate::delta_size(i, &l.bytes));
         if best.as_ref().is_none_or(|(b, _, _)| size < *b) {
             best = Some((size, *f, l.sha256));
         }
     }
     best.map(|(_, f, sha)| (f, sha))
-}
-
-/// The size of a fast zstd delta of `input` against `dict`.
-fn trial_size(input: &[u8], dict: &[u8]) -> usize {
-    let mut cctx = zstd::zstd_safe::CCtx::create();
-    let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(input.len()));
-    let ok = cctx
-        .set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(3))
-        .is_ok()
-        && cctx.ref_prefix(dict).is_ok()
-        && cctx.compress2(&mut out, input).is_ok();
-    if ok {
-        out.len()
-    } else {
-        usize::MAX
-    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use base64::Engine;
 use rayon::prelude::*;
 
 use crate::encode::brotli_split::parts_for;
+use crate::encode::estimate::ShrinkProbe;
 use crate::encode::Codec;
 use crate::error::{Error, Result};
 use crate::fsutil::{open_own, CopyMeta};
@@ -192,7 +193,7 @@ pub(crate) fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Sc
         content = Some(bytes);
     } else {
         let mut probe = (md.len() >= PROBE_MIN && filter.decide(&found.rel, md.len()).is_none())
-            .then(Probe::new)
+            .then(ShrinkProbe::new)
             .flatten();
         // One buffer per rayon thread: allocating and zeroing it per file cost
         // more than hashing a small file.
@@ -227,58 +228,6 @@ pub(crate) fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Sc
         },
         found,
     })
-}
-
-/// zstd level 1 over a source as the scan reads it, counting what it writes.
-pub(crate) struct Probe {
-    pub(crate) cctx: zstd::zstd_safe::CCtx<'static>,
-    pub(crate) out: Vec<u8>,
-    pub(crate) written: u64,
-}
-
-impl Probe {
-    fn new() -> Option<Probe> {
-        let mut cctx = zstd::zstd_safe::CCtx::create();
-        cctx.set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(1))
-            .ok()?;
-        Some(Probe {
-            cctx,
-            out: vec![0; zstd::zstd_safe::CCtx::out_size()],
-            written: 0,
-        })
-    }
-
-    fn feed(&mut self, mut data: &[u8]) {
-        while !data.is_empty() {
-            let mut input = zstd::zstd_safe::InBuffer::around(data);
-            let mut output = zstd::zstd_safe::OutBuffer::around(&mut self.out[..]);
-            if self.cctx.compress_stream(&mut output, &mut input).is_err() {
-                self.written = u64::MAX; // no verdict: treated as compressible
-                return;
-            }
-            self.written = self.written.saturating_add(output.pos() as u64);
-            data = &data[input.pos()..];
-        }
-    }
-
-    /// The bytes the probe wrote for the whole source.
-    fn finish(mut self) -> u64 {
-        if self.written == u64::MAX {
-            return 0;
-        }
-        loop {
-            let mut output = zstd::zstd_safe::OutBuffer::around(&mut self.out[..]);
-            match self.cctx.end_stream(&mut output) {
-                Ok(left) => {
-                    self.written += output.pos() as u64;
-                    if left == 0 {
-                        return self.written;
-                    }
-                }
-                Err(_) => return 0,
-            }
-        }
-    }
 }
 
 /// The earlier files an asset gets deltas against: for each release, the one
