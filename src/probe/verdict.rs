@@ -176,6 +176,37 @@ fn redirect(url: &Url, answer: &Answer) -> (ProbeKind, String) {
     }
 }
 
+/// An uncompressed answer to a request without a dictionary: whether the
+/// manifest has a variant it should have sent, and whether the body is the asset.
+fn judge_identity(
+    asset: &Asset,
+    listed: &[&str],
+    size: usize,
+    body_blake3: &str,
+    out: &mut Vec<(ProbeKind, String)>,
+) {
+    if !listed.is_empty() {
+        out.push((
+            ProbeKind::WrongContentEncoding,
+            format!(
+                "sent identity, though the manifest lists {} and the request accepts it",
+                listed.join(", ")
+            ),
+        ));
+    }
+    if body_blake3 != asset.blake3 {
+        out.push((
+            ProbeKind::BodyMismatch,
+            format!(
+                "the uncompressed body ({size} bytes, blake3 {}) is not the asset's ({} bytes, blake3 {}): a stale file after a rebuild?",
+                short(body_blake3),
+                asset.size,
+                short(&asset.blake3)
+            ),
+        ));
+    }
+}
+
 /// Coding and body of an answer to a request without a dictionary; the
 /// manifest's ETag of what was sent.
 fn judge_variant(
@@ -189,26 +220,7 @@ fn judge_variant(
     let listed: Vec<&str> = asset.encodings.iter().map(|v| v.coding.as_str()).collect();
     let size = answer.body.len();
     let Some(coding) = coding else {
-        if !listed.is_empty() {
-            out.push((
-                ProbeKind::WrongContentEncoding,
-                format!(
-                    "sent identity, though the manifest lists {} and the request accepts it",
-                    listed.join(", ")
-                ),
-            ));
-        }
-        if body_blake3 != asset.blake3 {
-            out.push((
-                ProbeKind::BodyMismatch,
-                format!(
-                    "the uncompressed body ({size} bytes, blake3 {}) is not the asset's ({} bytes, blake3 {}): a stale file after a rebuild?",
-                    short(body_blake3),
-                    asset.size,
-                    short(&asset.blake3)
-                ),
-            ));
-        }
+        judge_identity(asset, &listed, size, body_blake3, out);
         return Some(asset.etag.clone());
     };
     if DeltaCoding::parse(coding).is_some() {

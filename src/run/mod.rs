@@ -55,7 +55,7 @@ use crate::run::execute::{execute_stage, sort_jobs};
 use crate::run::journal::Journal;
 use crate::run::plan::{plan, Inputs, Plan};
 use crate::run::prior::{previous_manifest, written_by};
-use crate::run::scan::{on_disk_map, plan_sources, scan_stage, Dict, Scanned};
+use crate::run::scan::{on_disk_map, plan_sources, scan_stage, Dict, ScanOut, Scanned};
 use crate::run::shard::take_shard;
 use crate::run::walk::LOCK_NAME;
 
@@ -88,11 +88,11 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     // read, the variants of deleted sources out, the dictionaries chosen.
     let tree = walk_stage(cfg, &mut log);
     let found = (tree.files, tree.variants, tree.deltas);
-    let scanned = scan_stage(&env, found, &mut ours, &mut log);
+    let mut scanned = scan_stage(&env, found, &mut ours, &mut log);
     let journaled: HashSet<&str> = scanned.journaled.iter().map(String::as_str).collect();
     let (sources, dicts) = plan_sources(
         &scanned.files,
-        scanned.chosen,
+        std::mem::take(&mut scanned.chosen),
         &env.filter,
         env.cache.as_ref(),
         &env.settings,
@@ -100,7 +100,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 
     // Plan, then remove what is stale before any job runs.
     let existing = on_disk_map(&scanned.on_disk);
-    let mut planned = plan_stage(
+    let planned = plan_stage(
         &env,
         &Inputs {
             prev: prev.as_ref(),
@@ -119,41 +119,56 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     );
     drop(sources);
 
-    // Execute, then commit.
-    let files = &scanned.files;
+    log.counts.prepare_ms = started.elapsed().as_millis() as u64;
+    let (manifest, timings) = execute_and_commit(
+        &env, &scanned, &dicts, planned, &journaled, progress, &mut log,
+    )?;
+    Ok(report(&env, manifest, tree.passed, timings, started, log))
+}
+
+/// The jobs run, then their outcomes committed: the manifest (or a shard's
+/// partial) written, the journals done with, the release recorded.
+fn execute_and_commit(
+    env: &Env,
+    scanned: &ScanOut,
+    dicts: &[Dict],
+    mut planned: Planned,
+    journaled: &HashSet<&str>,
+    progress: &dyn Progress,
+    log: &mut Log,
+) -> Result<(Manifest, Vec<crate::report::JobTiming>)> {
+    let (cfg, root, files) = (env.cfg, env.root, &scanned.files);
     let journal = (!cfg.dry_run && !planned.jobs.is_empty())
         .then(|| Journal::open(root, cfg.shard))
         .transpose()?;
-    log.counts.prepare_ms = started.elapsed().as_millis() as u64;
     let (results, file_progress) = execute_stage(
-        &env,
+        env,
         files,
         &planned.jobs,
-        &dicts,
+        dicts,
         journal.as_ref(),
         progress,
-        &mut log,
+        log,
     );
-    let outcomes = &mut planned.outcomes;
     let timings = fold_outcomes(
         &planned.jobs,
         results,
         files,
-        outcomes,
+        &mut planned.outcomes,
         &file_progress,
-        &mut log,
+        log,
     );
-    let raw = planned.sharded.is_some();
+    let whole = planned.sharded.is_none();
     let manifest = commit_entries(
-        &env,
+        env,
         files,
         planned.outcomes,
-        raw,
-        &journaled,
+        !whole,
+        journaled,
         &scanned.shared,
-        &mut log,
+        log,
     );
-    if planned.sharded.is_none() && !cfg.dry_run {
+    if whole && !cfg.dry_run {
         unlisted_deltas_left(
             &manifest,
             &scanned.on_disk,
@@ -162,19 +177,18 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             &mut log.counts,
         );
     }
-    let whole = planned.sharded.is_none();
     write_outputs(
-        &env,
+        env,
         &manifest,
         planned.sharded,
         journal,
         &scanned.journals_read,
-        &mut log,
+        log,
     );
     if whole {
-        record_release(&env, files, &mut log);
+        record_release(env, files, log);
     }
-    Ok(report(&env, manifest, tree.passed, timings, started, log))
+    Ok((manifest, timings))
 }
 
 /// After a whole run with no error, this release's dictionary-worthy assets
