@@ -44,7 +44,7 @@ pub enum ProbeError {
     /// The URL is not an `http://` or `https://` URL of a folder.
     #[error("{url}: {detail}")]
     Url {
-        /// As given, less any `user:password@` ([`redact_userinfo`]).
+        /// As given, less any `user:password@` ([`super::redact_userinfo`]).
         url: String,
         /// What is wrong with it.
         detail: String,
@@ -138,7 +138,7 @@ pub struct Problem {
     /// The asset's manifest key (empty for the origin as a whole).
     pub path: String,
     /// The URL asked (the origin's for a problem of the whole origin), as
-    /// [`shown`]: no password.
+    /// [`shown`](super::shown): no password.
     pub url: String,
     /// Short machine-readable kind.
     pub problem: ProbeKind,
@@ -174,7 +174,7 @@ pub struct Report {
     /// True when there is no problem.
     pub ok: bool,
     /// The URL DIR is served at, as checked (normalized, ending in `/`;
-    /// a `user:password@` shown as `***@`, [`shown`]).
+    /// a `user:password@` shown as `***@`, [`shown`](super::shown)).
     pub url: String,
     /// Assets the manifest lists.
     pub assets: u64,

@@ -15,10 +15,10 @@ use crate::model::dictionary::use_as_dictionary;
 use crate::model::manifest::{etag, Asset, Manifest};
 use crate::model::shard::{self, Shard};
 use crate::report::{JobTiming, RunCounts};
-use crate::run::execute::{FileProgress, JobOutcome, Timing};
 use crate::run::journal::Journal;
 use crate::run::plan::{Job, Outcome};
 use crate::run::scan::Scanned;
+use crate::run::worker::{FileProgress, JobOutcome, Timing};
 
 use crate::run::env::{Env, Log};
 

@@ -39,6 +39,7 @@ pub mod shard;
 pub(crate) mod shared;
 pub(crate) mod store;
 pub(crate) mod walk;
+pub(crate) mod worker;
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -60,8 +61,8 @@ use crate::run::shard::take_shard;
 use crate::run::walk::LOCK_NAME;
 
 pub use self::env::{settings_of, NoProgress, Progress};
-pub use self::execute::MAP_MIN;
 pub use self::scan::{HELD_FILE_MAX, HELD_TOTAL_MAX, PROBE_MIN};
+pub use self::worker::MAP_MIN;
 
 /// Runs precompress over `cfg.root`. Per-file failures are in the report's
 /// `errors`; `Err` is returned only when the run cannot happen at all.
