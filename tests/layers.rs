@@ -379,3 +379,86 @@ fn the_rules_catch_an_upward_import_a_sideways_one_and_a_circle() {
     assert_eq!(c.unwrap().len(), 4);
     assert!(circle(&e(&[("run/a.rs", "run/b.rs"), ("run/a.rs", "run/c.rs")])).is_none());
 }
+
+/// A file's lines without its `#[cfg(test)]` module, and each function's
+/// length from its `fn` line to the `}` at the same indent (as rustfmt
+/// writes them): `(file lines, [(fn lines, name, line)])`.
+fn lengths(text: &str) -> (usize, Vec<(usize, String, usize)>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let cut = (0..lines.len())
+        .find(|&i| {
+            lines[i].starts_with("#[cfg(test)]")
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|l| l.starts_with("mod ") || l.starts_with("pub(crate) mod "))
+        })
+        .unwrap_or(lines.len());
+    let mut fns = Vec::new();
+    for i in 0..cut {
+        let l = lines[i];
+        let t = l.trim_start();
+        let indent = &l[..l.len() - t.len()];
+        let t = [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ]
+        .iter()
+        .fold(t, |t, p| t.strip_prefix(p).unwrap_or(t));
+        let Some(rest) = t.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // A declaration (a trait's `fn x();`) has no body.
+        let body = (i..cut).find(|&j| {
+            let e = lines[j].trim_end();
+            e.ends_with('{') || e.ends_with('}') || e.ends_with(';')
+        });
+        if body.is_none_or(|j| lines[j].trim_end().ends_with(';')) {
+            continue;
+        }
+        if let Some(end) = (i..cut)
+            .find(|&j| lines[j] == format!("{indent}}}") || (j == i && l.trim_end().ends_with('}')))
+        {
+            fns.push((end - i + 1, name, i + 1));
+        }
+    }
+    (cut, fns)
+}
+
+/// Rooms that own one thing: no `src/` file over 700 lines without its
+/// tests, no function over 100 lines.
+#[test]
+fn no_file_or_function_is_too_long() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &src, &mut files);
+    let mut long = Vec::new();
+    for f in &files {
+        let (n, fns) = lengths(&std::fs::read_to_string(src.join(f)).unwrap());
+        if n > 700 {
+            long.push(format!("src/{f}: {n} lines without its tests"));
+        }
+        for (len, name, line) in fns {
+            if len > 100 {
+                long.push(format!("src/{f}:{line}: fn {name} is {len} lines"));
+            }
+        }
+    }
+    assert!(long.is_empty(), "too long:\n{}", long.join("\n"));
+    // The measure itself: a 101-line function and a 701-line file are seen.
+    let body = "    x();\n".repeat(99);
+    let (_, fns) = lengths(&format!("pub fn long() {{\n{body}}}\nfn decl();\n"));
+    assert_eq!(fns, [(101, "long".to_string(), 1)]);
+    let (n, _) = lengths(&format!(
+        "{}#[cfg(test)]\nmod tests {{\n}}\n",
+        "// x\n".repeat(701)
+    ));
+    assert_eq!(n, 701);
+}
