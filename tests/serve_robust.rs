@@ -2,7 +2,9 @@
 //! in another terminal while it runs, keep-alive clients, idle and slow
 //! connections, and a process out of file descriptors. Each test failed before
 //! its fix (stale `.br` and a 304 for old content; 43 ms per keep-alive request
-//! from Nagle; idle connections kept forever; a busy loop at the fd limit).
+//! from Nagle; idle connections kept forever; a busy loop at the fd limit);
+//! and what a hostile folder or request did to it: a backslash in a name
+//! stopped it, a huge `Accept-Encoding` held it, a FIFO manifest hung it.
 
 mod serve_util;
 
@@ -13,6 +15,13 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use serve_util::*;
+
+/// The binary, failing after 20 s: a wait on a FIFO fails the test.
+fn quick() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("precompress").unwrap();
+    c.timeout(Duration::from_secs(20));
+    c
+}
 
 fn decode_br(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -229,4 +238,59 @@ fn out_of_file_descriptors_it_backs_off_instead_of_spinning() {
     assert!(log.contains("Too many open files"), "{log}");
     assert!(busy < 0.5, "{busy:.2} s of CPU in 2 s at the fd limit");
     assert!(messages <= 5, "{messages} accept messages in 2.5 s:\n{log}");
+}
+
+#[test]
+fn a_backslash_in_a_name_is_passed_over_and_serve_still_starts() {
+    let (_tmp, site) = precompressed_site();
+    std::fs::write(site.join("assets/back\\slash.js"), "x".repeat(4000)).unwrap();
+    quick()
+        .arg(&site)
+        .args(["--no-config"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "back\\slash.js: no URL path can name",
+        ))
+        .stdout(predicates::str::contains("1 name_not_servable"));
+    assert!(!site.join("assets/back\\slash.js.br").exists());
+    quick().arg("check").arg(&site).assert().success();
+    let s = start_precompress(&site, &[]);
+    assert_eq!(get(s.addr, "/assets/app.js", Some("br")).status, 200);
+}
+
+#[test]
+fn a_huge_accept_encoding_does_not_hold_the_server() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    // 40,000 tokens (about 300 KB): seconds per request when parsing was quadratic.
+    let huge: String = (0..40_000).map(|i| format!("x{i},")).collect();
+    let t = Instant::now();
+    let r = request(
+        s.addr,
+        "GET",
+        "/assets/app.js",
+        &[("Accept-Encoding", &huge)],
+    );
+    assert!(r.status == 200 || r.status == 431, "{}", r.status);
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}
+
+#[test]
+fn serve_refuses_a_fifo_manifest_instead_of_hanging() {
+    let (_tmp, site) = precompressed_site();
+    let mpath = site.join("precompress-manifest.json");
+    std::fs::remove_file(&mpath).unwrap();
+    serve_util::common::mkfifo(&mpath);
+    let t = Instant::now();
+    quick()
+        .args(["serve"])
+        .arg(&site)
+        .args(["--addr", "127.0.0.1:0"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("not a regular file"));
+    assert!(t.elapsed() < Duration::from_secs(15));
 }

@@ -192,3 +192,9 @@ pub fn corpus() -> PathBuf {
         })
         .clone()
 }
+
+/// Makes a FIFO at `p` (`mkfifo`): what a hostile folder holds where a file
+/// is expected, which an open must never wait on.
+pub fn mkfifo(p: &Path) {
+    assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+}

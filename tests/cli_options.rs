@@ -447,7 +447,7 @@ fn job_summary_example_in_docs_is_what_the_binary_renders() {
 What `precompress --github` appends to `$GITHUB_STEP_SUMMARY` (the GitHub Action passes\n\
 `--github`), rendered by the real binary from a copy of `fixtures/site`:\n\n\
 ```sh\nprecompress {}\n```\n\n\
-Regenerate: `PRECOMPRESS_BLESS=1 cargo test --test cli_polish job_summary_example`. That\n\
+Regenerate: `PRECOMPRESS_BLESS=1 cargo test --test cli_options job_summary_example`. That\n\
 test fails when this file is stale; it ignores only the wall time.\n\n---\n\n",
         SUMMARY_CMD
             .iter()
