@@ -228,7 +228,8 @@ const NOT_REFUSED: Excuse = Excuse {
 };
 
 /// nginx 1.22 with the README's deltas setup and a site's conventions
-/// (`e2e/nginx-site.conf`): everything but a rebuild, its own ETags.
+/// (`e2e/nginx-site.conf`, with `absolute_redirect off` and
+/// `if_modified_since before`): everything but a rebuild, its own ETags.
 const NGINX: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
     own_etags: true,
@@ -252,21 +253,34 @@ const NGINX: Profile = Profile {
             part: "status",
             why: "nginx sends the file whatever Accept-Encoding refuses",
         },
-        NOT_REFUSED,
         Excuse {
             cases: &["POST is not allowed"],
             part: "Allow",
             why: "nginx's 405 has no Allow",
         },
         Excuse {
-            cases: &["If-Modified-Since later than the file: 304"],
-            part: "status",
-            why: "if_modified_since exact (nginx's default): only the file's own date gets a 304",
-        },
-        Excuse {
             cases: &["a range of identity"],
             part: "Accept-Ranges",
             why: "nginx sends no Accept-Ranges with a 206",
+        },
+        Excuse {
+            cases: &["If-Unmodified-Since that is no HTTP date is ignored"],
+            part: "status",
+            why: "412: nginx takes a date it cannot parse for one before the file; no directive touches If-Unmodified-Since (if_modified_since is If-Modified-Since's)",
+        },
+        Excuse {
+            cases: &["If-Modified-Since with the wrong weekday is no date"],
+            part: "status",
+            why: "304: nginx's date parser skips the weekday, so the date is read as 2100",
+        },
+        Excuse {
+            cases: &[
+                "a range to past 2^64: the rest of the file",
+                "a suffix of more than 2^64 bytes: the whole file",
+                "a range past 2^64 whose last position is before its first: ignored",
+            ],
+            part: "status",
+            why: "416: nginx's range parser refuses a position past its 63-bit off_t outright, before reading it as past the end; only max_ranges 0 changes that, by turning every range off",
         },
     ],
 };
