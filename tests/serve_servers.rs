@@ -480,6 +480,14 @@ const H2O: Profile = Profile {
             part: "Vary",
             why: "h2o varies every response of a compressible type, siblings or not (harmless)",
         },
+        Excuse {
+            cases: &[
+                "an absolute-form target is served by its path (RFC 9112 3.2.2)",
+                "a fragment in the target is not part of the path",
+            ],
+            part: "status",
+            why: "404: h2o 2.2 looks up the whole target as the path, scheme and host or '#' and all; its configuration has no rewrite (only an mruby handler in front of every request could change it, which this setup of its own file serving does not try)",
+        },
     ],
 };
 
@@ -503,7 +511,18 @@ const LIGHTTPD: Profile = Profile {
     length_optional: false,
     absolute_location: true,
     list_headers: &["Vary"],
-    excuses: &[],
+    excuses: &[
+        Excuse {
+            cases: &["a name with a newline: its variant, negotiated"],
+            part: "status",
+            why: "400: lighttpd refuses a control character in the decoded path (server.http-parseopts url-ctrls-reject); turned off, it makes the newline a '_' and answers 404, so no setting serves the name",
+        },
+        Excuse {
+            cases: &["an absolute-form target is served by its path (RFC 9112 3.2.2)"],
+            part: "status",
+            why: "400: lighttpd reads the target's host as a Host field and refuses a Host that differs (\"duplicate Host header\"), where RFC 9112 says to ignore it; the runner sends the listener's; no setting changes it",
+        },
+    ],
 };
 
 #[test]
