@@ -202,9 +202,40 @@ fn apache_answers_conditional_requests_with_its_etags() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-encoding"), Some(site.smaller_delta()));
     assert_eq!(with(("If-Modified-Since", &modified)).status, 304);
+    // Its RFC 850 and asctime forms too: Apache ignores only a date in the
+    // future (the table's are in 2060 and 2100).
+    for date in other_date_forms(&modified) {
+        assert_eq!(with(("If-Modified-Since", &date)).status, 304, "{date}");
+    }
     let old = "Thu, 01 Jan 1998 00:00:00 GMT";
     assert_eq!(with(("If-Unmodified-Since", old)).status, 412);
     assert_eq!(with(("If-Match", &etag)).status, 200);
+}
+
+/// An IMF-fixdate (`Thu, 03 Dec 2026 09:35:55 GMT`) in the RFC 850 and
+/// asctime forms (`Thursday, 03-Dec-26 09:35:55 GMT`, `Thu Dec  3 09:35:55 2026`).
+fn other_date_forms(imf: &str) -> [String; 2] {
+    let parts: Vec<&str> = imf.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    let [wd, day, mon, year, time, "GMT"] = parts[..] else {
+        panic!("{imf}");
+    };
+    let days = [
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+    ];
+    let weekday = days.iter().find(|d| d.starts_with(wd)).unwrap();
+    [
+        format!("{weekday}, {day}-{mon}-{} {time} GMT", &year[2..]),
+        format!(
+            "{wd} {mon} {:>2} {time} {year}",
+            day.trim_start_matches('0')
+        ),
+    ]
 }
 
 #[test]

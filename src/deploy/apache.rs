@@ -184,7 +184,8 @@ fn asset_rule(
         let _ = write!(pattern, "((?:{}))?", suffixes.join("|"));
         flags.push("E=PC_SFX:$1".into());
     }
-    pattern.push('$');
+    // Not `$`, which also matches before a final newline.
+    pattern.push_str(r"\z");
     let deltas: Vec<_> = by_dict
         .iter()
         .filter(|(h, _)| ranks.dictionaries.contains(h))
@@ -379,11 +380,13 @@ fn write_guards(out: &mut String, base: &str, context: Context) {
          RewriteRule {} - [R=404]\n\
          RewriteRule {} - [R=404]\n\
          RewriteRule {} - [R=404]",
+        // `(?s)` and `\z`: a name may hold a newline, where PCRE's `.` stops
+        // and before which its `$` already matches.
         rewrite_arg(&format!(
-            "^{b}precompress-manifest(?:\\.shard-[0-9]+-of-[0-9]+)?\\.json$"
+            "^{b}precompress-manifest(?:\\.shard-[0-9]+-of-[0-9]+)?\\.json\\z"
         )),
-        rewrite_arg(&format!("^{b}(?:.*/)?\\.(?!well-known(?:/|$))")),
-        rewrite_arg(&format!("^{b}.*\\.[0-9a-f]{{64}}\\.dc[bz]$")),
+        rewrite_arg(&format!("(?s)^{b}(?:.*/)?\\.(?!well-known(?:/|\\z))")),
+        rewrite_arg(&format!("(?s)^{b}.*\\.[0-9a-f]{{64}}\\.dc[bz]\\z")),
     );
 }
 
@@ -455,7 +458,7 @@ fn write_values(out: &mut String, values: &Values, index: &Index) {
             quote(value)
         );
     }
-    if let Some(link) = index.link().filter(|l| unwritable(l).is_none()) {
+    if let Some(link) = index.link().filter(|l| unwritable_value(l).is_none()) {
         let _ = writeln!(
             out,
             "\n# The shared dictionaries, on every HTML page.\nHeader set Link {} \"expr=-n %{{ENV:PC_LINK}}\"",
@@ -466,11 +469,11 @@ fn write_values(out: &mut String, values: &Values, index: &Index) {
 
 /// Why `s` (a URL path or a header value) cannot be written, if it cannot: a
 /// `?` would start a query in a rewrite, `%` starts a `Header` format, and
-/// a backslash or control character has no place in either.
+/// a backslash has no place in either. A path's control characters are
+/// escaped in its pattern ([`pcre_escape`]); a value checked by the index has
+/// none but tab, which a quoted argument keeps.
 fn unwritable(s: &str) -> Option<&'static str> {
-    if s.chars().any(char::is_control) {
-        Some("control character")
-    } else if s.contains('?') {
+    if s.contains('?') {
         Some("a rewrite reads \"?\" as the start of a query")
     } else if s.contains(['%', '\\']) {
         Some("\"%\" or \"\\\" in an Apache value")
@@ -479,10 +482,20 @@ fn unwritable(s: &str) -> Option<&'static str> {
     }
 }
 
-/// [`unwritable`], for a value inside a rewrite flag (`T=`): flags are split
-/// at `,`, and `$` starts a backreference.
+/// [`unwritable`], for a header value that may come from a path (`Link`):
+/// written as it is, so no control character.
+fn unwritable_value(s: &str) -> Option<&'static str> {
+    if s.chars().any(char::is_control) {
+        Some("control character")
+    } else {
+        unwritable(s)
+    }
+}
+
+/// [`unwritable_value`], for a value inside a rewrite flag (`T=`): flags are
+/// split at `,`, and `$` starts a backreference.
 fn unwritable_flag(s: &str) -> Option<&'static str> {
-    unwritable(s).or_else(|| {
+    unwritable_value(s).or_else(|| {
         s.contains([',', '$'])
             .then_some("\",\" or \"$\" in a rewrite flag")
     })
@@ -542,7 +555,7 @@ mod tests {
         // smallest ranks highest. Dictionaries in hash order, each's codings
         // smallest first.
         let want = format!(
-            "RewriteRule \"^/assets/app-5e6f7a8b\\.js$\" - \"[E=PC_CC:i,E=PC_VARY:d,E=PC_UAD:1,E=PC_R_ID:01,\
+            "RewriteRule \"^/assets/app-5e6f7a8b\\.js\\z\" - \"[E=PC_CC:i,E=PC_VARY:d,E=PC_UAD:1,E=PC_R_ID:01,\
              E=PC_D:;{}{}z03b02;{}{}b04,T=text/javascript; charset=utf-8,E=no-gzip:1,E=no-brotli:1,S=1]\"",
             available_dictionary(&[1; 32]),
             hex(&[1; 32]),
@@ -582,7 +595,7 @@ mod tests {
         // br 90 > gzip 120 > identity 300 = zstd 300 (identity first on a tie).
         assert!(
             r.starts_with(
-                "RewriteRule \"^/a\\.css((?:\\.br|\\.gz|\\.zst))?$\" - \"[E=PC_CC:r,E=PC_SFX:$1,E=PC_VARY:a,E=PC_R_ID:02,E=PC_R_BR:04,E=PC_R_GZIP:03,E=PC_R_ZSTD:01,"
+                "RewriteRule \"^/a\\.css((?:\\.br|\\.gz|\\.zst))?\\z\" - \"[E=PC_CC:r,E=PC_SFX:$1,E=PC_VARY:a,E=PC_R_ID:02,E=PC_R_BR:04,E=PC_R_GZIP:03,E=PC_R_ZSTD:01,"
             ),
             "{r}"
         );
@@ -642,11 +655,11 @@ mod tests {
         idx.set_base("/app/");
         let out = render(&idx);
         assert!(out.config.contains(
-            "RewriteRule \"^/app/precompress-manifest(?:\\.shard-[0-9]+-of-[0-9]+)?\\.json$\" - [R=404]\n"
+            "RewriteRule \"^/app/precompress-manifest(?:\\.shard-[0-9]+-of-[0-9]+)?\\.json\\z\" - [R=404]\n"
         ));
         assert!(out
             .config
-            .contains("RewriteRule \"^/app/(?:.*/)?\\.(?!well-known(?:/|$))\" - [R=404]\n"));
+            .contains("RewriteRule \"(?s)^/app/(?:.*/)?\\.(?!well-known(?:/|\\z))\" - [R=404]\n"));
         rule(&out.config, "/app/assets/app-5e6f7a8b.js");
         assert!(out
             .config
@@ -685,10 +698,55 @@ mod tests {
         let r = rule(&out.config, &format!("/{name}"));
         assert!(
             r.starts_with(
-                "RewriteRule \"^/odd names/café \\x22menü\\x22 — \\(1\\) & #hash-5e6f7a8b\\.js$\" - "
+                "RewriteRule \"^/odd names/café \\x22menü\\x22 — \\(1\\) & #hash-5e6f7a8b\\.js\\z\" - "
             ),
             "{r}"
         );
+    }
+
+    /// Issue #29: such an asset was left out (so its variants went out by
+    /// their own names, and mod_deflate compressed it again), and `.`/`$`
+    /// in the other patterns stop at, or match before, a newline.
+    #[test]
+    fn names_with_a_newline_or_cr_get_their_rule_and_variants_refused_by_name() {
+        let asset = |key: &str| {
+            let k = serde_json::to_string(key).unwrap();
+            let gz = serde_json::to_string(&format!("{key}.gz")).unwrap();
+            format!(
+                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{}\"", "sha256": "x", "size": 300, "skipped": {{}},
+                  "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{}\""}}]}}"#,
+                key.len(),
+                key.len()
+            )
+        };
+        let json = format!(
+            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {}, {} }} }}"#,
+            asset("odd/new\nline.txt"),
+            asset("odd/carriage\rreturn-x.txt")
+        );
+        let idx = Index::from_json(std::path::Path::new("m.json"), &json).unwrap();
+        for context in [Context::Server, Context::Htaccess] {
+            let out = render_in(&idx, context);
+            assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+            let slash = if context == Context::Server { "/" } else { "" };
+            for escaped in [r"new\nline\.txt", r"carriage\rreturn-x\.txt"] {
+                let want = format!(
+                    "RewriteRule \"^{slash}odd/{escaped}((?:\\.gz))?\\z\" - \"[E=PC_CC:r,E=PC_SFX:$1,"
+                );
+                let r = out.config.lines().find(|l| l.starts_with(&want));
+                let r = r.unwrap_or_else(|| panic!("no {want} in\n{}", out.config));
+                assert!(r.contains(",E=no-gzip:1,E=no-brotli:1"), "{r}");
+            }
+            assert!(!out.config.contains('\r'), "a raw CR");
+            assert!(
+                out.config
+                    .contains("\nRewriteRule (?s)^(.*)\\z $1.gz [E=PC_CE:gzip,"),
+                "the sibling's rewrite takes the whole path"
+            );
+            assert!(out.config.contains(&format!(
+                "\nRewriteRule \"(?s)^{slash}.*\\.[0-9a-f]{{64}}\\.dc[bz]\\z\" - [R=404]\n"
+            )));
+        }
     }
 
     #[test]
@@ -705,7 +763,7 @@ mod tests {
         let r = out
             .config
             .lines()
-            .find(|l| l.starts_with("RewriteRule \"^assets/app-5e6f7a8b\\.js$\""))
+            .find(|l| l.starts_with("RewriteRule \"^assets/app-5e6f7a8b\\.js\\z\""))
             .unwrap_or_else(|| panic!("{}", out.config));
         assert!(r.contains(",E=PC_T:text/javascript; charset=utf-8,"), "{r}");
         assert!(out
@@ -713,7 +771,7 @@ mod tests {
             .contains("RewriteRule \"^precompress-manifest(?:"));
         assert!(out
             .config
-            .contains("RewriteRule \"^(?:.*/)?\\.(?!well-known"));
+            .contains("RewriteRule \"(?s)^(?:.*/)?\\.(?!well-known"));
         // The take-back comes before any other rule, and ends the rewriting.
         let take = out
             .config
@@ -724,7 +782,7 @@ mod tests {
         assert!(out.config.contains(",E=no-gzip:1,E=no-brotli:1,END]\"\n"));
         // Siblings are found by the file's own path, served by internal redirect.
         assert!(out.config.contains(
-            "RewriteCond %{REQUEST_FILENAME}.br -f\nRewriteRule ^(.*)$ $1.br [E=PC_CE:br,L]\n"
+            "RewriteCond %{REQUEST_FILENAME}.br -f\nRewriteRule (?s)^(.*)\\z $1.br [E=PC_CE:br,L]\n"
         ));
         assert!(!out.config.contains("%{DOCUMENT_ROOT}") && !out.config.contains("PT,L"));
         assert!(!out.config.contains('@'), "a placeholder left");
@@ -733,9 +791,9 @@ mod tests {
         let out = render_in(&idx, Context::Server);
         assert!(out
             .config
-            .contains("RewriteRule \"^/app/assets/app-5e6f7a8b\\.js$\""));
+            .contains("RewriteRule \"^/app/assets/app-5e6f7a8b\\.js\\z\""));
         assert!(out.config.contains(
-            "RewriteCond %{DOCUMENT_ROOT}$1.br -f\nRewriteRule ^(.*)$ $1.br [E=PC_CE:br,PT,L]\n"
+            "RewriteCond %{DOCUMENT_ROOT}$1.br -f\nRewriteRule (?s)^(.*)\\z $1.br [E=PC_CE:br,PT,L]\n"
         ));
         assert!(!out.config.contains("REDIRECT_PC_CE} .") && !out.config.contains("E=PC_T:"));
     }
@@ -745,7 +803,9 @@ mod tests {
         assert_eq!(quote(r#"a"b\c"#), r#""a\"b\\c""#);
         assert_eq!(unwritable_flag("text/html; charset=utf-8"), None);
         assert!(unwritable_flag("a,b").is_some());
-        assert!(unwritable("a\nb").is_some());
+        // A path's newline is escaped in its pattern; a value's has no place.
+        assert_eq!(unwritable("a\nb"), None);
+        assert!(unwritable_value("a\nb").is_some());
         assert_eq!(cache_class(CACHE_IMMUTABLE), 'i');
         assert_eq!(cache_class(CACHE_REVALIDATE), 'r');
     }

@@ -24,7 +24,12 @@
 //!   files), and the request is served as if there were no deltas.
 //! - The `route` keeps its lines in this order (Caddy sorts directives outside
 //!   a `route`): a delta asked for by name is a 404 (`error`, so `handle_errors`
-//!   applies); `Vary: Accept-Encoding, Available-Dictionary` goes on every
+//!   applies), and so is a variant or the manifest: `@pc_file` resolves the
+//!   request to the file it names (cleaned: `//x.br` and `/a/../x.br` are
+//!   `/x.br`), and `{pc_not_served}` maps that file to `1` when it is one of
+//!   them. A name a map key cannot hold (a control character, a brace) is an
+//!   anchored regex of escapes. The two are nested, as Caddy evaluates the
+//!   matchers of one set in no fixed order; `Vary: Accept-Encoding, Available-Dictionary` goes on every
 //!   response of an asset with deltas and `Use-As-Dictionary` on every response
 //!   of a dictionary (a matcher each, since `header` would send an empty value;
 //!   `+Vary` adds to the site's own `Vary` rather than replace it);
@@ -61,7 +66,8 @@ use std::fmt::Write as _;
 use super::config_assets;
 use super::generate::VARY_DELTAS as VARY;
 use crate::model::dictionary::{available_dictionary, hex};
-use crate::serve::{Entry, Index};
+use crate::model::manifest::DEFAULT_NAME;
+use crate::serve::{Coding, Entry, Index};
 
 /// The name of the generated snippet.
 pub const SNIPPET: &str = "precompress_deltas";
@@ -104,9 +110,16 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 	@pc_link expression `{pc_link} != "-"`
 	@pc_cache_control expression `{pc_cache_control} != "-"`
 	@pc_direct path_regexp \.[0-9a-f]{64}\.dc[bz]$
+	@pc_file file {
+		try_files {path}
+	}
+	@pc_not_served expression `{pc_not_served} != "-"`
 
 	route {
 		error @pc_direct 404
+		route @pc_file {
+			error @pc_not_served 404
+		}
 		header @pc_vary +Vary {pc_vary}
 		header @pc_dictionary Use-As-Dictionary {pc_use_as_dictionary}
 		header @pc_link Link {pc_link}
@@ -150,6 +163,9 @@ struct Maps {
     /// `{path}` -> its `Cache-Control`: every asset, a folder's `index.html`
     /// by its folder too, and every delta `try_files` can find.
     cache_control: BTreeMap<String, &'static str>,
+    /// The URLs never served by their own names: every variant's, whatever
+    /// it holds, and the manifest's.
+    not_served: BTreeSet<String>,
 }
 
 /// The snippet for the deltas and dictionaries of `index`, served at its
@@ -171,6 +187,13 @@ pub fn render(index: &Index) -> CaddySnippet {
 fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
     let mut maps = Maps {
         link: index.link().filter(|l| unwritable(l).is_none()),
+        not_served: index
+            .iter()
+            .flat_map(|(_, e)| &e.variants)
+            .filter(|r| matches!(r.coding, Some(Coding::Variant(_))))
+            .map(|r| index.url(&r.path))
+            .chain([index.url(DEFAULT_NAME)])
+            .collect(),
         ..Maps::default()
     };
     if maps.link.is_some() {
@@ -338,6 +361,19 @@ fn write_snippet(out: &mut String, maps: &Maps) {
         );
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
+    out.push_str(
+        "\t# Never served by its own name (the file @pc_file resolved): a variant,\n\
+         \t# the manifest.\n\
+         \tmap {http.matchers.file.relative} {pc_not_served} {\n",
+    );
+    for uri in &maps.not_served {
+        let key = match unwritable(uri) {
+            None => quote(uri).expect("checked"),
+            Some(_) => quote(&format!("~^{}$", re2_escape(uri))).expect("no backtick in it"),
+        };
+        let _ = writeln!(out, "\t\t{key} 1");
+    }
+    out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(&accept_maps());
     out.push_str(ROUTES);
     out.push_str("}\n");
@@ -358,6 +394,27 @@ fn unwritable(s: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// `s` as a Go regular expression (RE2) that matches exactly it, in
+/// characters a Caddyfile keeps as they are: metacharacters escaped, and a
+/// control character, a brace (a placeholder to Caddy), a backtick or a `"`
+/// as `\xHH`.
+fn re2_escape(s: &str) -> String {
+    let mut r = String::with_capacity(s.len() * 2);
+    for c in s.chars() {
+        match c {
+            c if c.is_ascii_control() || "{}`\"".contains(c) => {
+                let _ = write!(r, "\\x{:02x}", c as u32);
+            }
+            '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '^' | '$' => {
+                r.push('\\');
+                r.push(c);
+            }
+            c => r.push(c),
+        }
+    }
+    r
 }
 
 /// `s` as one Caddyfile token with exactly its text: as is when it is plain,
@@ -558,6 +615,58 @@ mod tests {
                 "`/{name}` `{VARY}` - `text/javascript; charset=utf-8`"
             )]
         );
+    }
+
+    /// Issue #29: caddy-map refused no variant, and a name with a newline, a
+    /// CR or U+2028 in it went out by its own name like any other.
+    #[test]
+    fn variants_and_the_manifest_are_refused_by_the_file_they_name() {
+        let asset = |key: &str, n: usize| {
+            format!(
+                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{n}\"", "sha256": "x", "size": 300, "skipped": {{}},
+                  "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{n}\""}}]}}"#,
+                k = serde_json::to_string(key).unwrap(),
+                gz = serde_json::to_string(&format!("{key}.gz")).unwrap(),
+            )
+        };
+        let keys = [
+            "a\nb.txt",
+            "c\rd.txt",
+            "e\u{2028}f.txt",
+            "g{x}.txt",
+            "h`\"i.txt",
+            "plain.txt",
+        ];
+        let files: Vec<String> = keys.iter().enumerate().map(|(n, k)| asset(k, n)).collect();
+        let json = format!(
+            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
+            files.join(",")
+        );
+        let idx = Index::from_json(std::path::Path::new("m.json"), &json).unwrap();
+        let out = render(&idx);
+        // What a map key cannot hold is an anchored regex of escapes.
+        assert_eq!(
+            entries(&out.config, "pc_not_served"),
+            [
+                r"`~^/a\x0ab\.txt\.gz$` 1",
+                r"`~^/c\x0dd\.txt\.gz$` 1",
+                "`/e\u{2028}f.txt.gz` 1",
+                r"`~^/g\x7bx\x7d\.txt\.gz$` 1",
+                r"`~^/h\x60\x22i\.txt\.gz$` 1",
+                "/plain.txt.gz 1",
+                "/precompress-manifest.json 1",
+            ]
+        );
+        assert!(out
+            .config
+            .contains("\tmap {http.matchers.file.relative} {pc_not_served} {\n"));
+        // The file matcher first, then the map it feeds (one set's matchers
+        // run in no fixed order).
+        assert!(ROUTES.contains(
+            "\t\terror @pc_direct 404\n\t\troute @pc_file {\n\t\t\terror @pc_not_served 404\n\t\t}\n"
+        ));
+        assert!(ROUTES.contains("\t@pc_file file {\n\t\ttry_files {path}\n\t}\n"));
+        assert_eq!(re2_escape(r"a.b\c$"), r"a\.b\\c\$");
     }
 
     #[test]

@@ -43,12 +43,17 @@ pub(crate) fn named_deltas<'a>(
 }
 
 /// `s` as a PCRE pattern that matches exactly it (nginx and Apache both use
-/// PCRE). A newline becomes `\n`, so the pattern stays on one line.
+/// PCRE). An ASCII control character becomes an escape (`\n`, `\r`, `\t`,
+/// `\x{..}`), so the pattern stays on one line and none reaches a config file.
 pub(crate) fn pcre_escape(s: &str) -> String {
     let mut r = String::with_capacity(s.len() * 2);
     for c in s.chars() {
         match c {
             '\n' => r.push_str(r"\n"),
+            '\r' => r.push_str(r"\r"),
+            '\t' => r.push_str(r"\t"),
+            // Bytes, not code points: the servers' PCRE runs without UTF mode.
+            c if c.is_ascii_control() => r.push_str(&format!("\\x{{{:02x}}}", c as u32)),
             '\\' | '^' | '$' | '.' | '|' | '?' | '*' | '+' | '(' | ')' | '[' | ']' | '{' | '}' => {
                 r.push('\\');
                 r.push(c);
@@ -73,6 +78,15 @@ mod tests {
         );
         assert_eq!(pcre_escape(r"a\b$^|?*[]{}"), r"a\\b\$\^\|\?\*\[\]\{\}");
         assert_eq!(pcre_escape("odd names/café #1"), "odd names/café #1");
+    }
+
+    #[test]
+    fn pcre_escape_writes_no_control_character() {
+        assert_eq!(
+            pcre_escape("new\nline\rcr\ttab\x01\x7f\u{2028}"),
+            "new\\nline\\rcr\\ttab\\x{01}\\x{7f}\u{2028}",
+            "U+2028 is no ASCII control: it stays as its UTF-8 bytes"
+        );
     }
 
     #[test]

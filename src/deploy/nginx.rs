@@ -5,6 +5,12 @@
 //! [`Index::select_with_dictionary`] makes is spelt out as a lookup table.
 //!
 //! How a request flows, and why each piece is there:
+//! - `if ($pc_not_served = $uri) { return 404; }`: every variant's URL, and the
+//!   manifest's, maps to itself, so a request for one by its own name is a 404
+//!   (`return`, so `error_page` applies), whatever its name holds (`$uri` is
+//!   decoded: a newline is a newline). The hash ignores case and `=` does not,
+//!   so only the exact name is refused; a name with a `$` (no escape for it in
+//!   a value) is a regex whose capture is the value.
 //! - `$pc_dcb` and `$pc_dcz` say whether `Accept-Encoding` names the coding
 //!   with a weight above 0 (`*` does not count: it says nothing about holding a
 //!   dictionary).
@@ -25,7 +31,8 @@
 //!   a 404. The rewrite happens before the content phase, so `gzip_static` and
 //!   `brotli_static` never see the asset's name, and for the delta's name there
 //!   is no `.gz` or `.br` beside it: they stay out of the way.
-//! - The nested location matches only delta names and is `internal` (a rewritten
+//! - The nested location matches only delta names (`\z`, as PCRE's `$` also
+//!   matches before a final newline) and is `internal` (a rewritten
 //!   request is internal, a client asking for the file by name gets 404). It has
 //!   no rewrite directives of its own (they are not inherited), so the cached
 //!   `$pc_delta` cannot loop. nginx would type `.dcb` as
@@ -63,17 +70,19 @@ use super::generate::{
 use super::{config_assets, ConfigAsset};
 use crate::model::coding::DeltaCoding;
 use crate::model::dictionary::available_dictionary;
-use crate::serve::Index;
+use crate::model::manifest::DEFAULT_NAME;
+use crate::serve::{Coding, Index};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
-pub const LOCATION_LINES: &str = r#"if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }
+pub const LOCATION_LINES: &str = r#"if ($pc_not_served = $uri) { return 404; }
+if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }
 add_header Vary $pc_vary;
 add_header Use-As-Dictionary $pc_use_as_dictionary;
 add_header Content-Encoding $pc_content_encoding;
 add_header Content-Type $pc_content_type;
 add_header Link $pc_link;
 add_header Cache-Control $pc_cache_control;
-location ~ "\.[0-9a-f]{64}\.dc[bz]$" { internal; types { } default_type ""; }
+location ~ "\.[0-9a-f]{64}\.dc[bz]\z" { internal; types { } default_type ""; }
 "#;
 
 /// What `$pc_delta_key` looks up: `\n` and the space split it one way only,
@@ -98,6 +107,9 @@ struct Map {
     source: String,
     variable: &'static str,
     entries: BTreeMap<String, String>,
+    /// Each key maps to itself, written as a regex's capture where nginx
+    /// would read a `$` in the value as a variable.
+    echo: bool,
 }
 
 impl Map {
@@ -107,6 +119,7 @@ impl Map {
             source: source.to_string(),
             variable,
             entries: BTreeMap::new(),
+            echo: false,
         }
     }
 
@@ -120,7 +133,9 @@ impl Map {
         self.entries
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
-            .partition(|(k, _)| folded[&k.to_ascii_lowercase()] == 1)
+            .partition(|(k, _)| {
+                folded[&k.to_ascii_lowercase()] == 1 && !(self.echo && k.contains('$'))
+            })
     }
 
     fn write(&self, out: &mut String) {
@@ -131,7 +146,11 @@ impl Map {
             let _ = writeln!(out, "    {} {};", quote(k), quote(v));
         }
         for (k, v) in regexes {
-            let re = format!("~^{}\\z", regex_escape(k));
+            let (re, v) = if self.echo {
+                (format!("~^({})\\z", regex_escape(k)), "$1")
+            } else {
+                (format!("~^{}\\z", regex_escape(k)), v)
+            };
             let _ = writeln!(out, "    {} {};", quote(&re), quote(v));
         }
         out.push_str("}\n");
@@ -159,6 +178,7 @@ fn accepts(token: &str) -> String {
 pub fn render(index: &Index) -> NginxMaps {
     let mut skipped = Vec::new();
     let mut maps = Maps::new();
+    maps.not_served(index);
     for a in config_assets(index, unwritable, &mut skipped) {
         let by_dict = named_deltas(&a, unwritable, &mut skipped);
         maps.add(&a, &by_dict, index);
@@ -181,6 +201,7 @@ struct Maps {
     content_type: Map,
     content_encoding: Map,
     cache_control: Map,
+    not_served: Map,
 }
 
 impl Maps {
@@ -208,6 +229,28 @@ impl Maps {
                 "$uri",
                 "pc_cache_control",
             ),
+            not_served: Map {
+                echo: true,
+                ..Map::new(
+                    "Never served by its own name: a variant, the manifest (to itself: the location compares it with $uri, case and all).",
+                    "$uri",
+                    "pc_not_served",
+                )
+            },
+        }
+    }
+
+    /// Every variant's URL and the manifest's, whatever they hold: the
+    /// location refuses them all, so none is left out.
+    fn not_served(&mut self, index: &Index) {
+        let urls = index
+            .iter()
+            .flat_map(|(_, e)| &e.variants)
+            .filter(|r| matches!(r.coding, Some(Coding::Variant(_))))
+            .map(|r| index.url(&r.path))
+            .chain([index.url(DEFAULT_NAME)]);
+        for url in urls {
+            self.not_served.entries.insert(url.clone(), url);
         }
     }
 
@@ -259,7 +302,7 @@ impl Maps {
     }
 
     /// The maps in the order they are written, `$pc_delta_key` first.
-    fn all(self) -> [Map; 6] {
+    fn all(self) -> [Map; 7] {
         [
             self.key,
             self.vary,
@@ -267,6 +310,7 @@ impl Maps {
             self.content_type,
             self.content_encoding,
             self.cache_control,
+            self.not_served,
         ]
     }
 }
@@ -315,7 +359,7 @@ fn hash_sizes(maps: &[Map]) -> (usize, usize) {
 
 /// The hash sizes, the `Accept-Encoding` maps, `$pc_delta_key` and the
 /// `$pc_delta` that checks it, then the other maps.
-fn write_maps(out: &mut String, maps: [Map; 6]) {
+fn write_maps(out: &mut String, maps: [Map; 7]) {
     let (bucket, max_size) = hash_sizes(&maps);
     let _ = writeln!(out, "\nmap_hash_bucket_size {bucket};");
     let _ = writeln!(out, "map_hash_max_size {max_size};");
@@ -370,8 +414,8 @@ fn unwritable(s: &str) -> Option<&'static str> {
     }
 }
 
-/// A double-quoted nginx string: `\` and `"` escaped, newline and tab as `\n`
-/// and `\t` (which nginx turns back into the characters).
+/// A double-quoted nginx string: `\` and `"` escaped, newline, CR and tab as
+/// `\n`, `\r` and `\t` (which nginx turns back into the characters).
 fn quote(s: &str) -> String {
     let mut q = String::with_capacity(s.len() + 2);
     q.push('"');
@@ -380,6 +424,7 @@ fn quote(s: &str) -> String {
             '\\' => q.push_str(r"\\"),
             '"' => q.push_str("\\\""),
             '\n' => q.push_str(r"\n"),
+            '\r' => q.push_str(r"\r"),
             '\t' => q.push_str(r"\t"),
             c => q.push(c),
         }
@@ -563,10 +608,59 @@ mod tests {
         assert!(!block(&out.config, "pc_vary").contains("a$b"));
     }
 
+    /// Issue #29: nginx-map refused no variant, and a name with a newline, a
+    /// CR or U+2028 in it went out by its own name like any other.
+    #[test]
+    fn variants_and_the_manifest_are_refused_by_their_own_names_whatever_they_hold() {
+        let asset = |key: &str, n: usize| {
+            format!(
+                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{n}\"", "sha256": "x", "size": 300, "skipped": {{}},
+                  "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{n}\""}}]}}"#,
+                k = serde_json::to_string(key).unwrap(),
+                gz = serde_json::to_string(&format!("{key}.gz")).unwrap(),
+            )
+        };
+        let keys = [
+            "a\nb.txt",
+            "c\rd.txt",
+            "e\u{2028}f.txt",
+            "a$b.txt",
+            "X.txt",
+            "x.txt",
+        ];
+        let files: Vec<String> = keys.iter().enumerate().map(|(n, k)| asset(k, n)).collect();
+        let json = format!(
+            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
+            files.join(",")
+        );
+        let mut idx = Index::from_json(std::path::Path::new("m.json"), &json).unwrap();
+        idx.set_base("/app/");
+        let out = render(&idx);
+        // Each to itself; `$` and names equal but for case as case-sensitive
+        // regexes whose capture is the value (nginx has no escape for `$`).
+        assert_eq!(
+            block(&out.config, "pc_not_served"),
+            concat!(
+                "map $uri $pc_not_served {\n",
+                "    \"/app/a\\nb.txt.gz\" \"/app/a\\nb.txt.gz\";\n",
+                "    \"/app/c\\rd.txt.gz\" \"/app/c\\rd.txt.gz\";\n",
+                "    \"/app/e\u{2028}f.txt.gz\" \"/app/e\u{2028}f.txt.gz\";\n",
+                "    \"/app/precompress-manifest.json\" \"/app/precompress-manifest.json\";\n",
+                "    \"~^(/app/X\\\\.txt\\\\.gz)\\\\z\" \"$1\";\n",
+                "    \"~^(/app/a\\\\$b\\\\.txt\\\\.gz)\\\\z\" \"$1\";\n",
+                "    \"~^(/app/x\\\\.txt\\\\.gz)\\\\z\" \"$1\";\n",
+                "}\n"
+            )
+        );
+        assert!(LOCATION_LINES.starts_with("if ($pc_not_served = $uri) { return 404; }\n"));
+        // PCRE's `$` matches before a final newline too.
+        assert!(LOCATION_LINES.contains(r#"location ~ "\.[0-9a-f]{64}\.dc[bz]\z" { internal;"#));
+    }
+
     #[test]
     fn quoting_and_escaping() {
         assert_eq!(quote(r#"a"b\c"#), r#""a\"b\\c""#);
-        assert_eq!(quote("a\nb\tc"), r#""a\nb\tc""#);
+        assert_eq!(quote("a\nb\tc\rd"), r#""a\nb\tc\rd""#);
         assert_eq!(
             regex_escape(":WC01+m8/V/Y=:\n/a.b(1)"),
             r":WC01\+m8/V/Y=:\n/a\.b\(1\)"
@@ -585,8 +679,10 @@ mod tests {
             "{}",
             out.config
         );
+        // Nothing but the manifest's "/precompress-manifest.json" (26 bytes):
+        // 8 + 26 + 2 -> 40; 4 x 40 + 8 -> 256.
         let out = render(&index(&[]));
-        assert!(out.config.contains("\nmap_hash_bucket_size 64;\n"));
+        assert!(out.config.contains("\nmap_hash_bucket_size 256;\n"));
         assert!(out.config.contains("\nmap_hash_max_size 2048;\n"));
     }
 

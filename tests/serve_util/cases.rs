@@ -191,7 +191,7 @@ pub struct Profile {
     /// still compared.
     pub length_optional: bool,
     /// Its `Location` may be absolute: it is compared as resolved against the
-    /// origin (the same target).
+    /// request's origin (the same target; an absolute-form target's own).
     pub absolute_location: bool,
     /// List-valued headers compared as lists, item by item (Apache joins
     /// `Vary` items with "," where the table has ", ").
@@ -314,6 +314,17 @@ impl Target<'_> {
         }
     }
 
+    /// The origin `case`'s request is for, which an absolute `Location`
+    /// resolves against: an absolute-form target's own (its authority, not
+    /// `Host`: RFC 9112 §3.2.2), else the server's.
+    fn origin(&self, case: &Value) -> String {
+        let target = case["path"].as_str().unwrap();
+        match target.strip_prefix("http://") {
+            Some(rest) => format!("http://{}", &rest[..rest.find('/').unwrap_or(rest.len())]),
+            None => format!("http://{}", self.addr),
+        }
+    }
+
     /// What `case` got wrong; empty when nothing.
     fn check(&self, case: &Value) -> Vec<Problem> {
         let method = case["method"].as_str().unwrap_or("GET");
@@ -366,7 +377,7 @@ impl Target<'_> {
                             list(&g.to_ascii_lowercase()) == list(&want.to_ascii_lowercase())
                         }
                         Some(g) if name == "Location" && self.profile.absolute_location => {
-                            g == want || g == format!("http://{}{want}", self.addr)
+                            g == want || g == format!("{}{want}", self.origin(case))
                         }
                         g => g == Some(want.as_str()),
                     }
