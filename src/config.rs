@@ -89,10 +89,51 @@ pub struct Config {
     /// The URL path DIR is served at, `/`-anchored and ending in `/` (default
     /// `/`): dictionary patterns start with it, and the manifest records it.
     pub base: String,
-    /// Make the shared dictionaries: for chunks no per-file dictionary can
-    /// serve (`run::shared`) and for HTML pages where it pays
-    /// (`run::documents`). Default true.
-    pub shared_dictionary: bool,
+    /// What serves the chunks no per-file dictionary can (`run::shared`),
+    /// and whether HTML pages get a documents dictionary where it pays
+    /// (`run::documents`; not with [`SharedDictionary::Off`]). Default
+    /// [`SharedDictionary::Auto`].
+    pub shared_dictionary: SharedDictionary,
+}
+
+/// `--shared-dictionary`: the dictionary for scripts and stylesheets that
+/// have no pattern of their own (names that are only a hash, or that several
+/// chunks share; `run::shared`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SharedDictionary {
+    /// One chunk of each group (the largest that imports others) is marked
+    /// with the group's pattern: a first visit fetches nothing more, and a
+    /// returning visitor's requests for the group offer it.
+    #[default]
+    Auto,
+    /// A dictionary resource of every such chunk, which each page links: a
+    /// first visit fetches it at idle (about the chunks' brotli size), and
+    /// returning visitors get the smallest deltas.
+    On,
+    /// Neither (and no documents dictionary): those chunks get no deltas.
+    Off,
+}
+
+impl SharedDictionary {
+    /// Its setting value: `auto`, `on` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SharedDictionary::Auto => "auto",
+            SharedDictionary::On => "on",
+            SharedDictionary::Off => "off",
+        }
+    }
+
+    /// Parses a setting value (`true` is `auto`, `false` is `off`, as the
+    /// boolean setting was).
+    pub fn parse(s: &str) -> Option<SharedDictionary> {
+        match s {
+            "auto" | "true" => Some(SharedDictionary::Auto),
+            "on" => Some(SharedDictionary::On),
+            "off" | "false" => Some(SharedDictionary::Off),
+            _ => None,
+        }
+    }
 }
 
 impl Config {
@@ -118,7 +159,7 @@ impl Config {
             use_as_dictionary: true,
             shard: None,
             base: crate::model::path::ROOT_BASE.to_string(),
-            shared_dictionary: true,
+            shared_dictionary: SharedDictionary::Auto,
         }
     }
 

@@ -357,7 +357,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_use_as_dictionary: bool,
 
-    /// Make no shared dictionaries (for hash-only and same-named chunks, and for HTML pages): first visits skip their idle download, and those files get no deltas.
+    /// Chunks with no name of their own (hash-only or same-named): auto marks one per group, which a first visit fetches anyway (no extra download); on also makes a dictionary of them every page links (a first visit fetches it at idle; returning visitors save the most); off makes neither, nor a documents dictionary.
+    #[arg(long, value_name = "MODE", value_parser = parse_shared_dictionary, conflicts_with = "no_shared_dictionary")]
+    pub shared_dictionary: Option<precompressor::config::SharedDictionary>,
+
+    /// As `--shared-dictionary off`.
     #[arg(long)]
     pub no_shared_dictionary: bool,
 
@@ -462,13 +466,23 @@ impl RunArgs {
             d
         };
         c.use_as_dictionary = !self.no_use_as_dictionary;
-        c.shared_dictionary = !self.no_shared_dictionary;
+        c.shared_dictionary = match (self.no_shared_dictionary, self.shared_dictionary) {
+            (true, _) => precompressor::config::SharedDictionary::Off,
+            (false, m) => m.unwrap_or_default(),
+        };
         if let Some(b) = &self.base {
             c.base = b.clone();
         }
         c.shard = self.shard;
         c
     }
+}
+
+/// `--shared-dictionary`: `auto`, `on` or `off`.
+pub fn parse_shared_dictionary(s: &str) -> Result<precompressor::config::SharedDictionary, String> {
+    precompressor::config::SharedDictionary::parse(s)
+        .filter(|_| !matches!(s, "true" | "false"))
+        .ok_or_else(|| format!("{s:?}: auto, on or off"))
 }
 
 /// `--base`: a `/`-anchored path, normalized to end in `/`.

@@ -64,8 +64,9 @@ pub struct FileConfig {
     pub use_as_dictionary: Option<bool>,
     /// As `--base`: the URL path DIR is served at.
     pub base: Option<String>,
-    /// `false` as `--no-shared-dictionary`.
-    pub shared_dictionary: Option<bool>,
+    /// As `--shared-dictionary`: `"auto"`, `"on"` or `"off"` (`true` is
+    /// `"auto"`, `false` is `"off"`).
+    pub shared_dictionary: Option<toml::Value>,
     /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
     pub budget: Option<BTreeMap<String, toml::Value>>,
 }
@@ -173,8 +174,23 @@ impl FileConfig {
         if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
             args.no_use_as_dictionary = !u;
         }
-        if let (Some(s), false) = (self.shared_dictionary, explicit("no_shared_dictionary")) {
-            args.no_shared_dictionary = !s;
+        if let (Some(v), false) = (
+            &self.shared_dictionary,
+            explicit("no_shared_dictionary") || explicit("shared_dictionary"),
+        ) {
+            let mode = match v {
+                toml::Value::Boolean(b) => Some(b.to_string()),
+                toml::Value::String(s) => Some(s.clone()),
+                _ => None,
+            }
+            .and_then(|s| precompressor::config::SharedDictionary::parse(&s))
+            .ok_or_else(|| {
+                bad(
+                    "shared-dictionary",
+                    format!("{v}: \"auto\", \"on\" or \"off\""),
+                )
+            })?;
+            args.shared_dictionary = Some(mode);
         }
         if let (Some(b), false) = (&self.base, explicit("base")) {
             args.base = Some(crate::cli::args::parse_base(b).map_err(|e| bad("base", e))?);

@@ -58,10 +58,16 @@ pub fn logical_name(path: &str) -> Option<String> {
     let mut logical = None;
     // name.HASH, or name.HASH.chunk (any dot-separated segment after the first).
     let segments: Vec<&str> = stem.split('.').collect();
+    // In a framework's immutable folder every name carries a hash, so the
+    // last segment, 8 characters of the alphabet, is one even when it reads
+    // as a word (SvelteKit's `entry/start.DgaHsjir.js`: about one build in
+    // four draws such a hash for some chunk).
+    let immutable = segments.len() > 1 && in_immutable_folder(path);
     if let Some(i) = (1..segments.len()).find(|&i| {
         let hash = segments[i];
         (hash.len() >= 8 && hex_hash(hash))
             || (hash.len() == 8 && (dotted_hash(hash) || digit_hash(hash, ext)))
+            || (immutable && i == segments.len() - 1 && base64url_alphabet(hash))
     }) {
         let mut s = segments.clone();
         s[i] = "*";
@@ -104,6 +110,14 @@ pub fn is_hash_only(path: &str) -> bool {
     !ext.is_empty()
         && ((stem.len() == 8 && base64url_hash(stem) && mixed(stem))
             || (stem.len() >= 16 && hex_hash(stem)))
+}
+
+/// 8 characters of `[A-Za-z0-9_-]`, whatever they read as.
+fn base64url_alphabet(hash: &str) -> bool {
+    hash.len() == 8
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// Upper-case, lower-case and a digit, all three.
@@ -238,6 +252,42 @@ pub fn pairing_key(path: &str) -> String {
     logical_name(path).unwrap_or_else(|| path.to_string())
 }
 
+/// The pattern (relative to DIR) that every script, or every stylesheet, of
+/// the asset's folder matches: `_nuxt/*.js`. What a browser matches the
+/// dictionary of chunks named by a hash alone by (`run::shared`).
+pub fn folder_pattern(path: &str) -> Option<String> {
+    let ext = crate::model::content::extension(path)?;
+    Some(format!("{}*.{ext}", folder_of(path)))
+}
+
+/// The pattern an asset's dictionary is matched by, relative to DIR: its
+/// logical name (`assets/index-*.js`), or for a fingerprinted name with none
+/// (`_nuxt/C27JxjOI.js`), its folder's [`folder_pattern`]; `None` for a name
+/// that is not fingerprinted. Earlier releases' dictionaries are listed
+/// under it, and a new asset looks its predecessors up by it.
+pub fn dictionary_key(path: &str) -> Option<String> {
+    logical_name(path).or_else(|| {
+        is_fingerprinted(path)
+            .then(|| folder_pattern(path))
+            .flatten()
+    })
+}
+
+/// The `Use-As-Dictionary` value of a dictionary matched by `pattern`
+/// (relative to DIR, as [`dictionary_key`] gives it) served under `base`,
+/// for the asset at `path`: `match-dest=("style")` for a stylesheet. `None`
+/// when the pattern holds a character URLPattern reads specially.
+pub fn pattern_use_as_dictionary(pattern: &str, path: &str, base: &str) -> Option<String> {
+    if !pattern_safe(&pattern.replace('*', "")) {
+        return None;
+    }
+    let mut v = format!("match=\"{}\"", crate::model::path::url_of(base, pattern));
+    if crate::model::content::extension(path).as_deref() == Some("css") {
+        v.push_str(", match-dest=(\"style\")");
+    }
+    Some(v)
+}
+
 /// Characters a path may hold and still be written into a URL pattern as is:
 /// none of URLPattern's special characters (`: * ( ) { } ? + \`), nothing to
 /// percent-encode, nothing to escape in a structured-field string.
@@ -363,6 +413,18 @@ pub fn is_candidate(path: &str, size: u64) -> bool {
         && logical_name(path).is_some()
 }
 
+/// Whether the asset at `path` of `size` bytes may have been sent as a
+/// dictionary: a [`is_candidate`], or a fingerprinted script or stylesheet
+/// a release marked with its group's pattern (`run::shared`).
+pub fn may_be_dictionary(path: &str, size: u64) -> bool {
+    is_candidate(path, size)
+        || (size >= DICTIONARY_MIN_SIZE
+            && pattern_safe(path)
+            && crate::model::content::extension(path)
+                .is_some_and(|e| matches!(e.as_str(), "js" | "mjs" | "cjs" | "css"))
+            && is_fingerprinted(path))
+}
+
 /// The `Use-As-Dictionary` value for the asset at `path`, if it is a
 /// candidate: `match="/assets/index-*.js"`, with `match-dest=("style")` for a
 /// stylesheet (a script may run as a worker, whose destination differs). The
@@ -372,12 +434,7 @@ pub fn use_as_dictionary(path: &str, size: u64, base: &str) -> Option<String> {
     if !is_candidate(path, size) || is_shared_dictionary(path) {
         return None;
     }
-    let logical = logical_name(path)?;
-    let mut v = format!("match=\"{}\"", crate::model::path::url_of(base, &logical));
-    if crate::model::content::extension(path).as_deref() == Some("css") {
-        v.push_str(", match-dest=(\"style\")");
-    }
-    Some(v)
+    pattern_use_as_dictionary(&logical_name(path)?, path, base)
 }
 
 /// The SHA-256 of `bytes`: what names a dictionary.

@@ -199,6 +199,7 @@ pub(crate) fn commit_entries(
     raw: bool,
     journaled: &HashSet<&str>,
     shared: &[crate::run::shared::Shared],
+    groups: &[crate::run::shared::Group],
     log: &mut Log,
 ) -> Manifest {
     let mut manifest = Manifest::new(env.settings.clone());
@@ -208,6 +209,11 @@ pub(crate) fn commit_entries(
     let members: HashSet<&str> = shared
         .iter()
         .flat_map(|s| s.members.iter().map(String::as_str))
+        .chain(
+            groups
+                .iter()
+                .flat_map(|g| g.members.iter().map(String::as_str)),
+        )
         .collect();
     let mut unreached = Vec::new();
     for (f, o) in files.iter().zip(outcomes) {
@@ -222,6 +228,15 @@ pub(crate) fn commit_entries(
         let rel = &f.found.rel;
         let mark = match shared.iter().find(|s| s.rel == *rel) {
             Some(s) => s.use_as_dictionary(&env.cfg.base),
+            None if groups.iter().any(|g| g.marked == *rel) => {
+                groups.iter().find(|g| g.marked == *rel).and_then(|g| {
+                    crate::model::dictionary::pattern_use_as_dictionary(
+                        &g.pattern,
+                        rel,
+                        &env.cfg.base,
+                    )
+                })
+            }
             None if members.contains(rel.as_str()) => None,
             _ => (env.cfg.use_as_dictionary && env.filter.takes_deltas(rel, f.size))
                 .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))

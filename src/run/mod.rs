@@ -332,6 +332,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         raw,
         &journaled,
         &scanned.shared,
+        &scanned.groups,
         &mut log,
     );
     if planned.sharded.is_none() && !cfg.dry_run {
@@ -343,6 +344,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             &mut log.counts,
         );
     }
+    if cfg.use_as_dictionary {
+        log.counts.first_visit = Some(first_visit(cfg, &manifest, &scanned.groups));
+    }
     let whole = planned.sharded.is_none();
     write_outputs(
         &env,
@@ -353,16 +357,43 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         &mut log,
     );
     if whole {
-        record_release(&env, files, &mut log);
+        record_release(&env, files, &manifest, &mut log);
     }
     Ok(report(&env, manifest, tree.passed, timings, started, log))
 }
 
-/// After a whole run with no error, this release's dictionary-worthy assets
-/// go to the release store, for the next runs' deltas. Not for a dry run, a
-/// shard (each has only its part), or a run with errors (a file it could not
-/// read would be missing from the release).
-fn record_release(env: &Env, files: &[Scanned], log: &mut Log) {
+/// What the release's dictionaries cost a first-time visitor: the ones its
+/// pages link, at their smallest variant's size.
+fn first_visit(
+    cfg: &Config,
+    manifest: &Manifest,
+    groups: &[crate::run::shared::Group],
+) -> crate::report::FirstVisit {
+    let linked: Vec<String> = [&manifest.shared_dictionary, &manifest.documents_dictionary]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let linked_bytes = linked
+        .iter()
+        .filter_map(|k| manifest.files.get(k))
+        .map(|a| a.encodings.iter().map(|v| v.size).min().unwrap_or(a.size))
+        .sum();
+    crate::report::FirstVisit {
+        shared_dictionary: cfg.shared_dictionary.as_str(),
+        linked,
+        linked_bytes,
+        groups: groups.len(),
+        grouped: groups.iter().map(|g| g.members.len()).sum(),
+    }
+}
+
+/// After a whole run with no error, this release's dictionaries (what its
+/// manifest marks: what a browser holds) go to the release store, for the
+/// next runs' deltas. Not for a dry run, a shard (each has only its part),
+/// or a run with errors (a file it could not read would be missing from the
+/// release).
+fn record_release(env: &Env, files: &[Scanned], manifest: &Manifest, log: &mut Log) {
     let Some(store) = &env.store else { return };
     if env.cfg.dry_run || !log.errors.is_empty() {
         return;
@@ -370,8 +401,10 @@ fn record_release(env: &Env, files: &[Scanned], log: &mut Log) {
     let assets: Vec<_> = files
         .iter()
         .filter(|f| {
-            env.filter.takes_deltas(&f.found.rel, f.size)
-                && crate::model::dictionary::is_candidate(&f.found.rel, f.size)
+            manifest
+                .files
+                .get(&f.found.rel)
+                .is_some_and(|a| a.use_as_dictionary.is_some())
         })
         .map(|f| (f.found.rel.clone(), f.found.path.clone(), f.sha256_raw))
         .collect();

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsutil::open_own;
 use crate::model::dictionary::{
-    is_candidate, is_shared_dictionary, pairing_key, parse_hex32, shared_serves,
+    dictionary_key, folder_of, folder_pattern, is_shared_dictionary, may_be_dictionary,
+    pairing_key, parse_hex32, shared_kind, shared_serves, SharedKind,
 };
 use crate::model::manifest::Manifest;
 use crate::run::walk::walk;
@@ -104,12 +105,24 @@ impl Releases {
         for (i, root) in roots.iter().enumerate() {
             check_folder(root, canon_dir.as_deref())?;
             let mpath = crate::model::manifest::default_path(root);
+            // What the release's manifest marked is what a browser holds; with
+            // no manifest, whatever may have been marked.
+            let mut marked: Option<std::collections::HashSet<String>> = None;
             if mpath.is_file() {
-                if let Err(e) = Manifest::read(&mpath) {
-                    warnings.push(format!(
+                match Manifest::read(&mpath) {
+                    Ok(m) => {
+                        marked = Some(
+                            m.files
+                                .into_iter()
+                                .filter(|(_, a)| a.use_as_dictionary.is_some())
+                                .map(|(k, _)| k)
+                                .collect(),
+                        )
+                    }
+                    Err(e) => warnings.push(format!(
                         "{e}; ignored: pairing {} by file names alone",
                         root.display()
-                    ));
+                    )),
                 }
             }
             let tree = walk(root, false, &[mpath]);
@@ -120,7 +133,11 @@ impl Releases {
                 let Ok(md) = std::fs::metadata(&f.path) else {
                     continue;
                 };
-                if !is_candidate(&f.rel, md.len()) {
+                let listed = match &marked {
+                    Some(m) => m.contains(&f.rel) && may_be_dictionary(&f.rel, md.len()),
+                    None => may_be_dictionary(&f.rel, md.len()),
+                };
+                if !listed {
                     continue;
                 }
                 releases.list(OldFile {
@@ -159,7 +176,7 @@ impl Releases {
                 let path = store.blob(&f.sha256);
                 let on_disk = std::fs::symlink_metadata(&path);
                 if !on_disk.is_ok_and(|m| m.is_file() && m.len() == f.size)
-                    || !is_candidate(&f.rel, f.size)
+                    || !may_be_dictionary(&f.rel, f.size)
                 {
                     continue;
                 }
@@ -181,7 +198,7 @@ impl Releases {
             self.shared.push(old.clone());
         }
         self.by_key
-            .entry(pairing_key(&old.rel))
+            .entry(dictionary_key(&old.rel).unwrap_or_else(|| pairing_key(&old.rel)))
             .or_default()
             .push(old);
     }
@@ -206,8 +223,23 @@ impl Releases {
     /// (at most [`POOL`] each, nearest in size first; [`shortlist`] narrows
     /// them to [`MAX_TRIED`]).
     pub fn paired(&self, rel: &str, size: u64) -> Vec<Vec<&OldFile>> {
+        self.listed_under(&pairing_key(rel), size)
+    }
+
+    /// The earlier files marked with the pattern of `rel`'s folder
+    /// (`_nuxt/*.js`: [`folder_pattern`]), grouped by release as
+    /// [`Releases::paired`] groups them: what a browser offers for a chunk
+    /// with no name of its own, or with a name no earlier release had.
+    pub fn in_folder(&self, rel: &str, size: u64) -> Vec<Vec<&OldFile>> {
+        match folder_pattern(rel) {
+            Some(p) => self.listed_under(&p, size),
+            None => Vec::new(),
+        }
+    }
+
+    fn listed_under(&self, key: &str, size: u64) -> Vec<Vec<&OldFile>> {
         let mut groups: Vec<Vec<&OldFile>> = vec![Vec::new(); self.roots.len()];
-        if let Some(files) = self.by_key.get(&pairing_key(rel)) {
+        if let Some(files) = self.by_key.get(key) {
             for f in files {
                 groups[f.release].push(f);
             }
@@ -223,6 +255,15 @@ impl Releases {
         }
         groups.retain(|g| !g.is_empty());
         groups
+    }
+
+    /// The folders of the earlier releases' code dictionaries (`run::shared`).
+    pub fn shared_folders(&self) -> Vec<&str> {
+        self.shared
+            .iter()
+            .filter(|f| shared_kind(&f.rel) == Some(SharedKind::Code))
+            .map(|f| folder_of(&f.rel))
+            .collect()
     }
 
     /// The shared dictionaries of the earlier releases that serve the asset

@@ -14,6 +14,7 @@ use std::time::SystemTime;
 use base64::Engine;
 use rayon::prelude::*;
 
+use crate::config::SharedDictionary;
 use crate::encode::brotli_split::parts_for;
 use crate::encode::Codec;
 use crate::error::{Error, Result};
@@ -352,9 +353,12 @@ pub(crate) fn choose_dictionaries(
         Vec::new()
     };
     // With no earlier file of its own (a new name, or a name that was a
-    // member before), what a browser offers is the shared dictionary.
+    // member before), what a browser offers is the shared dictionary, or
+    // the chunk an earlier release marked with its folder's pattern.
     let groups = if shared || paired.is_empty() {
-        releases.shared_for(rel)
+        let mut g = releases.shared_for(rel);
+        g.extend(releases.in_folder(rel, f.size));
+        g
     } else {
         Vec::new()
     };
@@ -407,6 +411,8 @@ pub(crate) struct ScanOut {
     /// This release's shared dictionaries, of `files` (`run::shared`,
     /// `run::documents`).
     pub(crate) shared: Vec<Shared>,
+    /// This release's groups of chunks, each with its marked chunk.
+    pub(crate) groups: Vec<crate::run::shared::Group>,
 }
 
 /// Variants and deltas on disk ([`ScanOut::on_disk`]) by path, as the plan
@@ -444,9 +450,15 @@ pub(crate) fn scan_stage(
         _ => true,
     });
     let shared = shared_stage(env, &mut files, log);
+    let groups = group_stage(env, &files);
     let members: std::collections::HashSet<&str> = shared
         .iter()
         .flat_map(|s| s.members.iter().map(String::as_str).chain([s.rel.as_str()]))
+        .chain(
+            groups
+                .iter()
+                .flat_map(|g| g.members.iter().map(String::as_str)),
+        )
         .collect();
     let warnings = &mut log.counts.warnings;
     let mut chosen = env
@@ -477,6 +489,30 @@ pub(crate) fn scan_stage(
             }
         }
     }
+    // A group's members also get a delta against this release's marked
+    // chunk: once a visit has fetched it, the browser offers it for every
+    // member it loads next.
+    for g in &groups {
+        let Some(d) = files.iter().find(|f| f.found.rel == g.marked) else {
+            continue;
+        };
+        let own = OldFile {
+            release: usize::MAX,
+            rel: g.marked.clone(),
+            path: d.found.path.clone(),
+            size: d.size,
+            expect: Some(d.sha256_raw),
+        };
+        let mine: std::collections::HashSet<&str> = g.members.iter().map(String::as_str).collect();
+        for (f, c) in files.iter().zip(chosen.iter_mut()) {
+            if f.found.rel != g.marked
+                && mine.contains(f.found.rel.as_str())
+                && !c.iter().any(|(_, sha)| *sha == d.sha256_raw)
+            {
+                c.push((own.clone(), d.sha256_raw));
+            }
+        }
+    }
     ScanOut {
         files,
         on_disk,
@@ -484,7 +520,42 @@ pub(crate) fn scan_stage(
         journals_read,
         chosen,
         shared,
+        groups,
     }
+}
+
+/// Whether the run marks one chunk per group (`run::shared::groups`)
+/// instead of building a shared dictionary resource.
+fn folder_mode(env: &Env) -> bool {
+    env.cfg.use_as_dictionary && env.cfg.shared_dictionary == SharedDictionary::Auto
+}
+
+/// This release's groups of chunks with no pattern of their own, each with
+/// the chunk marked for it (`run::shared::groups`).
+fn group_stage(env: &Env, files: &[Scanned]) -> Vec<crate::run::shared::Group> {
+    if !folder_mode(env) {
+        return Vec::new();
+    }
+    let passed: Vec<&Scanned> = files
+        .iter()
+        .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
+        .collect();
+    let assets: Vec<(&str, u64)> = passed
+        .iter()
+        .map(|f| (f.found.rel.as_str(), f.size))
+        .collect();
+    let names: std::collections::HashSet<&str> = files
+        .iter()
+        .map(|f| f.found.rel.rsplit('/').next().unwrap_or(&f.found.rel))
+        .collect();
+    crate::run::shared::groups(&assets, |i| {
+        let f = passed[i];
+        let own = f.found.rel.rsplit('/').next().unwrap_or(&f.found.rel);
+        f.content
+            .clone()
+            .or_else(|| crate::fsutil::read_own(&f.found.path, u64::MAX).ok())
+            .is_some_and(|b| crate::run::shared::references(&b, &names, own))
+    })
 }
 
 /// This release's shared dictionaries (`run::shared`, `run::documents`):
@@ -523,7 +594,8 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
         }
     }
     let mut made = Vec::new();
-    if env.cfg.use_as_dictionary && env.cfg.shared_dictionary {
+    let code = env.cfg.shared_dictionary == SharedDictionary::On;
+    if env.cfg.use_as_dictionary && env.cfg.shared_dictionary != SharedDictionary::Off {
         let passed: Vec<&Scanned> = files
             .iter()
             .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
@@ -532,7 +604,10 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
             .iter()
             .map(|f| (f.found.rel.as_str(), f.size))
             .collect();
-        made.extend(shared::build(&assets, |j| read(passed[j])));
+        if code {
+            let earlier = env.releases.shared_folders();
+            made.extend(shared::build(&assets, &earlier, |j| read(passed[j])));
+        }
         let enc = crate::run::delta_encoder(env.cfg);
         let measure = |d: &[u8], held: &[Vec<u8>]| {
             env.pool

@@ -28,8 +28,9 @@
 //! content starts with [`MARKER`]; a run removes the ones it no longer makes.
 
 use crate::model::dictionary::{
-    folder_of, is_fingerprinted, is_shared_dictionary, logical_name, shared_dictionary_path,
-    shared_use_as_dictionary, SharedKind,
+    dictionary_key, folder_of, is_fingerprinted, is_shared_dictionary, logical_name,
+    pattern_use_as_dictionary, shared_dictionary_path, shared_use_as_dictionary, SharedKind,
+    DICTIONARY_MIN_SIZE,
 };
 
 /// What a shared dictionary holds: code and style, what a visitor fetches
@@ -83,6 +84,108 @@ pub fn members(assets: &[(&str, u64)]) -> Vec<usize> {
         .collect()
 }
 
+/// Members that share one pattern (a folder's chunks named by a hash alone,
+/// `_nuxt/*.js`; or chunks of one logical name, `assets/Page-*.js`), and
+/// the one of them marked with it: a browser holds one dictionary for the
+/// pattern, the one chunk it was sent with, and offers it for every member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// The pattern, relative to DIR ([`dictionary_key`]).
+    pub pattern: String,
+    /// The member marked with it.
+    pub marked: String,
+    /// Every member, the marked one included, in path order.
+    pub members: Vec<String>,
+}
+
+/// The members of `assets` (path, size) grouped by pattern, each group's
+/// dictionary chosen: of the members a browser may keep (at least
+/// [`DICTIONARY_MIN_SIZE`]), the largest that `refers` to another asset by
+/// name, else the largest. A chunk that imports others holds their hashed
+/// names and changes whenever any of them does (Nuxt's entry, SvelteKit's
+/// client runtime with its version stamp), so its next version gets a small
+/// delta, while a chunk that imports nothing (a vendor library) rarely
+/// changes at all. Deterministic: ties go to the first path.
+pub fn groups(assets: &[(&str, u64)], refers: impl Fn(usize) -> bool) -> Vec<Group> {
+    let mut by: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for i in members(assets) {
+        if let Some(k) = dictionary_key(assets[i].0) {
+            by.entry(k).or_default().push(i);
+        }
+    }
+    let mut out = Vec::new();
+    for (pattern, mut idx) in by {
+        idx.sort_by_key(|&i| assets[i].0);
+        let keepable: Vec<(usize, bool)> = idx
+            .iter()
+            .filter(|&&i| assets[i].1 >= DICTIONARY_MIN_SIZE)
+            .map(|&i| (i, refers(i)))
+            .collect();
+        let Some(&(best, _)) = keepable.iter().max_by(|(a, ra), (b, rb)| {
+            (ra, assets[*a].1)
+                .cmp(&(rb, assets[*b].1))
+                .then_with(|| assets[*b].0.cmp(assets[*a].0))
+        }) else {
+            continue;
+        };
+        if pattern_use_as_dictionary(&pattern, assets[best].0, "/").is_none() {
+            continue;
+        }
+        out.push(Group {
+            pattern,
+            marked: assets[best].0.to_string(),
+            members: idx.iter().map(|&i| assets[i].0.to_string()).collect(),
+        });
+    }
+    out
+}
+
+/// Whether `bytes` name another file of the release (`names`: file names,
+/// no folder) other than `own`, as an import does (`"./DgkY_Al_.js"`): a
+/// name ending in `.js`, `.mjs` or `.css` after a character no name holds.
+pub fn references(bytes: &[u8], names: &std::collections::HashSet<&str>, own: &str) -> bool {
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    for (j, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'.') {
+        let Some(ext) = [&b".js"[..], b".mjs", b".css"]
+            .into_iter()
+            .find(|e| bytes[j..].starts_with(e))
+        else {
+            continue;
+        };
+        let end = j + ext.len();
+        if bytes.get(end).is_some_and(|b| name_byte(*b)) {
+            continue;
+        }
+        // Back to the start of the name, never more than a name's length.
+        let mut start = j;
+        while start > 0 && j - start < 255 && name_byte(bytes[start - 1]) {
+            start -= 1;
+        }
+        let Ok(name) = std::str::from_utf8(&bytes[start..end]) else {
+            continue;
+        };
+        if name != own && names.contains(name) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Where the dictionary goes, given its members' deepest common folder
+/// `common` and the folders of earlier releases' shared dictionaries: the
+/// deepest of those that still holds every member, else `common`. Its
+/// pattern then stays the same from release to release, so a browser
+/// offers the one it holds for the next one, which arrives as a delta:
+/// a member that joins from a parent folder for one release (a chunk
+/// whose hash no name rule reads) moves it up, but never down again.
+fn stay(common: String, earlier: &[&str]) -> String {
+    earlier
+        .iter()
+        .filter(|e| common.starts_with(**e))
+        .max_by_key(|e| e.len())
+        .map_or(common, |e| e.to_string())
+}
+
 /// The members' deepest common folder.
 fn common_folder<'a>(rels: impl Iterator<Item = &'a str>) -> String {
     let mut common: Option<&str> = None;
@@ -109,6 +212,7 @@ fn common_folder<'a>(rels: impl Iterator<Item = &'a str>) -> String {
 /// Deterministic: the same tree gives the same bytes.
 pub fn build(
     assets: &[(&str, u64)],
+    earlier: &[&str],
     mut read: impl FnMut(usize) -> Option<Vec<u8>>,
 ) -> Option<(Shared, Vec<u8>)> {
     let mut chosen: Vec<usize> = members(assets);
@@ -130,7 +234,7 @@ pub fn build(
     if total < MIN_BYTES {
         return None;
     }
-    let folder = common_folder(held.iter().map(String::as_str));
+    let folder = stay(common_folder(held.iter().map(String::as_str)), earlier);
     shared_use_as_dictionary(SharedKind::Code, &folder, "/")?;
     let hash = blake3::hash(&bytes).to_hex();
     Some((
@@ -209,7 +313,7 @@ mod tests {
             ("_nuxt/BboIPn-F.js", 1320),
             ("_nuxt/entry.js", 1320),
         ];
-        let (s, bytes) = build(&assets, |i| Some(body(i))).unwrap();
+        let (s, bytes) = build(&assets, &[], |i| Some(body(i))).unwrap();
         assert_eq!(s.folder, "_nuxt/");
         assert_eq!(
             s.members,
@@ -222,17 +326,17 @@ mod tests {
         assert!(is_ours(&s.rel, &bytes));
         assert!(s.rel.starts_with("_nuxt/precompress-dictionary-") && s.rel.ends_with(".txt"));
         // Same tree, same bytes; a byte changed, another name and not ours.
-        assert_eq!(build(&assets, |i| Some(body(i))).unwrap().1, bytes);
+        assert_eq!(build(&assets, &[], |i| Some(body(i))).unwrap().1, bytes);
         let mut edited = bytes.clone();
         edited[MARKER.len()] ^= 1;
         assert!(!is_ours(&s.rel, &edited));
         // Too little to be worth it; and nothing past the bound.
-        assert!(build(&assets[..1], |_| Some(b"x".repeat(500))).is_none());
+        assert!(build(&assets[..1], &[], |_| Some(b"x".repeat(500))).is_none());
         let big = [
             ("_nuxt/AAAAaaa1.js", MAX_BYTES),
             ("_nuxt/BBBBbbb2.js", 2000),
         ];
-        let (s, _) = build(&big, |i| Some(vec![b'x'; big[i].1 as usize])).unwrap();
+        let (s, _) = build(&big, &[], |i| Some(vec![b'x'; big[i].1 as usize])).unwrap();
         assert_eq!(s.members.len(), 1);
     }
 }
