@@ -6,7 +6,9 @@
 // asserts on it, bench/field.sh tabulates it).
 //
 //   node e2e/field.mjs APP WORK      (env PRECOMPRESS: the binary;
-//                                     FIELD_MODES: cache,from by default)
+//                                     FIELD_MODES: cache,from by default;
+//                                     FIELD_ARGS: more arguments for each
+//                                     run, e.g. "--shared-dictionary on")
 //
 // For every release N it measures, in Chromium's encoded body bytes of the
 // scripts and stylesheets (`request.sizes()`):
@@ -36,6 +38,7 @@ if (!app || !workArg || !bin) {
   process.exit(2);
 }
 const modes = (process.env.FIELD_MODES ?? 'cache,from').split(',').filter(Boolean);
+const extra = (process.env.FIELD_ARGS ?? '').split(' ').filter(Boolean);
 
 // Where each app is served and which pages a visitor opens.
 const APPS = {
@@ -111,12 +114,12 @@ const plainVisits = await visitAll(plain);
 plainVisits.fresh.forEach(note);
 const none = plainVisits.fresh.map((v) => bytes(wire(v.responses).filter(isCode)));
 
-const result = { app, base: cfg.base, releases: releases.length, none, modes: {}, errors, failed };
+const result = { app, base: cfg.base, args: extra, releases: releases.length, none, modes: {}, errors, failed };
 
 for (const mode of modes) {
   rmSync(cache, { recursive: true, force: true });
   const deployed = deploy(mode, (n, dir) => {
-    const args = ['--no-config', dir];
+    const args = ['--no-config', dir, ...extra];
     if (mode === 'cache') return [...args, '--cache-dir', cache];
     const earlier = releases.filter((m) => m < n).map((m) => path.join(work, `${mode}-${m}`));
     return [...args, ...earlier.flatMap((e) => ['--dictionary-from', e])];

@@ -297,7 +297,8 @@ pub fn pattern_safe(path: &str) -> bool {
 }
 
 /// The start of a shared dictionary's file name; the rest is the first 16 hex
-/// digits of its content's blake3, then `.txt`. See `run::shared`.
+/// digits of its content's blake3, then `.js` (`.txt` before: still read as
+/// one). See `run::shared`.
 pub const SHARED_PREFIX: &str = "precompress-dictionary-";
 
 /// The start of the documents dictionary's file name (at DIR's top; the rest
@@ -324,12 +325,20 @@ impl SharedKind {
 
 /// Where the shared dictionary of `kind` whose content has blake3
 /// `blake3_hex` goes: in `folder` (relative to DIR, `""` or ending in `/`).
+/// The code dictionary's name ends in `.js`, so the pattern it is marked
+/// with (`FOLDER*.js`, [`shared_use_as_dictionary`]) matches its own next
+/// version: that arrives as a delta against it.
 pub fn shared_dictionary_path(kind: SharedKind, folder: &str, blake3_hex: &str) -> String {
-    format!("{folder}{}{}.txt", kind.prefix(), &blake3_hex[..16])
+    let ext = match kind {
+        SharedKind::Code => "js",
+        SharedKind::Documents => "txt",
+    };
+    format!("{folder}{}{}.{ext}", kind.prefix(), &blake3_hex[..16])
 }
 
 /// The kind of dictionary `path` names, if it has the form of
-/// [`shared_dictionary_path`] (a documents dictionary only at DIR's top).
+/// [`shared_dictionary_path`] (a documents dictionary only at DIR's top; a
+/// code dictionary also with the `.txt` it had before).
 pub fn shared_kind(path: &str) -> Option<SharedKind> {
     let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
     let at_top = !path.contains('/');
@@ -337,7 +346,10 @@ pub fn shared_kind(path: &str) -> Option<SharedKind> {
         .into_iter()
         .find(|k| {
             name.strip_prefix(k.prefix())
-                .and_then(|r| r.strip_suffix(".txt"))
+                .and_then(|r| {
+                    r.strip_suffix(".txt")
+                        .or_else(|| r.strip_suffix(".js").filter(|_| *k == SharedKind::Code))
+                })
                 .is_some_and(|h| {
                     h.len() == 16 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
                 })
@@ -360,11 +372,16 @@ pub fn is_page(path: &str) -> bool {
 
 /// Whether the shared dictionary at `dict` (of either kind) is one a browser
 /// offers for the asset at `rel`: a documents dictionary for pages, a code
-/// one for what lies in its folder and is not a page.
+/// one for the scripts in its folder (a `.txt` one, as made before, for
+/// whatever lies there and is not a page).
 pub fn shared_serves(dict: &str, rel: &str) -> bool {
     dict != rel
         && match shared_kind(dict) {
-            Some(SharedKind::Code) => rel.starts_with(folder_of(dict)) && !is_page(rel),
+            Some(SharedKind::Code) => {
+                rel.starts_with(folder_of(dict))
+                    && !is_page(rel)
+                    && (dict.ends_with(".txt") || rel.ends_with(".js"))
+            }
             Some(SharedKind::Documents) => is_page(rel),
             None => false,
         }
@@ -375,18 +392,42 @@ pub fn folder_of(path: &str) -> &str {
     path.rfind('/').map_or("", |i| &path[..=i])
 }
 
-/// The `Use-As-Dictionary` value of a shared dictionary in `folder` served
-/// under `base`: every URL under the folder, with no `match-dest`. Shorter
-/// than any per-file pattern there, so a browser holding an asset's own
-/// dictionary keeps offering that one (RFC 9842: the longest match wins).
-/// The documents dictionary's: every URL under the base, for navigations
-/// only (`match-dest=("document")`), so a browser never offers it for a script.
-pub fn shared_use_as_dictionary(kind: SharedKind, folder: &str, base: &str) -> Option<String> {
-    let pattern = format!("match=\"{}*\"", crate::model::path::url_of(base, folder));
-    pattern_safe(folder).then(|| match kind {
-        SharedKind::Code => pattern,
-        SharedKind::Documents => format!("{pattern}, match-dest=(\"document\" \"\")"),
-    })
+/// The `Use-As-Dictionary` value of the shared dictionary at `path` served
+/// under `base`. The code dictionary's: every script of its folder
+/// (`FOLDER*.js`, no `match-dest`), longer than the `FOLDER*` of the chunk
+/// marked for the folder ([`chunk_pattern`]), so a browser holding both
+/// offers this one, and shorter than any per-file pattern there, so a
+/// browser holding an asset's own dictionary keeps offering that one
+/// (Chromium offers the longest match; measured in
+/// `bench/probe/match-specificity.mjs`); one made before as `.txt`: every
+/// URL of its folder. The documents dictionary's: every URL under the base,
+/// for navigations only (`match-dest=("document")`), so a browser never
+/// offers it for a script.
+pub fn shared_use_as_dictionary(path: &str, base: &str) -> Option<String> {
+    let folder = folder_of(path);
+    let url = crate::model::path::url_of(base, folder);
+    if !pattern_safe(folder) {
+        return None;
+    }
+    match shared_kind(path)? {
+        SharedKind::Code if path.ends_with(".js") => Some(format!("match=\"{url}*.js\"")),
+        SharedKind::Code => Some(format!("match=\"{url}*\"")),
+        SharedKind::Documents => Some(format!("match=\"{url}*\", match-dest=(\"document\" \"\")")),
+    }
+}
+
+/// The pattern (relative to DIR) the chunk marked for the group of the
+/// chunks with no name of their own in `path`'s folder is marked with
+/// (`run::shared`): the folder's `FOLDER*` for scripts (`_nuxt/*`: shorter
+/// than the code dictionary's `_nuxt/*.js`, which a browser then prefers),
+/// else [`folder_pattern`] (`_nuxt/*.css`, and every type at DIR's top,
+/// where `*` alone would match the pages too).
+pub fn chunk_pattern(path: &str) -> Option<String> {
+    let folder = folder_of(path);
+    match crate::model::content::extension(path)?.as_str() {
+        "js" if !folder.is_empty() => Some(format!("{folder}*")),
+        _ => folder_pattern(path),
+    }
 }
 
 /// The `Link` value an HTML response carries so a browser fetches the shared

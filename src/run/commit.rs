@@ -228,15 +228,10 @@ pub(crate) fn commit_entries(
         let rel = &f.found.rel;
         let mark = match shared.iter().find(|s| s.rel == *rel) {
             Some(s) => s.use_as_dictionary(&env.cfg.base),
-            None if groups.iter().any(|g| g.marked == *rel) => {
-                groups.iter().find(|g| g.marked == *rel).and_then(|g| {
-                    crate::model::dictionary::pattern_use_as_dictionary(
-                        &g.pattern,
-                        rel,
-                        &env.cfg.base,
-                    )
-                })
-            }
+            None if groups.iter().any(|g| g.marked == *rel) => groups
+                .iter()
+                .find(|g| g.marked == *rel)
+                .and_then(|g| g.use_as_dictionary(&env.cfg.base)),
             None if members.contains(rel.as_str()) => None,
             _ => (env.cfg.use_as_dictionary && env.filter.takes_deltas(rel, f.size))
                 .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsutil::open_own;
 use crate::model::dictionary::{
-    dictionary_key, folder_of, folder_pattern, is_shared_dictionary, may_be_dictionary,
-    pairing_key, parse_hex32, shared_kind, shared_serves, SharedKind,
+    dictionary_key, folder_pattern, is_shared_dictionary, may_be_dictionary, pairing_key,
+    parse_hex32, shared_serves,
 };
 use crate::model::manifest::Manifest;
 use crate::run::walk::walk;
@@ -255,15 +255,6 @@ impl Releases {
         }
         groups.retain(|g| !g.is_empty());
         groups
-    }
-
-    /// The folders of the earlier releases' code dictionaries (`run::shared`).
-    pub fn shared_folders(&self) -> Vec<&str> {
-        self.shared
-            .iter()
-            .filter(|f| shared_kind(&f.rel) == Some(SharedKind::Code))
-            .map(|f| folder_of(&f.rel))
-            .collect()
     }
 
     /// The shared dictionaries of the earlier releases that serve the asset

@@ -449,8 +449,7 @@ pub(crate) fn scan_stage(
         }
         _ => true,
     });
-    let shared = shared_stage(env, &mut files, log);
-    let groups = group_stage(env, &files);
+    let (shared, groups) = shared_stage(env, &mut files, log);
     let members: std::collections::HashSet<&str> = shared
         .iter()
         .flat_map(|s| s.members.iter().map(String::as_str).chain([s.rel.as_str()]))
@@ -491,7 +490,8 @@ pub(crate) fn scan_stage(
     }
     // A group's members also get a delta against this release's marked
     // chunk: once a visit has fetched it, the browser offers it for every
-    // member it loads next.
+    // member it loads next, and for the code dictionary a first visit
+    // fetches at idle.
     for g in &groups {
         let Some(d) = files.iter().find(|f| f.found.rel == g.marked) else {
             continue;
@@ -503,7 +503,17 @@ pub(crate) fn scan_stage(
             size: d.size,
             expect: Some(d.sha256_raw),
         };
-        let mine: std::collections::HashSet<&str> = g.members.iter().map(String::as_str).collect();
+        let mine: std::collections::HashSet<&str> = g
+            .members
+            .iter()
+            .map(String::as_str)
+            .chain(
+                shared
+                    .iter()
+                    .filter(|s| s.members.contains(&g.marked))
+                    .map(|s| s.rel.as_str()),
+            )
+            .collect();
         for (f, c) in files.iter().zip(chosen.iter_mut()) {
             if f.found.rel != g.marked
                 && mine.contains(f.found.rel.as_str())
@@ -524,27 +534,14 @@ pub(crate) fn scan_stage(
     }
 }
 
-/// Whether the run marks one chunk per group (`run::shared::groups`)
-/// instead of building a shared dictionary resource.
-fn folder_mode(env: &Env) -> bool {
-    env.cfg.use_as_dictionary && env.cfg.shared_dictionary == SharedDictionary::Auto
-}
-
 /// This release's groups of chunks with no pattern of their own, each with
-/// the chunk marked for it (`run::shared::groups`).
-fn group_stage(env: &Env, files: &[Scanned]) -> Vec<crate::run::shared::Group> {
-    if !folder_mode(env) {
-        return Vec::new();
-    }
-    let passed: Vec<&Scanned> = files
-        .iter()
-        .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
-        .collect();
+/// its marked chunk (`run::shared::groups`), of the assets `passed`.
+fn group_stage(passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::run::shared::Group> {
     let assets: Vec<(&str, u64)> = passed
         .iter()
         .map(|f| (f.found.rel.as_str(), f.size))
         .collect();
-    let names: std::collections::HashSet<&str> = files
+    let names: std::collections::HashSet<&str> = all
         .iter()
         .map(|f| f.found.rel.rsplit('/').next().unwrap_or(&f.found.rel))
         .collect();
@@ -558,14 +555,20 @@ fn group_stage(env: &Env, files: &[Scanned]) -> Vec<crate::run::shared::Group> {
     })
 }
 
-/// This release's shared dictionaries (`run::shared`, `run::documents`):
-/// built from the scanned assets, written into DIR unless there already,
-/// and scanned as more assets; the ones earlier runs wrote and this one does
-/// not make are removed (provably ours: named by the hash of content that
-/// starts with the marker). None without dictionaries
-/// (`--no-use-as-dictionary`, `--no-shared-dictionary`), and in a dry run
-/// only those on disk already.
-fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Shared> {
+/// This release's groups of chunks with no pattern of their own
+/// (`run::shared::groups`) and its shared dictionaries (`run::shared`,
+/// `run::documents`): built from the scanned assets, written into DIR
+/// unless there already, and scanned as more assets; the ones earlier runs
+/// wrote and this one does not make are removed (provably ours: named by
+/// the hash of content that starts with the marker). None without
+/// dictionaries (`--no-use-as-dictionary`, `--shared-dictionary off`); a
+/// code dictionary only with `--shared-dictionary on`; in a dry run only
+/// those on disk already.
+fn shared_stage(
+    env: &Env,
+    files: &mut Vec<Scanned>,
+    log: &mut Log,
+) -> (Vec<Shared>, Vec<crate::run::shared::Group>) {
     use crate::model::dictionary::{shared_kind, SharedKind};
     use crate::run::{documents, shared};
 
@@ -594,7 +597,7 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
         }
     }
     let mut made = Vec::new();
-    let code = env.cfg.shared_dictionary == SharedDictionary::On;
+    let mut groups = Vec::new();
     if env.cfg.use_as_dictionary && env.cfg.shared_dictionary != SharedDictionary::Off {
         let passed: Vec<&Scanned> = files
             .iter()
@@ -604,9 +607,15 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
             .iter()
             .map(|f| (f.found.rel.as_str(), f.size))
             .collect();
-        if code {
-            let earlier = env.releases.shared_folders();
-            made.extend(shared::build(&assets, &earlier, |j| read(passed[j])));
+        groups = group_stage(&passed, files);
+        if env.cfg.shared_dictionary == SharedDictionary::On {
+            let by_rel: HashMap<&str, &Scanned> =
+                passed.iter().map(|f| (f.found.rel.as_str(), *f)).collect();
+            made.extend(shared::build(
+                &groups,
+                |r| by_rel.get(r).map_or(0, |f| f.size),
+                |r| by_rel.get(r).and_then(|f| read(f)),
+            ));
         }
         let enc = crate::run::delta_encoder(env.cfg);
         let measure = |d: &[u8], held: &[Vec<u8>]| {
@@ -660,7 +669,7 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
     for e in earlier {
         log.remove(&e.found.path, &e.found.rel);
     }
-    out
+    (out, groups)
 }
 
 #[cfg(test)]
