@@ -164,6 +164,10 @@ for (const mode of modes) {
           // What the release offers for it: deltas against what, and its br size.
           deltas: key ? (d.manifest.files[key]?.deltas ?? []).length : 0,
           br: key ? (d.manifest.files[key]?.encodings ?? []).find((e) => e.coding === 'br')?.size ?? null : null,
+          // The run made a delta against the dictionary offered and left it
+          // out: no smaller than the file's best variant.
+          deltaNotSmaller: Boolean(key && r.availableDictionary &&
+            (d.manifest.files[key]?.skipped_deltas ?? []).some((x) => x.dictionary === r.availableDictionary)),
         };
       });
     for (const r of v.responses) seen.add(r.bodySha256);

@@ -89,28 +89,32 @@ pub struct Config {
     /// The URL path DIR is served at, `/`-anchored and ending in `/` (default
     /// `/`): dictionary patterns start with it, and the manifest records it.
     pub base: String,
-    /// What serves the chunks no per-file dictionary can (`run::shared`),
-    /// and whether HTML pages get a documents dictionary where it pays
-    /// (`run::documents`; not with [`SharedDictionary::Off`]). Default
-    /// [`SharedDictionary::Auto`].
+    /// Which dictionaries the pages link, which a first visit fetches at
+    /// idle: the code dictionary (`run::shared`) and the documents
+    /// dictionary (`run::documents`). Default [`SharedDictionary::Auto`].
     pub shared_dictionary: SharedDictionary,
 }
 
-/// `--shared-dictionary`: the dictionary for scripts and stylesheets that
-/// have no pattern of their own (names that are only a hash, or that several
-/// chunks share; `run::shared`).
+/// `--shared-dictionary`: which dictionaries every page links, so that a
+/// browser fetches them at idle, first visits included. In every mode the
+/// chunks with no pattern of their own (names that are only a hash, or
+/// that several chunks share) are grouped and one of each group is marked
+/// for it, which costs a first visit nothing (`run::shared`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SharedDictionary {
-    /// One chunk of each group (the largest that imports others) is marked
-    /// with the group's pattern: a first visit fetches nothing more, and a
-    /// returning visitor's requests for the group offer it.
+    /// The code dictionary when what it adds to the marked chunk is a small
+    /// share of its folder (`run::shared::AUTO_MAX_SHARE`), and the
+    /// documents dictionary when it pays back within a few pages: a first
+    /// visit fetches what the summary says.
     #[default]
     Auto,
-    /// A dictionary resource of every such chunk, which each page links: a
-    /// first visit fetches it at idle (about the chunks' brotli size), and
-    /// returning visitors get the smallest deltas.
+    /// The code dictionary whatever it adds (returning visitors get the
+    /// smallest deltas; a first visit fetches about the brotli size of the
+    /// chunks it adds to the marked one), and the documents dictionary
+    /// where it pays.
     On,
-    /// Neither (and no documents dictionary): those chunks get no deltas.
+    /// Neither: a first visit fetches no dictionary. The marked chunks
+    /// still serve their groups.
     Off,
 }
 

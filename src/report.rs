@@ -102,8 +102,10 @@ pub struct FirstVisit {
     pub shared_dictionary: &'static str,
     /// The dictionaries the pages link (code, then documents).
     pub linked: Vec<String>,
-    /// Their bytes as sent (the smallest variant of each): what a first
-    /// visit fetches beyond the pages' own assets.
+    /// Their bytes as a first visit fetches them (the smallest variant, or
+    /// the code dictionary's delta against the chunk marked in its folder,
+    /// which the visit loaded first): what it pays beyond the pages' own
+    /// assets.
     pub linked_bytes: u64,
     /// Groups of chunks with no pattern of their own (hash-only or
     /// same-named), each served by one member marked with its pattern.

@@ -496,11 +496,11 @@ fn nuxt_like_release(dir: &Path, n: usize) -> (String, String, Vec<String>) {
 }
 
 /// Three releases of a Nuxt-like build, the earlier ones found through
-/// `--cache-dir` and through `--dictionary-from` alike: no dictionary a page
-/// links (a first visit fetches nothing more), the entry marked with the
-/// folder's pattern and nothing else, and each release's chunks with deltas
-/// against the entry of the release before, which a returning visitor's
-/// requests offer.
+/// `--cache-dir` and through `--dictionary-from` alike, with no dictionary a
+/// page links (`--shared-dictionary off`: a first visit fetches nothing
+/// more): the entry marked with the folder's pattern and nothing else, and
+/// each release's chunks with deltas against the entry of the release
+/// before, which a returning visitor's requests offer.
 #[test]
 fn hash_only_chunks_get_deltas_against_the_chunk_marked_for_their_folder_over_three_releases() {
     let tmp = tempfile::tempdir().unwrap();
@@ -515,8 +515,13 @@ fn hash_only_chunks_get_deltas_against_the_chunk_marked_for_their_folder_over_th
                 tmp.path().join(format!("r{n}"))
             };
             let (vendor, entry, pages) = nuxt_like_release(&dist, n);
-            let mut args: Vec<&std::ffi::OsStr> =
-                vec!["--no-config".as_ref(), "--json".as_ref(), dist.as_os_str()];
+            let mut args: Vec<&std::ffi::OsStr> = vec![
+                "--no-config".as_ref(),
+                "--json".as_ref(),
+                "--shared-dictionary".as_ref(),
+                "off".as_ref(),
+                dist.as_os_str(),
+            ];
             if via_store {
                 args.extend(["--cache-dir".as_ref(), cache.as_os_str()]);
             }

@@ -357,11 +357,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_use_as_dictionary: bool,
 
-    /// Chunks with no name of their own (hash-only or same-named): auto marks one per group, which a first visit fetches anyway (no extra download); on also makes a dictionary of them every page links (a first visit fetches it at idle; returning visitors save the most); off makes neither, nor a documents dictionary.
+    /// Which dictionaries every page links (a first visit fetches them at idle; the summary says how much): auto, the code dictionary for chunks with no name of their own when it adds little to the chunk marked for them, and the documents dictionary where it pays; on, the code dictionary whatever it adds; off, none (the marked chunks still serve their groups, at no cost to a first visit).
     #[arg(long, value_name = "MODE", value_parser = parse_shared_dictionary, conflicts_with = "no_shared_dictionary")]
     pub shared_dictionary: Option<precompressor::config::SharedDictionary>,
 
-    /// As `--shared-dictionary off`.
+    /// As `--shared-dictionary off`: a first visit fetches no dictionary.
     #[arg(long)]
     pub no_shared_dictionary: bool,
 

@@ -436,6 +436,10 @@ use-as-dictionary = false
                 "budget.\"*.js\": expected bytes",
             ),
             ("threads = 0", "threads: must be at least 1"),
+            (
+                "shared-dictionary = \"maybe\"",
+                "shared-dictionary: \"maybe\": \"auto\", \"on\" or \"off\"",
+            ),
         ];
         for (text, want) in cases {
             let f = FileConfig::parse(Path::new("c.toml"), text).unwrap();
@@ -446,6 +450,32 @@ use-as-dictionary = false
                 .to_string();
             assert!(e.contains(want), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn shared_dictionary_is_a_mode_or_the_boolean_it_was() {
+        use precompressor::config::SharedDictionary::{Auto, Off, On};
+        for (text, want) in [
+            ("shared-dictionary = \"on\"", Some(On)),
+            ("shared-dictionary = \"auto\"", Some(Auto)),
+            ("shared-dictionary = \"off\"", Some(Off)),
+            ("shared-dictionary = true", Some(Auto)),
+            ("shared-dictionary = false", Some(Off)),
+        ] {
+            let f = FileConfig::parse(Path::new("c.toml"), text).unwrap();
+            let (mut a, _) = args(&["dist"]);
+            f.apply(Path::new("c.toml"), &mut a, |_| false).unwrap();
+            assert_eq!(a.shared_dictionary, want, "{text}");
+        }
+        // The command line wins.
+        let f = FileConfig::parse(Path::new("c.toml"), "shared-dictionary = \"on\"").unwrap();
+        let (mut a, m) = args(&["dist", "--no-shared-dictionary"]);
+        let explicit = |id: &str| matches!(m.value_source(id), Some(ValueSource::CommandLine));
+        f.apply(Path::new("c.toml"), &mut a, explicit).unwrap();
+        assert_eq!(a.to_config().shared_dictionary, Off);
+        let (a, _) = args(&["dist", "--shared-dictionary", "on"]);
+        assert_eq!(a.to_config().shared_dictionary, On);
+        assert_eq!(args(&["dist"]).0.to_config().shared_dictionary, Auto);
     }
 
     #[test]

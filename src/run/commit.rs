@@ -198,8 +198,7 @@ pub(crate) fn commit_entries(
     outcomes: Vec<Outcome>,
     raw: bool,
     journaled: &HashSet<&str>,
-    shared: &[crate::run::shared::Shared],
-    groups: &[crate::run::shared::Group],
+    (shared, groups): (&[crate::run::shared::Shared], &[crate::run::shared::Group]),
     log: &mut Log,
 ) -> Manifest {
     let mut manifest = Manifest::new(env.settings.clone());

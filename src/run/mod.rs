@@ -331,8 +331,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
         planned.outcomes,
         raw,
         &journaled,
-        &scanned.shared,
-        &scanned.groups,
+        (&scanned.shared, &scanned.groups),
         &mut log,
     );
     if planned.sharded.is_none() && !cfg.dry_run {
@@ -363,22 +362,38 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
 }
 
 /// What the release's dictionaries cost a first-time visitor: the ones its
-/// pages link, at their smallest variant's size.
+/// pages link, at their smallest variant's size, or the code dictionary as
+/// its delta against the chunk marked in its folder (which the visit loaded
+/// before it went idle).
 fn first_visit(
     cfg: &Config,
     manifest: &Manifest,
     groups: &[crate::run::shared::Group],
 ) -> crate::report::FirstVisit {
+    use crate::model::dictionary::folder_of;
     let linked: Vec<String> = [&manifest.shared_dictionary, &manifest.documents_dictionary]
         .into_iter()
         .flatten()
         .cloned()
         .collect();
-    let linked_bytes = linked
-        .iter()
-        .filter_map(|k| manifest.files.get(k))
-        .map(|a| a.encodings.iter().map(|v| v.size).min().unwrap_or(a.size))
-        .sum();
+    let cost = |k: &String| -> Option<u64> {
+        let a = manifest.files.get(k)?;
+        let whole = a.encodings.iter().map(|v| v.size).min().unwrap_or(a.size);
+        let marked = groups
+            .iter()
+            .filter(|g| folder_of(&g.marked) == folder_of(k))
+            .filter_map(|g| manifest.files.get(&g.marked))
+            .map(|m| format!(":{}:", m.sha256))
+            .collect::<Vec<_>>();
+        let delta = a
+            .deltas
+            .iter()
+            .filter(|d| marked.contains(&d.dictionary))
+            .map(|d| d.size)
+            .min();
+        Some(delta.map_or(whole, |d| d.min(whole)))
+    };
+    let linked_bytes = linked.iter().filter_map(cost).sum();
     crate::report::FirstVisit {
         shared_dictionary: cfg.shared_dictionary.as_str(),
         linked,

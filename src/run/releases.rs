@@ -529,4 +529,67 @@ mod tests {
         assert!(w[0].contains("pairing") && w[0].contains("by file names alone"));
         assert_eq!(r.paired("app-BBBB2222.js", 100).len(), 1);
     }
+
+    /// A browser holds what an earlier release's manifest marked, so those
+    /// are its dictionaries: for a chunk named by a hash alone, the one
+    /// chunk marked for its folder, found under the folder's key.
+    #[test]
+    fn an_earlier_release_lists_what_its_manifest_marked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (prev, dir) = (tmp.path().join("v1"), tmp.path().join("v2"));
+        std::fs::create_dir_all(&dir).unwrap();
+        write(&prev, "_nuxt/Entry111.js", &js(300, "entry"));
+        write(&prev, "_nuxt/Vendor22.js", &js(900, "vendor"));
+        write(&prev, "_nuxt/Page3333.js", &js(50, "page"));
+        write(&prev, "assets/index-AAAA1111.js", &js(200, "app"));
+        let mut m = Manifest::new(Default::default());
+        for (k, marked) in [
+            ("_nuxt/Entry111.js", Some("match=\"/_nuxt/*\"")),
+            ("_nuxt/Vendor22.js", None),
+            ("_nuxt/Page3333.js", None),
+            (
+                "assets/index-AAAA1111.js",
+                Some("match=\"/assets/index-*.js\""),
+            ),
+        ] {
+            let body = std::fs::read(prev.join(k)).unwrap();
+            m.files.insert(
+                k.into(),
+                crate::model::manifest::Asset {
+                    blake3: blake3::hash(&body).to_hex().to_string(),
+                    content_type: "text/javascript".into(),
+                    deltas: vec![],
+                    encodings: vec![],
+                    etag: "\"x\"".into(),
+                    sha256: String::new(),
+                    size: body.len() as u64,
+                    skipped: Default::default(),
+                    skipped_deltas: vec![],
+                    use_as_dictionary: marked.map(str::to_string),
+                },
+            );
+        }
+        m.write(&crate::model::manifest::default_path(&prev))
+            .unwrap();
+        let mut w = Vec::new();
+        let r = Releases::open(std::slice::from_ref(&prev), &dir, &mut w).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let names = |g: Vec<Vec<&OldFile>>| -> Vec<String> {
+            g.into_iter().flatten().map(|f| f.rel.clone()).collect()
+        };
+        assert_eq!(
+            names(r.in_folder("_nuxt/New44444.js", 9000)),
+            ["_nuxt/Entry111.js"]
+        );
+        assert!(r.paired("_nuxt/New44444.js", 9000).is_empty());
+        assert!(r.in_folder("_nuxt/entry.ABCD1234.css", 900).is_empty());
+        assert_eq!(
+            names(r.paired("assets/index-BBBB2222.js", 9000)),
+            ["assets/index-AAAA1111.js"]
+        );
+        // With no manifest, every chunk that may have been marked.
+        std::fs::remove_file(crate::model::manifest::default_path(&prev)).unwrap();
+        let r = Releases::open(std::slice::from_ref(&prev), &dir, &mut w).unwrap();
+        assert_eq!(r.in_folder("_nuxt/New44444.js", 9000)[0].len(), 3);
+    }
 }

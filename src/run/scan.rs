@@ -560,10 +560,9 @@ fn group_stage(passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::run::shared::
 /// `run::documents`): built from the scanned assets, written into DIR
 /// unless there already, and scanned as more assets; the ones earlier runs
 /// wrote and this one does not make are removed (provably ours: named by
-/// the hash of content that starts with the marker). None without
-/// dictionaries (`--no-use-as-dictionary`, `--shared-dictionary off`); a
-/// code dictionary only with `--shared-dictionary on`; in a dry run only
-/// those on disk already.
+/// the hash of content that starts with the marker). No groups without
+/// dictionaries (`--no-use-as-dictionary`); no dictionary a page links with
+/// `--shared-dictionary off`; in a dry run only those on disk already.
 fn shared_stage(
     env: &Env,
     files: &mut Vec<Scanned>,
@@ -598,6 +597,13 @@ fn shared_stage(
     }
     let mut made = Vec::new();
     let mut groups = Vec::new();
+    if env.cfg.use_as_dictionary {
+        let passed: Vec<&Scanned> = files
+            .iter()
+            .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
+            .collect();
+        groups = group_stage(&passed, files);
+    }
     if env.cfg.use_as_dictionary && env.cfg.shared_dictionary != SharedDictionary::Off {
         let passed: Vec<&Scanned> = files
             .iter()
@@ -607,16 +613,14 @@ fn shared_stage(
             .iter()
             .map(|f| (f.found.rel.as_str(), f.size))
             .collect();
-        groups = group_stage(&passed, files);
-        if env.cfg.shared_dictionary == SharedDictionary::On {
-            let by_rel: HashMap<&str, &Scanned> =
-                passed.iter().map(|f| (f.found.rel.as_str(), *f)).collect();
-            made.extend(shared::build(
-                &groups,
-                |r| by_rel.get(r).map_or(0, |f| f.size),
-                |r| by_rel.get(r).and_then(|f| read(f)),
-            ));
-        }
+        let by_rel: HashMap<&str, &Scanned> =
+            passed.iter().map(|f| (f.found.rel.as_str(), *f)).collect();
+        made.extend(shared::build(
+            &groups,
+            |r| by_rel.get(r).map_or(0, |f| f.size),
+            |r| by_rel.get(r).and_then(|f| read(f)),
+            env.cfg.shared_dictionary == SharedDictionary::Auto,
+        ));
         let enc = crate::run::delta_encoder(env.cfg);
         let measure = |d: &[u8], held: &[Vec<u8>]| {
             env.pool

@@ -42,7 +42,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::model::dictionary::{
-    chunk_pattern, folder_of, is_fingerprinted, is_hash_only, is_shared_dictionary, logical_name,
+    chunk_pattern, folder_of, is_fingerprinted, is_shared_dictionary, logical_name,
     pattern_use_as_dictionary, shared_dictionary_path, shared_use_as_dictionary, SharedKind,
     DICTIONARY_MIN_SIZE,
 };
@@ -62,6 +62,18 @@ pub const MIN_BYTES: u64 = 1024;
 
 /// The most member bytes a code dictionary holds; those past it are left out.
 pub const MAX_BYTES: u64 = 1 << 20;
+
+/// `--shared-dictionary auto` makes the code dictionary only when the
+/// members it holds besides the marked chunk are at most this share of its
+/// group's bytes. A first visit fetches it as a delta against the marked
+/// chunk, about the brotli size of those members; a returning visitor saves
+/// about as much after every release (they are what changes: chunks that
+/// import), so it pays back at the first return. Bounded so that a first
+/// visit pays at most about this share of what it loads from the folder
+/// anyway: on Nuxt 4 (5.6% of the folder) a first visit paid 3.3% of its
+/// JS and CSS, and a returning visitor 1.3-1.7% instead of 6.7-6.9%
+/// (bench/results/field-series-20261203.md).
+pub const AUTO_MAX_SHARE: f64 = 0.10;
 
 /// A dictionary resource a release gets: the code dictionary, or the
 /// documents dictionary (`run::documents`).
@@ -204,16 +216,14 @@ pub fn references(bytes: &[u8], names: &HashSet<&str>, own: &str) -> bool {
     false
 }
 
-/// The group the code dictionary is made for: the one of scripts named by a
-/// hash alone in a folder (not DIR's top) with the most bytes.
-fn resource_group<'a>(groups: &'a [Group], size: impl Fn(&str) -> u64) -> Option<&'a Group> {
+/// The group the code dictionary is made for: the one of scripts with no
+/// name of their own in a folder (not DIR's top: their pattern is the
+/// folder's `FOLDER*`) with the most bytes. Not only names that read as a
+/// hash alone: Nuxt's entry drew `BWeEOqtA.js` (no digit) in one build.
+fn resource_group(groups: &[Group], size: impl Fn(&str) -> u64) -> Option<&Group> {
     groups
         .iter()
-        .filter(|g| {
-            g.pattern.ends_with("/*")
-                && is_hash_only(&g.marked)
-                && crate::model::content::extension(&g.marked).as_deref() == Some("js")
-        })
+        .filter(|g| g.pattern.ends_with("/*"))
         .max_by_key(|g| {
             (
                 g.members.iter().map(|m| size(m)).sum::<u64>(),
@@ -224,14 +234,18 @@ fn resource_group<'a>(groups: &'a [Group], size: impl Fn(&str) -> u64) -> Option
 
 /// The code dictionary of a release whose groups are `groups`, with `size`
 /// and `read` giving a member's size and bytes: its description and
-/// content, or `None` when no group has one worth making. Deterministic: the
-/// same tree gives the same bytes.
+/// content, or `None` when no group has one worth making. With `bounded`
+/// (`--shared-dictionary auto`), only when the members it holds besides the
+/// marked chunk are at most [`AUTO_MAX_SHARE`] of its group's bytes.
+/// Deterministic: the same tree gives the same bytes.
 pub fn build(
     groups: &[Group],
     size: impl Fn(&str) -> u64,
     mut read: impl FnMut(&str) -> Option<Vec<u8>>,
+    bounded: bool,
 ) -> Option<(Shared, Vec<u8>)> {
     let g = resource_group(groups, &size)?;
+    let group_bytes: u64 = g.members.iter().map(|m| size(m)).sum();
     // The marked chunk first, then the members that name others.
     let chosen = std::iter::once(&g.marked).chain(g.referring.iter().filter(|r| **r != g.marked));
     let mut bytes = MARKER.to_vec();
@@ -249,7 +263,7 @@ pub fn build(
         bytes.extend_from_slice(&b);
         bytes.push(b'\n');
     }
-    if others < MIN_BYTES {
+    if others < MIN_BYTES || (bounded && others as f64 > AUTO_MAX_SHARE * group_bytes as f64) {
         return None;
     }
     let folder = folder_of(&g.marked);
@@ -326,7 +340,8 @@ mod tests {
             ("_app/immutable/chunks/Bjy-W4x2.js", 1365),
             ("_app/immutable/chunks/DA6UMDl4.js", 38),
             ("_app/immutable/chunks/Tiny0Ab1.css", 100),
-            ("_nuxt/6rCdMCyt.js", 182_155),
+            // Nuxt's entry; this build drew a hash with no digit.
+            ("_nuxt/BWeEOqtA.js", 182_155),
             ("_nuxt/Br2P4Dsm.js", 3769),
             ("_nuxt/entry.DU9Z1FXZ.css", 638),
             ("assets/Page-Cohr6N4b.js", 2920),
@@ -361,7 +376,7 @@ mod tests {
                     "_app/immutable/chunks/u3iLxyZs.js",
                     5
                 ),
-                ("_nuxt/*", "_nuxt/6rCdMCyt.js", 2),
+                ("_nuxt/*", "_nuxt/BWeEOqtA.js", 2),
                 ("assets/Page-*.js", "assets/Page-Cohr6N4b.js", 2),
             ],
             "the stylesheet alone under the size to keep makes no group"
@@ -424,14 +439,14 @@ mod tests {
                 .repeat(size(rel) as usize / 20)
                 .into_bytes()
         };
-        let (s, bytes) = build(&g, size, |r| Some(body(r))).unwrap();
+        let (s, bytes) = build(&g, size, |r| Some(body(r)), false).unwrap();
         // Nuxt's folder has the most bytes; its entry first, then the chunk
         // that imports (the vendor-like chunks of SvelteKit stay out there).
         assert_eq!(s.kind, SharedKind::Code);
         assert!(s.rel.starts_with("_nuxt/precompress-dictionary-") && s.rel.ends_with(".js"));
-        assert_eq!(s.members, ["_nuxt/6rCdMCyt.js", "_nuxt/Br2P4Dsm.js"]);
+        assert_eq!(s.members, ["_nuxt/BWeEOqtA.js", "_nuxt/Br2P4Dsm.js"]);
         let mut want = MARKER.to_vec();
-        for r in ["_nuxt/6rCdMCyt.js", "_nuxt/Br2P4Dsm.js"] {
+        for r in ["_nuxt/BWeEOqtA.js", "_nuxt/Br2P4Dsm.js"] {
             want.extend(body(r));
             want.push(b'\n');
         }
@@ -443,7 +458,9 @@ mod tests {
         );
         // Same tree, same bytes; a byte changed, another name and not ours;
         // one made before as .txt is still ours.
-        assert_eq!(build(&g, size, |r| Some(body(r))).unwrap().1, bytes);
+        assert_eq!(build(&g, size, |r| Some(body(r)), false).unwrap().1, bytes);
+        // auto: the 3,769 B it holds besides the entry are 2% of the folder.
+        assert_eq!(build(&g, size, |r| Some(body(r)), true).unwrap().1, bytes);
         let mut edited = bytes.clone();
         edited[MARKER.len()] ^= 1;
         assert!(!is_ours(&s.rel, &edited));
@@ -455,9 +472,18 @@ mod tests {
         assert!(build(
             &g,
             |r| small.iter().find(|a| a.0 == r).unwrap().1,
-            |_| Some(vec![b'x'; 400])
+            |_| Some(vec![b'x'; 400]),
+            false
         )
         .is_none());
+        // auto: not when it would hold more than its share of the folder
+        // besides the marked chunk (a first visit pays about that).
+        let heavy = [("_nuxt/EntryAa1.js", 10_000), ("_nuxt/PageBb22.js", 5_000)];
+        let g = groups(&heavy, |_| true);
+        let sz = |r: &str| heavy.iter().find(|a| a.0 == r).unwrap().1;
+        let read = |r: &str| Some(vec![b'x'; sz(r) as usize]);
+        assert!(build(&g, sz, read, false).is_some());
+        assert!(build(&g, sz, read, true).is_none());
         // Nothing past the bound.
         let big = [
             ("_nuxt/AAAAaaa1.js", MAX_BYTES),
@@ -466,6 +492,6 @@ mod tests {
         ];
         let g = groups(&big, |_| true);
         let sz = |r: &str| big.iter().find(|a| a.0 == r).unwrap().1;
-        assert!(build(&g, sz, |r| Some(vec![b'x'; sz(r) as usize])).is_none());
+        assert!(build(&g, sz, |r| Some(vec![b'x'; sz(r) as usize]), false).is_none());
     }
 }
