@@ -105,19 +105,18 @@ impl Releases {
         for (i, root) in roots.iter().enumerate() {
             check_folder(root, canon_dir.as_deref())?;
             let mpath = crate::model::manifest::default_path(root);
-            // What the release's manifest marked is what a browser holds; with
-            // no manifest, whatever may have been marked.
-            let mut marked: Option<std::collections::HashSet<String>> = None;
+            // What the release's manifest marked is what a browser holds (a
+            // file it lists unmarked was served unmarked); a file it does not
+            // list, or with no manifest, may have been marked by its name.
+            let mut marked: HashMap<String, bool> = HashMap::new();
             if mpath.is_file() {
                 match Manifest::read(&mpath) {
                     Ok(m) => {
-                        marked = Some(
-                            m.files
-                                .into_iter()
-                                .filter(|(_, a)| a.use_as_dictionary.is_some())
-                                .map(|(k, _)| k)
-                                .collect(),
-                        )
+                        marked = m
+                            .files
+                            .into_iter()
+                            .map(|(k, a)| (k, a.use_as_dictionary.is_some()))
+                            .collect()
                     }
                     Err(e) => warnings.push(format!(
                         "{e}; ignored: pairing {} by file names alone",
@@ -133,10 +132,8 @@ impl Releases {
                 let Ok(md) = std::fs::metadata(&f.path) else {
                     continue;
                 };
-                let listed = match &marked {
-                    Some(m) => m.contains(&f.rel) && may_be_dictionary(&f.rel, md.len()),
-                    None => may_be_dictionary(&f.rel, md.len()),
-                };
+                let listed = may_be_dictionary(&f.rel, md.len())
+                    && marked.get(&f.rel).copied().unwrap_or(true);
                 if !listed {
                     continue;
                 }
@@ -583,13 +580,17 @@ mod tests {
         );
         assert!(r.paired("_nuxt/New44444.js", 9000).is_empty());
         assert!(r.in_folder("_nuxt/entry.ABCD1234.css", 900).is_empty());
+        write(&prev, "_nuxt/Later555.js", &js(50, "later"));
+        let r = Releases::open(std::slice::from_ref(&prev), &dir, &mut w).unwrap();
+        assert_eq!(r.in_folder("_nuxt/New44444.js", 9000)[0].len(), 2);
         assert_eq!(
             names(r.paired("assets/index-BBBB2222.js", 9000)),
             ["assets/index-AAAA1111.js"]
         );
-        // With no manifest, every chunk that may have been marked.
+        // What the manifest does not list, or with no manifest, every chunk
+        // that may have been marked.
         std::fs::remove_file(crate::model::manifest::default_path(&prev)).unwrap();
         let r = Releases::open(std::slice::from_ref(&prev), &dir, &mut w).unwrap();
-        assert_eq!(r.in_folder("_nuxt/New44444.js", 9000)[0].len(), 3);
+        assert_eq!(r.in_folder("_nuxt/New44444.js", 9000)[0].len(), 4);
     }
 }
