@@ -165,7 +165,7 @@ pub(crate) fn asset_entry(
 }
 
 /// Why a fingerprinted script or stylesheet that is neither a dictionary nor
-/// in the shared one gets no deltas, if it is one such.
+/// in a group (`run::shared`) gets no deltas, if it is one such.
 fn no_delta_reason(
     rel: &str,
     size: u64,
@@ -183,7 +183,7 @@ fn no_delta_reason(
     Some(if !crate::model::dictionary::pattern_safe(rel) {
         "its path holds characters a URL pattern reads specially"
     } else {
-        "no name of its own to pair releases by, and too few such bytes for a shared dictionary"
+        "no name of its own to pair releases by, and no chunk of its group large enough to mark for it"
     })
 }
 

@@ -534,25 +534,39 @@ pub(crate) fn scan_stage(
     }
 }
 
+/// The file name of `rel`, with no folder.
+fn file_name(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
+}
+
 /// This release's groups of chunks with no pattern of their own, each with
-/// its marked chunk (`run::shared::groups`), of the assets `passed`.
-fn group_stage(passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::run::shared::Group> {
+/// its marked chunk (`run::shared::groups`), of the assets `passed`; which
+/// members import another file is read in parallel on the run's pool (an
+/// unreadable one imports nothing).
+fn group_stage(env: &Env, passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::run::shared::Group> {
+    use crate::run::shared::{groups, members, references};
     let assets: Vec<(&str, u64)> = passed
         .iter()
         .map(|f| (f.found.rel.as_str(), f.size))
         .collect();
-    let names: std::collections::HashSet<&str> = all
-        .iter()
-        .map(|f| f.found.rel.rsplit('/').next().unwrap_or(&f.found.rel))
-        .collect();
-    crate::run::shared::groups(&assets, |i| {
-        let f = passed[i];
-        let own = f.found.rel.rsplit('/').next().unwrap_or(&f.found.rel);
-        f.content
-            .clone()
-            .or_else(|| crate::fsutil::read_own(&f.found.path, u64::MAX).ok())
-            .is_some_and(|b| crate::run::shared::references(&b, &names, own))
-    })
+    let names: std::collections::HashSet<&str> =
+        all.iter().map(|f| file_name(&f.found.rel)).collect();
+    let refers: HashMap<usize, bool> = env.pool.install(|| {
+        members(&assets)
+            .into_par_iter()
+            .map(|i| {
+                let f = passed[i];
+                let own = file_name(&f.found.rel);
+                let yes = match &f.content {
+                    Some(b) => references(b, &names, own),
+                    None => crate::fsutil::read_own(&f.found.path, u64::MAX)
+                        .is_ok_and(|b| references(&b, &names, own)),
+                };
+                (i, yes)
+            })
+            .collect()
+    });
+    groups(&assets, |i| refers.get(&i).copied().unwrap_or(false))
 }
 
 /// This release's groups of chunks with no pattern of their own
@@ -602,7 +616,7 @@ fn shared_stage(
             .iter()
             .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
             .collect();
-        groups = group_stage(&passed, files);
+        groups = group_stage(env, &passed, files);
     }
     if env.cfg.use_as_dictionary && env.cfg.shared_dictionary != SharedDictionary::Off {
         let passed: Vec<&Scanned> = files
