@@ -1,6 +1,6 @@
 // What e2e/field.mjs and e2e/documents.mjs share: precompress runs with one
 // release store, an atomic symlink deploy, `precompress serve` on a free
-// port, and two visits of apps/visit.mjs with a deploy between them.
+// port, and visits of apps/visit.mjs with a deploy between them.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { renameSync, rmSync, symlinkSync } from 'node:fs';
@@ -52,15 +52,27 @@ export async function serve(bin, dir) {
  * its stdin ours): `between` runs after the first. `env` adds to visit.mjs's.
  */
 export async function visits(origin, pages, between, env = {}) {
+  return series(origin, pages, [between], env);
+}
+
+/**
+ * Visits of `pages` on `origin`, one more than `betweens`, each of which runs
+ * before the next visit (a deploy): in one browser profile, a returning
+ * visitor's; with `{ VISIT_FRESH: '1' }` in `env`, each in a new profile.
+ */
+export async function series(origin, pages, betweens, env = {}) {
   const child = spawn('node', [path.join(here, 'apps', 'visit.mjs'), origin, ...pages], {
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, VISITS: String(betweens.length + 1), ...env },
   });
   const out = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const v1 = JSON.parse((await out.next()).value);
-  await between();
-  child.stdin.end('\n');
-  const v2 = JSON.parse((await out.next()).value);
+  const results = [JSON.parse((await out.next()).value)];
+  for (const between of betweens) {
+    await between();
+    child.stdin.write('\n');
+    results.push(JSON.parse((await out.next()).value));
+  }
+  child.stdin.end();
   await new Promise((r) => child.on('close', r));
-  return [v1, v2];
+  return results;
 }

@@ -1,20 +1,33 @@
-// Deltas in the field: one framework app's two real releases (built by
-// e2e/apps/build.sh), precompressed as a user would (a cache folder, no
-// earlier release kept by hand), served by `precompress serve` from a
-// symlink that a deploy swaps, and visited by headless Chromium
-// (e2e/apps/visit.mjs): a returning visitor of release 1 and a first-time
-// visitor of release 2. Prints one JSON object (tests/field_browser.rs
+// Deltas in the field: one framework app's real releases (built by
+// e2e/apps/build.sh: release-1, release-2, release-3, each a small edit on
+// the last), precompressed as a user would, served by `precompress serve`
+// from a symlink that a deploy swaps, and visited by headless Chromium
+// (e2e/apps/visit.mjs). Prints one JSON object (tests/field_browser.rs
 // asserts on it, bench/field.sh tabulates it).
 //
-//   node e2e/field.mjs APP WORK      (env PRECOMPRESS: the binary)
+//   node e2e/field.mjs APP WORK      (env PRECOMPRESS: the binary;
+//                                     FIELD_MODES: cache,from by default;
+//                                     FIELD_ARGS: more arguments for each
+//                                     run, e.g. "--shared-dictionary on")
 //
-// WORK holds release-1 and release-2 (build.sh's output); field.mjs adds
-// cache/, live (the symlink) and copies it precompresses. Bytes are
-// encoded body bytes as Chromium counts them (request.sizes()), for the
-// scripts and stylesheets and the dictionaries the visit fetched.
-import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
+// For every release N it measures, in Chromium's encoded body bytes of the
+// scripts and stylesheets (`request.sizes()`):
+// - none: a first-time visitor of release N precompressed with no
+//   dictionaries at all (`--no-use-as-dictionary`): the yardstick;
+// - per way of finding the earlier releases (mode `cache`: one `--cache-dir`,
+//   the integrations' default; mode `from`: `--dictionary-from` the earlier
+//   releases' deployed folders):
+//   - first: a first-time visitor of release N, with every dictionary the
+//     visit fetched (at idle, by a page's `Link`) counted; `extra` is
+//     first / none - 1;
+//   - returning: one visitor who saw every release since release 1, as each
+//     is deployed (release N, N >= 2), dictionaries counted; `ratio` is its
+//     bytes / none.
+// WORK holds the release folders; field.mjs adds cache/, live (the
+// symlink) and the copies it precompresses.
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { point as pointAt, runner, serve, sha256, visits as twoVisits } from './deploy.mjs';
+import { point as pointAt, runner, serve, series, sha256 } from './deploy.mjs';
 
 const [app, workArg] = process.argv.slice(2);
 // Absolute: the deploy symlink points at folders under it.
@@ -24,6 +37,8 @@ if (!app || !workArg || !bin) {
   console.error('usage: PRECOMPRESS=BIN node e2e/field.mjs APP WORK');
   process.exit(2);
 }
+const modes = (process.env.FIELD_MODES ?? 'cache,from').split(',').filter(Boolean);
+const extra = (process.env.FIELD_ARGS ?? '').split(' ').filter(Boolean);
 
 // Where each app is served and which pages a visitor opens.
 const APPS = {
@@ -35,81 +50,138 @@ const APPS = {
 const cfg = APPS[app];
 if (!cfg) throw new Error(`field.mjs: unknown app ${app}`);
 
-const run = runner(bin, path.join(work, 'cache'));
-
-// Each release precompressed in a copy, with one cache: release 2's deltas
-// come from the release store that release 1's run filled.
-const cache = path.join(work, 'cache');
-rmSync(cache, { recursive: true, force: true });
-const deployed = [];
-for (const n of [1, 2]) {
-  const dir = path.join(work, `deploy-${n}`);
-  rmSync(dir, { recursive: true, force: true });
-  cpSync(path.join(work, `release-${n}`), dir, { recursive: true });
-  const args = ['--no-config', '-q', dir, '--cache-dir', cache];
-  if (cfg.base !== '/') args.push('--base', cfg.base);
-  run(args);
-  run(['check', dir]);
-  deployed.push(dir);
+const releases = readdirSync(work)
+  .map((n) => /^release-(\d+)$/.exec(n)?.[1])
+  .filter(Boolean)
+  .map(Number)
+  .sort((a, b) => a - b);
+if (releases.length < 2 || releases[0] !== 1 || releases.at(-1) !== releases.length) {
+  throw new Error(`field.mjs: ${work} holds no release-1, release-2, ... (${releases})`);
 }
-const manifest2 = JSON.parse(readFileSync(path.join(deployed[1], 'precompress-manifest.json'), 'utf8'));
+
+const cache = path.join(work, 'cache');
+const run = runner(bin, cache);
+const baseArgs = cfg.base !== '/' ? ['--base', cfg.base] : [];
+
+const isDictionary = (r) => /\/precompress-(dictionary|documents)-/.test(r.url);
+const isCode = (r) => /javascript|text\/css/.test(r.contentType ?? '') && !isDictionary(r);
+const bytes = (rs) => rs.reduce((s, r) => s + (r.encodedBytes ?? 0), 0);
+const wire = (rs) => rs.filter((r) => r.status === 200 && r.fromCache === null);
+
+/** Copies of every release in WORK/NAME-N, each precompressed by `argsOf(n, dir)`. */
+function deploy(name, argsOf) {
+  const out = [];
+  for (const n of releases) {
+    const dir = path.join(work, `${name}-${n}`);
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(path.join(work, `release-${n}`), dir, { recursive: true });
+    const r = run([...argsOf(n, dir), ...baseArgs]);
+    run(['check', dir]);
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'precompress-manifest.json'), 'utf8'));
+    out.push({ dir, manifest, summary: r.stdout.split('\n')[0] ?? '' });
+  }
+  return out;
+}
 
 const live = path.join(work, 'live');
 const point = (to) => pointAt(live, to);
-point(deployed[0]);
-const server = await serve(bin, live);
-const visits = (between) => twoVisits(server.origin, cfg.pages, between);
 
-const isDictionary = (r) => r.url.includes('/precompress-dictionary-');
-const isCode = (r) => /javascript|text\/css/.test(r.contentType ?? '') && !isDictionary(r);
-const bytes = (rs) => rs.reduce((s, r) => s + (r.encodedBytes ?? 0), 0);
+/** A returning visitor's series over `deployed`, and a first-time visitor of each. */
+async function visitAll(deployed) {
+  point(deployed[0].dir);
+  const server = await serve(bin, live);
+  const betweens = deployed.slice(1).map((d) => async () => point(d.dir));
+  try {
+    const returning = await series(server.origin, cfg.pages, betweens);
+    point(deployed[0].dir);
+    const fresh = await series(server.origin, cfg.pages, betweens, { VISIT_FRESH: '1' });
+    return { returning, fresh };
+  } finally {
+    server.kill();
+  }
+}
 
-// A returning visitor: release 1, then release 2 deployed by swapping the link.
-const [seen, returning] = await visits(async () => point(deployed[1]));
-// A first-time visitor of release 2: a fresh profile.
-const [fresh] = await visits(async () => {});
-server.kill();
-
-// What release 2 has on disk, by URL path.
-const fileOf = (url) => {
-  const p = decodeURIComponent(new URL(url).pathname);
-  const key = p.startsWith(cfg.base) ? p.slice(cfg.base.length) : null;
-  return key !== null && existsSync(path.join(deployed[1], key)) ? key : null;
+const errors = [];
+const failed = [];
+const note = (v) => {
+  errors.push(...v.errors);
+  failed.push(...v.failed);
 };
-const seenBodies = new Set(seen.responses.map((r) => r.bodySha256));
-const code2 = returning.responses.filter((r) => isCode(r) && r.status === 200 && r.fromCache === null);
-const changed = code2
-  .filter((r) => !seenBodies.has(r.bodySha256))
-  .map((r) => {
-    const key = fileOf(r.url);
-    const body = key && readFileSync(path.join(deployed[1], key));
-    const onDisk = body && sha256(body);
-    return {
-      url: r.url,
-      size: body ? body.length : null,
-      contentEncoding: r.contentEncoding,
-      availableDictionary: r.availableDictionary,
-      encodedBytes: r.encodedBytes,
-      decodesToTheFile: onDisk === r.bodySha256,
-    };
+
+// The yardstick: no dictionaries at all.
+const plain = deploy('plain', (n, dir) => ['--no-config', '-q', dir, '--no-use-as-dictionary']);
+const plainVisits = await visitAll(plain);
+plainVisits.fresh.forEach(note);
+const none = plainVisits.fresh.map((v) => bytes(wire(v.responses).filter(isCode)));
+
+const result = { app, base: cfg.base, args: extra, releases: releases.length, none, modes: {}, errors, failed };
+
+for (const mode of modes) {
+  rmSync(cache, { recursive: true, force: true });
+  const deployed = deploy(mode, (n, dir) => {
+    const args = ['--no-config', dir, ...extra];
+    if (mode === 'cache') return [...args, '--cache-dir', cache];
+    const earlier = releases.filter((m) => m < n).map((m) => path.join(work, `${mode}-${m}`));
+    return [...args, ...earlier.flatMap((e) => ['--dictionary-from', e])];
   });
-const freshCode = fresh.responses.filter((r) => isCode(r) && r.status === 200);
-const result = {
-  app,
-  base: cfg.base,
-  errors: [...seen.errors, ...returning.errors, ...fresh.errors],
-  failed: [...seen.failed, ...returning.failed, ...fresh.failed],
-  sharedDictionary: manifest2.shared_dictionary ?? null,
-  firstTime: { code: bytes(freshCode), dictionaries: bytes(fresh.responses.filter(isDictionary)) },
-  returning: {
-    code: bytes(code2),
-    dictionaries: bytes(returning.responses.filter(isDictionary)),
-    requests: code2.length,
-  },
-  changed,
-  pagesSeen: seen.pages,
-  pages: returning.pages,
+  const { returning, fresh } = await visitAll(deployed);
+  [...returning, ...fresh].forEach(note);
+  const first = fresh.map((v, i) => {
+    const code = bytes(wire(v.responses).filter(isCode));
+    const dictionaries = bytes(wire(v.responses).filter(isDictionary));
+    return { code, dictionaries, total: code + dictionaries, extra: (code + dictionaries) / none[i] - 1 };
+  });
+  const seen = new Set();
+  const back = returning.map((v, i) => {
+    const d = deployed[i];
+    const code = wire(v.responses).filter(isCode);
+    const out = {
+      code: bytes(code),
+      dictionaries: bytes(wire(v.responses).filter(isDictionary)),
+      requests: code.length,
+      pages: v.pages,
+    };
+    out.total = out.code + out.dictionaries;
+    out.ratio = out.total / none[i];
+    // Scripts and stylesheets this visitor had never received: the release's changes.
+    const fileOf = (url) => {
+      const p = decodeURIComponent(new URL(url).pathname);
+      const key = p.startsWith(cfg.base) ? p.slice(cfg.base.length) : null;
+      return key !== null && existsSync(path.join(d.dir, key)) ? key : null;
+    };
+    out.changed = code
+      .filter((r) => !seen.has(r.bodySha256))
+      .map((r) => {
+        const key = fileOf(r.url);
+        const body = key && readFileSync(path.join(d.dir, key));
+        return {
+          url: r.url,
+          size: body ? body.length : null,
+          contentEncoding: r.contentEncoding,
+          availableDictionary: r.availableDictionary,
+          encodedBytes: r.encodedBytes,
+          decodesToTheFile: body ? sha256(body) === r.bodySha256 : false,
+          // What the release offers for it: deltas against what, and its br size.
+          deltas: key ? (d.manifest.files[key]?.deltas ?? []).length : 0,
+          br: key ? (d.manifest.files[key]?.encodings ?? []).find((e) => e.coding === 'br')?.size ?? null : null,
+          // The run made a delta against the dictionary offered and left it
+          // out: no smaller than the file's best variant.
+          deltaNotSmaller: Boolean(key && r.availableDictionary &&
+            (d.manifest.files[key]?.skipped_deltas ?? []).some((x) => x.dictionary === r.availableDictionary)),
+        };
+      });
+    for (const r of v.responses) seen.add(r.bodySha256);
+    return out;
+  });
+  result.modes[mode] = {
+    sharedDictionary: deployed.map((d) => d.manifest.shared_dictionary ?? null),
+    summary: deployed.map((d) => d.summary),
+    first,
+    returning: back,
+  };
+}
+result.worst = {
+  returning: Math.max(...Object.values(result.modes).flatMap((m) => m.returning.slice(1).map((r) => r.ratio))),
+  extra: Math.max(...Object.values(result.modes).flatMap((m) => m.first.map((f) => f.extra))),
 };
-result.returning.total = result.returning.code + result.returning.dictionaries;
-result.ratio = result.firstTime.code ? result.returning.total / result.firstTime.code : null;
 console.log(JSON.stringify(result, null, 2));

@@ -89,10 +89,55 @@ pub struct Config {
     /// The URL path DIR is served at, `/`-anchored and ending in `/` (default
     /// `/`): dictionary patterns start with it, and the manifest records it.
     pub base: String,
-    /// Make the shared dictionaries: for chunks no per-file dictionary can
-    /// serve (`run::shared`) and for HTML pages where it pays
-    /// (`run::documents`). Default true.
-    pub shared_dictionary: bool,
+    /// Which dictionaries the pages link, which a first visit fetches at
+    /// idle: the code dictionary (`run::shared`) and the documents
+    /// dictionary (`run::documents`). Default [`SharedDictionary::Auto`].
+    pub shared_dictionary: SharedDictionary,
+}
+
+/// `--shared-dictionary`: which dictionaries every page links, so that a
+/// browser fetches them at idle, first visits included. In every mode the
+/// chunks with no pattern of their own (names that are only a hash, or
+/// that several chunks share) are grouped and one of each group is marked
+/// for it, which costs a first visit nothing (`run::shared`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SharedDictionary {
+    /// The code dictionary when what it adds to the marked chunk is a small
+    /// share of its folder (`run::shared::AUTO_MAX_SHARE`), and the
+    /// documents dictionary when it pays back within a few pages: a first
+    /// visit fetches what the summary says.
+    #[default]
+    Auto,
+    /// The code dictionary whatever it adds (returning visitors get the
+    /// smallest deltas; a first visit fetches about the brotli size of the
+    /// chunks it adds to the marked one), and the documents dictionary
+    /// where it pays.
+    On,
+    /// Neither: a first visit fetches no dictionary. The marked chunks
+    /// still serve their groups.
+    Off,
+}
+
+impl SharedDictionary {
+    /// Its setting value: `auto`, `on` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SharedDictionary::Auto => "auto",
+            SharedDictionary::On => "on",
+            SharedDictionary::Off => "off",
+        }
+    }
+
+    /// Parses a setting value (`true` is `auto`, `false` is `off`, as the
+    /// boolean setting was).
+    pub fn parse(s: &str) -> Option<SharedDictionary> {
+        match s {
+            "auto" | "true" => Some(SharedDictionary::Auto),
+            "on" => Some(SharedDictionary::On),
+            "off" | "false" => Some(SharedDictionary::Off),
+            _ => None,
+        }
+    }
 }
 
 impl Config {
@@ -118,7 +163,7 @@ impl Config {
             use_as_dictionary: true,
             shard: None,
             base: crate::model::path::ROOT_BASE.to_string(),
-            shared_dictionary: true,
+            shared_dictionary: SharedDictionary::Auto,
         }
     }
 

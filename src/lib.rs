@@ -66,7 +66,7 @@ pub use model::coding::Codec;
 pub use model::manifest::Manifest;
 pub use model::{coding, dictionary, manifest};
 #[cfg(feature = "compress")]
-pub use report::{DocumentsDictionary, Report};
+pub use report::{DocumentsDictionary, FirstVisit, Report};
 #[cfg(feature = "compress")]
 #[doc(hidden)]
 pub use run::filter;

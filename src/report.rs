@@ -88,6 +88,30 @@ pub struct RunCounts {
     /// one (`run::documents`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub documents_dictionary: Option<DocumentsDictionary>,
+    /// What the deltas cost a first-time visitor (none without dictionaries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_visit: Option<FirstVisit>,
+}
+
+/// What the deltas cost a first-time visitor: the dictionaries every page
+/// links, which a browser fetches at idle. The chunks served by a marked
+/// member of their group (`--shared-dictionary auto`) cost it nothing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FirstVisit {
+    /// `--shared-dictionary`: `auto`, `on` or `off`.
+    pub shared_dictionary: &'static str,
+    /// The dictionaries the pages link (code, then documents).
+    pub linked: Vec<String>,
+    /// Their bytes as a first visit fetches them (the smallest variant, or
+    /// the code dictionary's delta against the chunk marked in its folder,
+    /// which the visit loaded first): what it pays beyond the pages' own
+    /// assets.
+    pub linked_bytes: u64,
+    /// Groups of chunks with no pattern of their own (hash-only or
+    /// same-named), each served by one member marked with its pattern.
+    pub groups: usize,
+    /// The chunks in those groups.
+    pub grouped: usize,
 }
 
 /// The documents dictionary's estimate, measured on pages it does not hold.

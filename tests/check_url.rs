@@ -349,15 +349,21 @@ fn max_requests_leaves_assets_unchecked_and_fails() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// A SvelteKit-like build: chunks named by their hash only (so precompress
-/// makes a shared dictionary for them) and a page that loads one.
+/// A SvelteKit-like build: chunks named by their hash only (so precompress,
+/// with `--shared-dictionary on`, makes a shared dictionary for them) and a
+/// page that loads one.
 fn hash_only_site(root: &Path) -> std::path::PathBuf {
     let dir = root.join("build");
     for (i, name) in ["Bx7kQ2pA.js", "D4qLm9Zr.js", "Cc3nT8vW.js"]
         .iter()
         .enumerate()
     {
-        let mut js = String::new();
+        // The others import the first, as chunks do.
+        let mut js = if i > 0 {
+            "import{c0_0}from\"./Bx7kQ2pA.js\";\n".to_string()
+        } else {
+            String::new()
+        };
         for f in 0..120 {
             let word = &blake3::hash(format!("{i}-{f}").as_bytes()).to_hex()[..12];
             js.push_str(&format!(
@@ -373,7 +379,13 @@ fn hash_only_site(root: &Path) -> std::path::PathBuf {
         "<!doctype html><title>r1</title><script type=module src=\"/_app/immutable/chunks/Cc3nT8vW.js\"></script>\n",
     )
     .unwrap();
-    let out = precompress(&["--no-config".as_ref(), "-q".as_ref(), dir.as_os_str()]);
+    let out = precompress(&[
+        "--no-config".as_ref(),
+        "-q".as_ref(),
+        "--shared-dictionary".as_ref(),
+        "on".as_ref(),
+        dir.as_os_str(),
+    ]);
     assert!(
         out.status.success(),
         "{}",

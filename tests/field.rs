@@ -253,9 +253,9 @@ fn the_release_store_gives_deltas_with_no_folder_kept_by_hand() {
     assert_eq!(stored["releases"].as_array().unwrap().len(), 1);
 }
 
-/// A SvelteKit-like release `n`: chunks named by their hash only, an entry
-/// that imports them, and a page. Release 2 changes a few lines of one chunk
-/// (so its name changes) and the entry's imports.
+/// A SvelteKit-like release `n`: chunks named by their hash only (the first
+/// imports nothing, the others import it) and a page. Release 2 changes a
+/// few lines of one chunk (so its name changes).
 fn hash_only_release(dir: &Path, n: usize) -> Vec<String> {
     let _ = std::fs::remove_dir_all(dir);
     let chunks = [
@@ -270,6 +270,9 @@ fn hash_only_release(dir: &Path, n: usize) -> Vec<String> {
     let mut names = Vec::new();
     for (i, name) in chunks.iter().chain([&changed]).enumerate() {
         let mut js = String::new();
+        if i > 0 {
+            js.push_str("import{c0_0}from\"./Bx7kQ2pA.js\";\n");
+        }
         for f in 0..120 {
             let tweak = if i == 2 && n == 2 && f % 40 == 7 {
                 " + 2"
@@ -297,12 +300,14 @@ fn hash_only_release(dir: &Path, n: usize) -> Vec<String> {
 
 #[test]
 #[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
-fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
+fn with_shared_dictionary_on_hash_only_chunks_get_deltas_against_the_dictionary_a_page_links() {
     let tmp = tempfile::tempdir().unwrap();
     let (dist, cache) = (tmp.path().join("build"), tmp.path().join("cache"));
     let run_cached = || {
         ok(&run(&[
             dist.as_os_str(),
+            "--shared-dictionary".as_ref(),
+            "on".as_ref(),
             "--cache-dir".as_ref(),
             cache.as_os_str(),
         ]))
@@ -312,15 +317,32 @@ fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
     let m1 = manifest(&dist);
     let d1 = m1["shared_dictionary"].as_str().unwrap().to_string();
     assert!(
-        d1.starts_with("_app/immutable/chunks/precompress-dictionary-"),
+        d1.starts_with("_app/immutable/chunks/precompress-dictionary-") && d1.ends_with(".js"),
         "{d1}"
     );
     assert_eq!(
         m1["files"][&d1]["use_as_dictionary"],
+        "match=\"/_app/immutable/chunks/*.js\""
+    );
+    // One chunk that imports is marked with the folder's shorter pattern (a
+    // first visit fetches the dictionary as a delta against it); the others
+    // are not marked one by one.
+    assert_eq!(
+        m1["files"]["_app/immutable/chunks/Cc3nT8vW.js"]["use_as_dictionary"],
         "match=\"/_app/immutable/chunks/*\""
     );
-    // Members are not marked one by one: their common pattern would win.
-    assert!(m1["files"]["_app/immutable/chunks/Bx7kQ2pA.js"]["use_as_dictionary"].is_null());
+    for other in ["Bx7kQ2pA", "D4qLm9Zr"] {
+        let key = format!("_app/immutable/chunks/{other}.js");
+        assert!(m1["files"][&key]["use_as_dictionary"].is_null(), "{key}");
+    }
+    assert!(
+        m1["files"][&d1]["deltas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["dictionary_path"] == "_app/immutable/chunks/Cc3nT8vW.js"),
+        "the dictionary, as a first visit fetches it: a delta against the marked chunk"
+    );
     let dict1 = std::fs::read(dist.join(&d1)).unwrap();
 
     let names = hash_only_release(&dist, 2);
@@ -364,7 +386,7 @@ fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
     let r = get(s.addr, &format!("/{d2}"), Some("br"));
     assert_eq!(
         r.header("use-as-dictionary"),
-        Some("match=\"/_app/immutable/chunks/*\"")
+        Some("match=\"/_app/immutable/chunks/*.js\"")
     );
     assert!(r.header("cache-control").unwrap().contains("immutable"));
     drop(s);
@@ -408,6 +430,177 @@ fn hash_only_chunks_get_deltas_against_the_shared_dictionary_a_page_links() {
     }
 }
 
+/// A Nuxt-like release `n` (1, 2, 3) in `dir`: in `_nuxt/`, chunks named by
+/// a hash only: a vendor library that imports nothing and never changes
+/// (the largest), an entry that lists the pages and holds a build id (it
+/// changes on every release), and two pages that import the entry (so their
+/// bytes change with its name), the first edited in release 2, the second in
+/// release 3. Returns the vendor's, the entry's and the pages' paths.
+fn nuxt_like_release(dir: &Path, n: usize) -> (String, String, Vec<String>) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir.join("_nuxt")).unwrap();
+    let hashed = |content: &str| -> String {
+        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let h = blake3::hash(content.as_bytes());
+        let name: String = h.as_bytes()[..8]
+            .iter()
+            .map(|b| A[*b as usize % 64] as char)
+            .collect();
+        format!("_nuxt/{name}.js")
+    };
+    let code = |tag: &str, lines: usize, edit: Option<usize>| -> String {
+        (0..lines)
+            .map(|f| {
+                let word = &blake3::hash(format!("{tag}-{f}").as_bytes()).to_hex()[..12];
+                let tweak = if edit == Some(f) { " + 1" } else { "" };
+                format!("export function {tag}{f}(s) {{ return s.items.filter((x) => x.id > {f}{tweak}).map((x) => x.label + '{word}'); }}\n")
+            })
+            .collect()
+    };
+    let vendor_body = code("v", 400, None);
+    let vendor = hashed(&vendor_body);
+    // Each page's own code; its name follows it (the entry's name is not known yet).
+    let page_code: Vec<String> = (0..2)
+        .map(|p| code(&format!("p{p}_"), 60, (n > p + 1).then_some(10 + p)))
+        .collect();
+    let pages: Vec<String> = page_code
+        .iter()
+        .map(|c| hashed(&format!("{n}{c}")))
+        .collect();
+    let entry_body = format!(
+        "import{{v0}}from\"./{}\";const build=\"build-{n}\";const routes=[()=>import(\"./{}\"),()=>import(\"./{}\")];\n{}",
+        &vendor[6..],
+        &pages[0][6..],
+        &pages[1][6..],
+        code("e", 200, None)
+    );
+    let entry = hashed(&entry_body);
+    for (path, body) in [(&vendor, vendor_body.clone()), (&entry, entry_body)]
+        .into_iter()
+        .chain(
+            pages
+                .iter()
+                .zip(&page_code)
+                .map(|(p, c)| (p, format!("import{{e0}}from\"./{}\";\n{c}", &entry[6..]))),
+        )
+    {
+        std::fs::write(dir.join(path), body).unwrap();
+    }
+    std::fs::write(
+        dir.join("index.html"),
+        format!(
+            "<!doctype html><title>r{n}</title><script type=module src=\"/{entry}\"></script>\n"
+        ),
+    )
+    .unwrap();
+    (vendor, entry, pages)
+}
+
+/// Three releases of a Nuxt-like build, the earlier ones found through
+/// `--cache-dir` and through `--dictionary-from` alike, with no dictionary a
+/// page links (`--shared-dictionary off`: a first visit fetches nothing
+/// more): the entry marked with the folder's pattern and nothing else, and
+/// each release's chunks with deltas against the entry of the release
+/// before, which a returning visitor's requests offer.
+#[test]
+fn hash_only_chunks_get_deltas_against_the_chunk_marked_for_their_folder_over_three_releases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    for via_store in [true, false] {
+        let mut previous: Option<(std::path::PathBuf, String)> = None;
+        let mut folders: Vec<std::path::PathBuf> = Vec::new();
+        for n in 1..=3 {
+            let dist = if via_store {
+                tmp.path().join("dist")
+            } else {
+                tmp.path().join(format!("r{n}"))
+            };
+            let (vendor, entry, pages) = nuxt_like_release(&dist, n);
+            let mut args: Vec<&std::ffi::OsStr> = vec![
+                "--no-config".as_ref(),
+                "--json".as_ref(),
+                "--shared-dictionary".as_ref(),
+                "off".as_ref(),
+                dist.as_os_str(),
+            ];
+            if via_store {
+                args.extend(["--cache-dir".as_ref(), cache.as_os_str()]);
+            }
+            for f in &folders {
+                args.extend(["--dictionary-from".as_ref(), f.as_os_str()]);
+            }
+            let out = precompress(&args);
+            ok(&out);
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let first = &report["run"]["first_visit"];
+            assert_eq!(first["linked"], serde_json::json!([]), "{first}");
+            assert_eq!(
+                (first["groups"].as_u64(), first["grouped"].as_u64()),
+                (Some(1), Some(4))
+            );
+            let m = manifest(&dist);
+            assert!(m["shared_dictionary"].is_null(), "n={n}");
+            assert_eq!(
+                m["files"][&entry]["use_as_dictionary"],
+                "match=\"/_nuxt/*\""
+            );
+            for other in pages.iter().chain([&vendor]) {
+                assert!(m["files"][other]["use_as_dictionary"].is_null(), "{other}");
+            }
+            if let Some((old_dir, old_entry)) = &previous {
+                let want = available(&std::fs::read(old_dir.join(old_entry)).unwrap());
+                for key in pages.iter().chain([&entry]) {
+                    let deltas = m["files"][key]["deltas"].as_array().unwrap();
+                    assert!(
+                        deltas.iter().any(|d| d["dictionary"] == want.as_str()),
+                        "n={n} {key}: {deltas:?}"
+                    );
+                }
+                // The entry, a small edit and new names away, comes as a small delta.
+                let entry_deltas = m["files"][&entry]["deltas"].as_array().unwrap();
+                let smallest = entry_deltas
+                    .iter()
+                    .filter(|d| d["dictionary"] == want.as_str())
+                    .map(|d| d["size"].as_u64().unwrap())
+                    .min()
+                    .unwrap();
+                let br = m["files"][&entry]["encodings"][0]["size"].as_u64().unwrap();
+                assert!(smallest * 10 < br, "n={n}: delta {smallest} B, br {br} B");
+            }
+            if via_store {
+                check_with_store(&dist, &cache);
+            } else {
+                let mut check: Vec<&std::ffi::OsStr> = vec!["check".as_ref(), dist.as_os_str()];
+                for f in &folders {
+                    check.extend(["--dictionary-from".as_ref(), f.as_os_str()]);
+                }
+                ok(&precompress(&check));
+            }
+            if n == 3 {
+                // Served: no Link on the page; the entry marked, and its
+                // delta for a browser that holds the last release's entry.
+                let s = start_precompress(&dist, &[]);
+                assert_eq!(get(s.addr, "/", Some("br")).header("link"), None);
+                let r = get(s.addr, &format!("/{entry}"), Some("br"));
+                assert_eq!(r.header("use-as-dictionary"), Some("match=\"/_nuxt/*\""));
+                let (old_dir, old_entry) = previous.as_ref().unwrap();
+                let want = available(&std::fs::read(old_dir.join(old_entry)).unwrap());
+                for key in pages.iter().chain([&entry]) {
+                    let coding = delta_coding(s.addr, &format!("/{key}"), &want);
+                    assert!(coding == "dcb" || coding == "dcz", "{key}: {coding}");
+                }
+            }
+            if !via_store {
+                folders.push(dist.clone());
+            }
+            // The store's copy of release n is what the next run reads, not DIR.
+            let keep = tmp.path().join(format!("kept-{via_store}-{n}"));
+            copy_dir(&dist, &keep);
+            previous = Some((keep, entry));
+        }
+    }
+}
+
 #[test]
 fn assets_no_delta_can_reach_are_named_with_why() {
     let tmp = tempfile::tempdir().unwrap();
@@ -441,12 +634,16 @@ fn no_shared_dictionary_makes_none_and_removes_the_one_there() {
     assert!(!dist.join(&d).exists(), "ours, and no longer made: removed");
 }
 
-/// [`hash_only_release`] 1 in `tmp/build`, precompressed: the folder and its
-/// shared dictionary's path.
+/// [`hash_only_release`] 1 in `tmp/build`, precompressed with
+/// `--shared-dictionary on`: the folder and its shared dictionary's path.
 fn first_hash_only_release(tmp: &Path) -> (std::path::PathBuf, String) {
     let dist = tmp.join("build");
     hash_only_release(&dist, 1);
-    ok(&run(&[dist.as_os_str()]));
+    ok(&run(&[
+        dist.as_os_str(),
+        "--shared-dictionary".as_ref(),
+        "on".as_ref(),
+    ]));
     let d = manifest(&dist)["shared_dictionary"]
         .as_str()
         .unwrap()
@@ -490,6 +687,8 @@ fn a_dry_run_leaves_the_shared_dictionary_alone() {
         "--no-config".as_ref(),
         "--json".as_ref(),
         "-n".as_ref(),
+        "--shared-dictionary".as_ref(),
+        "on".as_ref(),
         dist.as_os_str(),
     ]);
     ok(&out);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds one of the e2e apps twice, as release 1 and as release 2.
+# Builds one of the e2e apps three times, as releases 1, 2 and 3.
 #
 #   e2e/apps/build.sh APP WORKDIR      APP: vite-react | sveltekit | astro | nuxt
 #
@@ -8,9 +8,10 @@
 #    same package-lock.json by an earlier run (then it is reused).
 # 3. Builds release 1 and copies the deployable folder to WORKDIR/release-1.
 # 4. Applies release2.mjs to WORKDIR/src, builds again, copies to WORKDIR/release-2.
+# 5. Applies `release2.mjs SRC 3` on top, builds again, copies to WORKDIR/release-3.
 #
-# Progress and timings go to stderr, build logs to WORKDIR/logs/. The last two
-# lines on stdout are the absolute paths of WORKDIR/release-1 and WORKDIR/release-2.
+# Progress and timings go to stderr, build logs to WORKDIR/logs/. The last three
+# lines on stdout are the absolute paths of WORKDIR/release-1, -2 and -3.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -93,9 +94,14 @@ build_release 1
 step release2 node "$here/release2.mjs" "$src"
 build_release 2
 
+# 5. Release 3: another small edit on top of release 2.
+step release3 node "$here/release2.mjs" "$src" 3
+build_release 3
+
 say "total: $(since "$total0")s"
 if [[ "$app" == vite-react ]]; then
   say "note: built with base '/app/': serve each release folder under the URL path /app/"
 fi
 echo "$work/release-1"
 echo "$work/release-2"
+echo "$work/release-3"

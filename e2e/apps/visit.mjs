@@ -17,6 +17,9 @@
 //   visit 2: the same in a new tab of the same context, so the HTTP cache and
 //            the stored dictionaries of visit 1 are still there. Prints a second
 //            JSON line.
+//   VISITS=N: N visits in all, a line on stdin awaited before each after the
+//   first (a series of releases). VISIT_FRESH=1: each visit in a new browser
+//   context, so every one is a first-time visitor's.
 // Each line: {visit, pages, errors, failed, responses}
 //   pages:     [{url, finalUrl, status, release}] (release: the text of the first
 //              [data-e2e-release] element seen on that page, or null)
@@ -181,12 +184,20 @@ async function visit(context, n) {
   return { visit: n, pages, errors, failed, responses };
 }
 
+const count = Number(process.env.VISITS ?? 2);
+const fresh = process.env.VISIT_FRESH === '1';
 const browser = await launch();
 let ok = true;
 try {
-  const context = await browser.newContext();
-  for (let n = 1; n <= 2; n++) {
-    if (n === 2) await lines.next();
+  let context = await browser.newContext();
+  for (let n = 1; n <= count; n++) {
+    if (n > 1) {
+      await lines.next();
+      if (fresh) {
+        await context.close();
+        context = await browser.newContext();
+      }
+    }
     const result = await visit(context, n);
     ok &&= result.errors.length === 0;
     console.log(JSON.stringify(result));

@@ -42,9 +42,11 @@ export interface PrecompressOptions {
   /** Earlier releases' build folders: changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */
   dictionaryFrom?: string | string[];
   /**
-   * `false`: no shared dictionary for hash-only and same-named chunks
-   * (`--no-shared-dictionary`): a first visit skips its idle download, and
-   * those chunks get no deltas. Default: true.
+   * `false`: no dictionary that pages link (`--no-shared-dictionary`, as
+   * `--shared-dictionary off`): a first visit fetches no dictionary at idle;
+   * hash-only and same-named chunks still get deltas against the one chunk
+   * marked for them. Default: true (`auto`: the code dictionary only where it
+   * adds little to a first visit; the run's summary says how much).
    */
   sharedDictionary?: boolean;
   /**

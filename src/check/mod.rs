@@ -119,7 +119,7 @@ pub fn check_with(root: &Path, manifest_path: &Path, options: &Options) -> Check
 /// `documents_dictionary`: each must name a listed file of its kind, marked
 /// as that kind is, or a server would link a browser to the wrong file.
 fn named_dictionaries(manifest: &Manifest) -> Vec<Problem> {
-    use crate::model::dictionary::{folder_of, shared_kind, shared_use_as_dictionary, SharedKind};
+    use crate::model::dictionary::{shared_kind, shared_use_as_dictionary, SharedKind};
     let base = manifest
         .base
         .as_deref()
@@ -147,7 +147,7 @@ fn named_dictionaries(manifest: &Manifest) -> Vec<Problem> {
                 "{field} names {key:?}, which is not a name precompress gives it"
             )),
             Some(a) => {
-                let want = shared_use_as_dictionary(kind, folder_of(key), base);
+                let want = shared_use_as_dictionary(key, base);
                 (a.use_as_dictionary != want).then(|| {
                     format!(
                         "{field} {key:?} is marked {:?}, not {:?}",

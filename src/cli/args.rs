@@ -378,7 +378,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_use_as_dictionary: bool,
 
-    /// Make no shared dictionaries (for hash-only and same-named chunks, and for HTML pages): first visits skip their idle download, and those files get no deltas.
+    /// Which dictionaries every page links (a first visit fetches them at idle; the summary says how much): auto, the code dictionary for chunks with no name of their own when it adds little to the chunk marked for them, and the documents dictionary where it pays; on, the code dictionary whatever it adds; off, none (the marked chunks still serve their groups, at no cost to a first visit).
+    #[arg(long, value_name = "MODE", value_parser = parse_shared_dictionary, conflicts_with = "no_shared_dictionary")]
+    pub shared_dictionary: Option<precompressor::config::SharedDictionary>,
+
+    /// As `--shared-dictionary off`: a first visit fetches no dictionary.
     #[arg(long)]
     pub no_shared_dictionary: bool,
 
@@ -483,13 +487,23 @@ impl RunArgs {
             d
         };
         c.use_as_dictionary = !self.no_use_as_dictionary;
-        c.shared_dictionary = !self.no_shared_dictionary;
+        c.shared_dictionary = match (self.no_shared_dictionary, self.shared_dictionary) {
+            (true, _) => precompressor::config::SharedDictionary::Off,
+            (false, m) => m.unwrap_or_default(),
+        };
         if let Some(b) = &self.base {
             c.base = b.clone();
         }
         c.shard = self.shard;
         c
     }
+}
+
+/// `--shared-dictionary`: `auto`, `on` or `off`.
+pub fn parse_shared_dictionary(s: &str) -> Result<precompressor::config::SharedDictionary, String> {
+    precompressor::config::SharedDictionary::parse(s)
+        .filter(|_| !matches!(s, "true" | "false"))
+        .ok_or_else(|| format!("{s:?}: auto, on or off"))
 }
 
 /// `--base`: a `/`-anchored path, normalized to end in `/`.

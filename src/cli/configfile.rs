@@ -64,8 +64,9 @@ pub struct FileConfig {
     pub use_as_dictionary: Option<bool>,
     /// As `--base`: the URL path DIR is served at.
     pub base: Option<String>,
-    /// `false` as `--no-shared-dictionary`.
-    pub shared_dictionary: Option<bool>,
+    /// As `--shared-dictionary`: `"auto"`, `"on"` or `"off"` (`true` is
+    /// `"auto"`, `false` is `"off"`).
+    pub shared_dictionary: Option<toml::Value>,
     /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
     pub budget: Option<BTreeMap<String, toml::Value>>,
 }
@@ -173,8 +174,23 @@ impl FileConfig {
         if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
             args.no_use_as_dictionary = !u;
         }
-        if let (Some(s), false) = (self.shared_dictionary, explicit("no_shared_dictionary")) {
-            args.no_shared_dictionary = !s;
+        if let (Some(v), false) = (
+            &self.shared_dictionary,
+            explicit("no_shared_dictionary") || explicit("shared_dictionary"),
+        ) {
+            let mode = match v {
+                toml::Value::Boolean(b) => Some(b.to_string()),
+                toml::Value::String(s) => Some(s.clone()),
+                _ => None,
+            }
+            .and_then(|s| precompressor::config::SharedDictionary::parse(&s))
+            .ok_or_else(|| {
+                bad(
+                    "shared-dictionary",
+                    format!("{v}: \"auto\", \"on\" or \"off\""),
+                )
+            })?;
+            args.shared_dictionary = Some(mode);
         }
         if let (Some(b), false) = (&self.base, explicit("base")) {
             args.base = Some(crate::cli::args::parse_base(b).map_err(|e| bad("base", e))?);
@@ -420,6 +436,10 @@ use-as-dictionary = false
                 "budget.\"*.js\": expected bytes",
             ),
             ("threads = 0", "threads: must be at least 1"),
+            (
+                "shared-dictionary = \"maybe\"",
+                "shared-dictionary: \"maybe\": \"auto\", \"on\" or \"off\"",
+            ),
         ];
         for (text, want) in cases {
             let f = FileConfig::parse(Path::new("c.toml"), text).unwrap();
@@ -430,6 +450,32 @@ use-as-dictionary = false
                 .to_string();
             assert!(e.contains(want), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn shared_dictionary_is_a_mode_or_the_boolean_it_was() {
+        use precompressor::config::SharedDictionary::{Auto, Off, On};
+        for (text, want) in [
+            ("shared-dictionary = \"on\"", Some(On)),
+            ("shared-dictionary = \"auto\"", Some(Auto)),
+            ("shared-dictionary = \"off\"", Some(Off)),
+            ("shared-dictionary = true", Some(Auto)),
+            ("shared-dictionary = false", Some(Off)),
+        ] {
+            let f = FileConfig::parse(Path::new("c.toml"), text).unwrap();
+            let (mut a, _) = args(&["dist"]);
+            f.apply(Path::new("c.toml"), &mut a, |_| false).unwrap();
+            assert_eq!(a.shared_dictionary, want, "{text}");
+        }
+        // The command line wins.
+        let f = FileConfig::parse(Path::new("c.toml"), "shared-dictionary = \"on\"").unwrap();
+        let (mut a, m) = args(&["dist", "--no-shared-dictionary"]);
+        let explicit = |id: &str| matches!(m.value_source(id), Some(ValueSource::CommandLine));
+        f.apply(Path::new("c.toml"), &mut a, explicit).unwrap();
+        assert_eq!(a.to_config().shared_dictionary, Off);
+        let (a, _) = args(&["dist", "--shared-dictionary", "on"]);
+        assert_eq!(a.to_config().shared_dictionary, On);
+        assert_eq!(args(&["dist"]).0.to_config().shared_dictionary, Auto);
     }
 
     #[test]

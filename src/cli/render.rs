@@ -57,6 +57,9 @@ pub fn run_summary(r0: &Report) -> String {
             r0.dictionaries
         );
     }
+    if let Some(f) = &r0.run.first_visit {
+        let _ = writeln!(s, "  {}", first_visit_line(f));
+    }
     if let Some(d) = &r0.run.documents_dictionary {
         let _ = writeln!(s, "  {}", documents_line(d));
     }
@@ -228,6 +231,32 @@ fn write_coding(s: &mut String, c: &CodingTable) {
     );
     for n in &c.recommendation.notes {
         let _ = writeln!(s, "  note: {n}");
+    }
+}
+
+/// What the deltas cost a first-time visitor, in one line.
+fn first_visit_line(f: &precompressor::FirstVisit) -> String {
+    let groups = if f.groups > 0 {
+        format!(
+            "; {} with no name of their own are served by {} of them, marked, that a visit loads anyway",
+            plural(f.grouped as u64, "chunk", "chunks"),
+            f.groups
+        )
+    } else {
+        String::new()
+    };
+    if f.linked.is_empty() {
+        format!(
+            "first visit: fetches no dictionary (--shared-dictionary {}){groups}",
+            f.shared_dictionary
+        )
+    } else {
+        format!(
+            "first visit: fetches {} of dictionaries at idle, which every page links ({}; --shared-dictionary {}){groups}",
+            human(f.linked_bytes),
+            f.linked.join(", "),
+            f.shared_dictionary
+        )
     }
 }
 

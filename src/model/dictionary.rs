@@ -58,10 +58,16 @@ pub fn logical_name(path: &str) -> Option<String> {
     let mut logical = None;
     // name.HASH, or name.HASH.chunk (any dot-separated segment after the first).
     let segments: Vec<&str> = stem.split('.').collect();
+    // In a framework's immutable folder every name carries a hash, so the
+    // last segment, 8 characters of the alphabet, is one even when it reads
+    // as a word (SvelteKit's `entry/start.DgaHsjir.js`: about one build in
+    // four draws such a hash for some chunk).
+    let immutable = segments.len() > 1 && in_immutable_folder(path);
     if let Some(i) = (1..segments.len()).find(|&i| {
         let hash = segments[i];
         (hash.len() >= 8 && hex_hash(hash))
             || (hash.len() == 8 && (dotted_hash(hash) || digit_hash(hash, ext)))
+            || (immutable && i == segments.len() - 1 && base64url_alphabet(hash))
     }) {
         let mut s = segments.clone();
         s[i] = "*";
@@ -104,6 +110,14 @@ pub fn is_hash_only(path: &str) -> bool {
     !ext.is_empty()
         && ((stem.len() == 8 && base64url_hash(stem) && mixed(stem))
             || (stem.len() >= 16 && hex_hash(stem)))
+}
+
+/// 8 characters of `[A-Za-z0-9_-]`, whatever they read as.
+fn base64url_alphabet(hash: &str) -> bool {
+    hash.len() == 8
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// Upper-case, lower-case and a digit, all three.
@@ -238,6 +252,42 @@ pub fn pairing_key(path: &str) -> String {
     logical_name(path).unwrap_or_else(|| path.to_string())
 }
 
+/// The pattern (relative to DIR) that every script, or every stylesheet, of
+/// the asset's folder matches: `_nuxt/*.js`. What a browser matches the
+/// dictionary of chunks named by a hash alone by (`run::shared`).
+pub fn folder_pattern(path: &str) -> Option<String> {
+    let ext = crate::model::content::extension(path)?;
+    Some(format!("{}*.{ext}", folder_of(path)))
+}
+
+/// The pattern an asset's dictionary is matched by, relative to DIR: its
+/// logical name (`assets/index-*.js`), or for a fingerprinted name with none
+/// (`_nuxt/C27JxjOI.js`), its folder's [`folder_pattern`]; `None` for a name
+/// that is not fingerprinted. Earlier releases' dictionaries are listed
+/// under it, and a new asset looks its predecessors up by it.
+pub fn dictionary_key(path: &str) -> Option<String> {
+    logical_name(path).or_else(|| {
+        is_fingerprinted(path)
+            .then(|| folder_pattern(path))
+            .flatten()
+    })
+}
+
+/// The `Use-As-Dictionary` value of a dictionary matched by `pattern`
+/// (relative to DIR, as [`dictionary_key`] gives it) served under `base`,
+/// for the asset at `path`: `match-dest=("style")` for a stylesheet. `None`
+/// when the pattern holds a character URLPattern reads specially.
+pub fn pattern_use_as_dictionary(pattern: &str, path: &str, base: &str) -> Option<String> {
+    if !pattern_safe(&pattern.replace('*', "")) {
+        return None;
+    }
+    let mut v = format!("match=\"{}\"", crate::model::path::url_of(base, pattern));
+    if crate::model::content::extension(path).as_deref() == Some("css") {
+        v.push_str(", match-dest=(\"style\")");
+    }
+    Some(v)
+}
+
 /// Characters a path may hold and still be written into a URL pattern as is:
 /// none of URLPattern's special characters (`: * ( ) { } ? + \`), nothing to
 /// percent-encode, nothing to escape in a structured-field string.
@@ -247,7 +297,8 @@ pub fn pattern_safe(path: &str) -> bool {
 }
 
 /// The start of a shared dictionary's file name; the rest is the first 16 hex
-/// digits of its content's blake3, then `.txt`. See `run::shared`.
+/// digits of its content's blake3, then `.js` (`.txt` before: still read as
+/// one). See `run::shared`.
 pub const SHARED_PREFIX: &str = "precompress-dictionary-";
 
 /// The start of the documents dictionary's file name (at DIR's top; the rest
@@ -274,12 +325,20 @@ impl SharedKind {
 
 /// Where the shared dictionary of `kind` whose content has blake3
 /// `blake3_hex` goes: in `folder` (relative to DIR, `""` or ending in `/`).
+/// The code dictionary's name ends in `.js`, so the pattern it is marked
+/// with (`FOLDER*.js`, [`shared_use_as_dictionary`]) matches its own next
+/// version: that arrives as a delta against it.
 pub fn shared_dictionary_path(kind: SharedKind, folder: &str, blake3_hex: &str) -> String {
-    format!("{folder}{}{}.txt", kind.prefix(), &blake3_hex[..16])
+    let ext = match kind {
+        SharedKind::Code => "js",
+        SharedKind::Documents => "txt",
+    };
+    format!("{folder}{}{}.{ext}", kind.prefix(), &blake3_hex[..16])
 }
 
 /// The kind of dictionary `path` names, if it has the form of
-/// [`shared_dictionary_path`] (a documents dictionary only at DIR's top).
+/// [`shared_dictionary_path`] (a documents dictionary only at DIR's top; a
+/// code dictionary also with the `.txt` it had before).
 pub fn shared_kind(path: &str) -> Option<SharedKind> {
     let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
     let at_top = !path.contains('/');
@@ -287,7 +346,10 @@ pub fn shared_kind(path: &str) -> Option<SharedKind> {
         .into_iter()
         .find(|k| {
             name.strip_prefix(k.prefix())
-                .and_then(|r| r.strip_suffix(".txt"))
+                .and_then(|r| {
+                    r.strip_suffix(".txt")
+                        .or_else(|| r.strip_suffix(".js").filter(|_| *k == SharedKind::Code))
+                })
                 .is_some_and(|h| {
                     h.len() == 16 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
                 })
@@ -310,11 +372,16 @@ pub fn is_page(path: &str) -> bool {
 
 /// Whether the shared dictionary at `dict` (of either kind) is one a browser
 /// offers for the asset at `rel`: a documents dictionary for pages, a code
-/// one for what lies in its folder and is not a page.
+/// one for the scripts in its folder (a `.txt` one, as made before, for
+/// whatever lies there and is not a page).
 pub fn shared_serves(dict: &str, rel: &str) -> bool {
     dict != rel
         && match shared_kind(dict) {
-            Some(SharedKind::Code) => rel.starts_with(folder_of(dict)) && !is_page(rel),
+            Some(SharedKind::Code) => {
+                rel.starts_with(folder_of(dict))
+                    && !is_page(rel)
+                    && (dict.ends_with(".txt") || rel.ends_with(".js"))
+            }
             Some(SharedKind::Documents) => is_page(rel),
             None => false,
         }
@@ -325,18 +392,42 @@ pub fn folder_of(path: &str) -> &str {
     path.rfind('/').map_or("", |i| &path[..=i])
 }
 
-/// The `Use-As-Dictionary` value of a shared dictionary in `folder` served
-/// under `base`: every URL under the folder, with no `match-dest`. Shorter
-/// than any per-file pattern there, so a browser holding an asset's own
-/// dictionary keeps offering that one (RFC 9842: the longest match wins).
-/// The documents dictionary's: every URL under the base, for navigations
-/// only (`match-dest=("document")`), so a browser never offers it for a script.
-pub fn shared_use_as_dictionary(kind: SharedKind, folder: &str, base: &str) -> Option<String> {
-    let pattern = format!("match=\"{}*\"", crate::model::path::url_of(base, folder));
-    pattern_safe(folder).then(|| match kind {
-        SharedKind::Code => pattern,
-        SharedKind::Documents => format!("{pattern}, match-dest=(\"document\" \"\")"),
-    })
+/// The `Use-As-Dictionary` value of the shared dictionary at `path` served
+/// under `base`. The code dictionary's: every script of its folder
+/// (`FOLDER*.js`, no `match-dest`), longer than the `FOLDER*` of the chunk
+/// marked for the folder ([`chunk_pattern`]), so a browser holding both
+/// offers this one, and shorter than any per-file pattern there, so a
+/// browser holding an asset's own dictionary keeps offering that one
+/// (Chromium offers the longest match; measured in
+/// `bench/probe/match-specificity.mjs`); one made before as `.txt`: every
+/// URL of its folder. The documents dictionary's: every URL under the base,
+/// for navigations only (`match-dest=("document")`), so a browser never
+/// offers it for a script.
+pub fn shared_use_as_dictionary(path: &str, base: &str) -> Option<String> {
+    let folder = folder_of(path);
+    let url = crate::model::path::url_of(base, folder);
+    if !pattern_safe(folder) {
+        return None;
+    }
+    match shared_kind(path)? {
+        SharedKind::Code if path.ends_with(".js") => Some(format!("match=\"{url}*.js\"")),
+        SharedKind::Code => Some(format!("match=\"{url}*\"")),
+        SharedKind::Documents => Some(format!("match=\"{url}*\", match-dest=(\"document\" \"\")")),
+    }
+}
+
+/// The pattern (relative to DIR) the chunk marked for the group of the
+/// chunks with no name of their own in `path`'s folder is marked with
+/// (`run::shared`): the folder's `FOLDER*` for scripts (`_nuxt/*`: shorter
+/// than the code dictionary's `_nuxt/*.js`, which a browser then prefers),
+/// else [`folder_pattern`] (`_nuxt/*.css`, and every type at DIR's top,
+/// where `*` alone would match the pages too).
+pub fn chunk_pattern(path: &str) -> Option<String> {
+    let folder = folder_of(path);
+    match crate::model::content::extension(path)?.as_str() {
+        "js" if !folder.is_empty() => Some(format!("{folder}*")),
+        _ => folder_pattern(path),
+    }
 }
 
 /// The `Link` value an HTML response carries so a browser fetches the shared
@@ -363,6 +454,18 @@ pub fn is_candidate(path: &str, size: u64) -> bool {
         && logical_name(path).is_some()
 }
 
+/// Whether the asset at `path` of `size` bytes may have been sent as a
+/// dictionary: a [`is_candidate`], or a fingerprinted script or stylesheet
+/// a release marked with its group's pattern (`run::shared`).
+pub fn may_be_dictionary(path: &str, size: u64) -> bool {
+    is_candidate(path, size)
+        || (size >= DICTIONARY_MIN_SIZE
+            && pattern_safe(path)
+            && crate::model::content::extension(path)
+                .is_some_and(|e| matches!(e.as_str(), "js" | "mjs" | "cjs" | "css"))
+            && is_fingerprinted(path))
+}
+
 /// The `Use-As-Dictionary` value for the asset at `path`, if it is a
 /// candidate: `match="/assets/index-*.js"`, with `match-dest=("style")` for a
 /// stylesheet (a script may run as a worker, whose destination differs). The
@@ -372,12 +475,7 @@ pub fn use_as_dictionary(path: &str, size: u64, base: &str) -> Option<String> {
     if !is_candidate(path, size) || is_shared_dictionary(path) {
         return None;
     }
-    let logical = logical_name(path)?;
-    let mut v = format!("match=\"{}\"", crate::model::path::url_of(base, &logical));
-    if crate::model::content::extension(path).as_deref() == Some("css") {
-        v.push_str(", match-dest=(\"style\")");
-    }
-    Some(v)
+    pattern_use_as_dictionary(&logical_name(path)?, path, base)
 }
 
 /// The SHA-256 of `bytes`: what names a dictionary.
@@ -634,6 +732,158 @@ mod tests {
         assert!(
             rate("base64url with no capital beside a small letter or a digit") < 0.03,
             "{misses:?}"
+        );
+    }
+
+    /// SvelteKit's `_app/immutable/entry/start.DgaHsjir.js`: a hash that
+    /// reads as a camel-case word got no logical name, so the chunk joined
+    /// the shared dictionary and pulled its folder up a level; the next
+    /// release's dictionary no longer matched the one a visitor held, which
+    /// then came whole (82% of a first visit). About one build in four
+    /// draws such a hash for some chunk. In a framework's immutable folder
+    /// the last dotted segment is a hash whatever its 8 characters read as:
+    /// drawn here across the whole base64url alphabet, none is missed.
+    #[test]
+    fn in_an_immutable_folder_every_drawn_hash_after_a_dot_is_read_as_one() {
+        assert_eq!(
+            logical_name("_app/immutable/entry/start.DgaHsjir.js").as_deref(),
+            Some("_app/immutable/entry/start.*.js")
+        );
+        assert_eq!(
+            logical_name("_astro/hooks.module.JhoGcvsy.js").as_deref(),
+            Some("_astro/hooks.module.*.js")
+        );
+        assert_eq!(
+            logical_name("_astro/about.8a5uuwsx.css").as_deref(),
+            Some("_astro/about.*.css")
+        );
+        // Elsewhere a word after a dot is still a name.
+        assert_eq!(logical_name("js/start.DgaHsjir.js"), None);
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        for _ in 0..20_000 {
+            let h: String = (0..8)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    B64[(seed % 64) as usize] as char
+                })
+                .collect();
+            for (path, want) in [
+                (
+                    format!("_app/immutable/entry/start.{h}.js"),
+                    "_app/immutable/entry/start.*.js",
+                ),
+                (
+                    format!("_app/immutable/nodes/2.{h}.js"),
+                    "_app/immutable/nodes/2.*.js",
+                ),
+                (
+                    format!("_app/immutable/assets/0.{h}.css"),
+                    "_app/immutable/assets/0.*.css",
+                ),
+                (
+                    format!("_astro/preact.module.{h}.js"),
+                    "_astro/preact.module.*.js",
+                ),
+                (format!("_nuxt/entry.{h}.css"), "_nuxt/entry.*.css"),
+                (
+                    format!("docs/_astro/Island.{h}.js"),
+                    "docs/_astro/Island.*.js",
+                ),
+            ] {
+                assert_eq!(logical_name(&path).as_deref(), Some(want), "{path}");
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_with_no_name_of_their_own_are_keyed_and_marked_by_their_folder() {
+        assert_eq!(
+            folder_pattern("_nuxt/C27JxjOI.js").as_deref(),
+            Some("_nuxt/*.js")
+        );
+        assert_eq!(
+            dictionary_key("_nuxt/C27JxjOI.js").as_deref(),
+            Some("_nuxt/*.js")
+        );
+        assert_eq!(
+            dictionary_key("_nuxt/entry.DU9Z1FXZ.css").as_deref(),
+            Some("_nuxt/entry.*.css")
+        );
+        assert_eq!(dictionary_key("assets/app.js"), None);
+        for (path, want) in [
+            ("_nuxt/C27JxjOI.js", Some("_nuxt/*")),
+            (
+                "_app/immutable/chunks/x.js",
+                Some("_app/immutable/chunks/*"),
+            ),
+            ("_nuxt/C27JxjOI.css", Some("_nuxt/*.css")),
+            ("_nuxt/C27JxjOI.mjs", Some("_nuxt/*.mjs")),
+            // At DIR's top, `*` alone would match every page too.
+            ("0a1b2c3d4e5f6a7b8c9d.js", Some("*.js")),
+        ] {
+            assert_eq!(chunk_pattern(path).as_deref(), want, "{path}");
+        }
+        assert_eq!(
+            pattern_use_as_dictionary("_nuxt/*", "_nuxt/C27JxjOI.js", "/app/").as_deref(),
+            Some("match=\"/app/_nuxt/*\"")
+        );
+        assert_eq!(
+            pattern_use_as_dictionary("_nuxt/*.css", "_nuxt/C27JxjOI.css", "/").as_deref(),
+            Some("match=\"/_nuxt/*.css\", match-dest=(\"style\")")
+        );
+        assert_eq!(
+            pattern_use_as_dictionary("a b/*", "a b/C27JxjOI.js", "/"),
+            None
+        );
+        // What an earlier release may have marked: named or not.
+        assert!(may_be_dictionary("_nuxt/C27JxjOI.js", 300));
+        assert!(may_be_dictionary("assets/index-D8fKq1nN.js", 300));
+        assert!(!may_be_dictionary("_nuxt/C27JxjOI.js", 255));
+        assert!(!may_be_dictionary("_nuxt/C27JxjOI.png", 3000));
+        assert!(!may_be_dictionary("assets/app.js", 3000));
+    }
+
+    #[test]
+    fn the_code_dictionary_is_a_script_of_its_folder_and_its_pattern_covers_the_scripts() {
+        let h = "0123456789abcdef0123";
+        let d = shared_dictionary_path(SharedKind::Code, "_nuxt/", h);
+        assert_eq!(d, "_nuxt/precompress-dictionary-0123456789abcdef.js");
+        assert_eq!(shared_kind(&d), Some(SharedKind::Code));
+        assert_eq!(
+            shared_use_as_dictionary(&d, "/app/").as_deref(),
+            Some("match=\"/app/_nuxt/*.js\"")
+        );
+        // Longer than the marked chunk's pattern: a browser prefers it.
+        assert!(
+            "match=\"/app/_nuxt/*.js\"".len()
+                > pattern_use_as_dictionary("_nuxt/*", "_nuxt/C27JxjOI.js", "/app/")
+                    .unwrap()
+                    .len()
+        );
+        assert!(shared_serves(&d, "_nuxt/C27JxjOI.js"));
+        assert!(!shared_serves(&d, "_nuxt/entry.DU9Z1FXZ.css"));
+        assert!(!shared_serves(&d, &d));
+        // One made before, as .txt: every URL of its folder.
+        let old = "_nuxt/precompress-dictionary-0123456789abcdef.txt";
+        assert_eq!(shared_kind(old), Some(SharedKind::Code));
+        assert_eq!(
+            shared_use_as_dictionary(old, "/").as_deref(),
+            Some("match=\"/_nuxt/*\"")
+        );
+        assert!(shared_serves(old, "_nuxt/entry.DU9Z1FXZ.css"));
+        // The documents dictionary: .txt at the top only.
+        let doc = shared_dictionary_path(SharedKind::Documents, "", h);
+        assert_eq!(doc, "precompress-documents-0123456789abcdef.txt");
+        assert_eq!(
+            shared_kind("precompress-documents-0123456789abcdef.js"),
+            None
+        );
+        assert_eq!(
+            shared_use_as_dictionary(&doc, "/").as_deref(),
+            Some("match=\"/*\", match-dest=(\"document\" \"\")")
         );
     }
 

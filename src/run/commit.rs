@@ -165,7 +165,7 @@ pub(crate) fn asset_entry(
 }
 
 /// Why a fingerprinted script or stylesheet that is neither a dictionary nor
-/// in the shared one gets no deltas, if it is one such.
+/// in a group (`run::shared`) gets no deltas, if it is one such.
 fn no_delta_reason(
     rel: &str,
     size: u64,
@@ -183,7 +183,7 @@ fn no_delta_reason(
     Some(if !crate::model::dictionary::pattern_safe(rel) {
         "its path holds characters a URL pattern reads specially"
     } else {
-        "no name of its own to pair releases by, and too few such bytes for a shared dictionary"
+        "no name of its own to pair releases by, and no chunk of its group large enough to mark for it"
     })
 }
 
@@ -198,7 +198,7 @@ pub(crate) fn commit_entries(
     outcomes: Vec<Outcome>,
     raw: bool,
     journaled: &HashSet<&str>,
-    shared: &[crate::run::shared::Shared],
+    (shared, groups): (&[crate::run::shared::Shared], &[crate::run::shared::Group]),
     log: &mut Log,
 ) -> Manifest {
     let mut manifest = Manifest::new(env.settings.clone());
@@ -208,6 +208,11 @@ pub(crate) fn commit_entries(
     let members: HashSet<&str> = shared
         .iter()
         .flat_map(|s| s.members.iter().map(String::as_str))
+        .chain(
+            groups
+                .iter()
+                .flat_map(|g| g.members.iter().map(String::as_str)),
+        )
         .collect();
     let mut unreached = Vec::new();
     for (f, o) in files.iter().zip(outcomes) {
@@ -222,6 +227,10 @@ pub(crate) fn commit_entries(
         let rel = &f.found.rel;
         let mark = match shared.iter().find(|s| s.rel == *rel) {
             Some(s) => s.use_as_dictionary(&env.cfg.base),
+            None if groups.iter().any(|g| g.marked == *rel) => groups
+                .iter()
+                .find(|g| g.marked == *rel)
+                .and_then(|g| g.use_as_dictionary(&env.cfg.base)),
             None if members.contains(rel.as_str()) => None,
             _ => (env.cfg.use_as_dictionary && env.filter.takes_deltas(rel, f.size))
                 .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))

@@ -160,7 +160,6 @@ pub fn build(
     let shared = Shared {
         kind: SharedKind::Documents,
         rel: shared_dictionary_path(SharedKind::Documents, "", &hash),
-        folder: String::new(),
         members: assets
             .iter()
             .filter(|(rel, _)| is_page(rel))

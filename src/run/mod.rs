@@ -166,7 +166,7 @@ fn execute_and_commit(
         planned.outcomes,
         !whole,
         journaled,
-        &scanned.shared,
+        (&scanned.shared, &scanned.groups),
         log,
     );
     if whole && !cfg.dry_run {
@@ -178,6 +178,9 @@ fn execute_and_commit(
             &mut log.counts,
         );
     }
+    if cfg.use_as_dictionary {
+        log.counts.first_visit = Some(first_visit(cfg, &manifest, &scanned.groups));
+    }
     write_outputs(
         env,
         &manifest,
@@ -187,16 +190,59 @@ fn execute_and_commit(
         log,
     );
     if whole {
-        record_release(env, files, log);
+        record_release(env, files, &manifest, log);
     }
     Ok((manifest, timings))
 }
 
-/// After a whole run with no error, this release's dictionary-worthy assets
-/// go to the release store, for the next runs' deltas. Not for a dry run, a
-/// shard (each has only its part), or a run with errors (a file it could not
-/// read would be missing from the release).
-fn record_release(env: &Env, files: &[Scanned], log: &mut Log) {
+/// What the release's dictionaries cost a first-time visitor: the ones its
+/// pages link, at their smallest variant's size, or the code dictionary as
+/// its delta against the chunk marked in its folder (which the visit loaded
+/// before it went idle).
+fn first_visit(
+    cfg: &Config,
+    manifest: &Manifest,
+    groups: &[crate::run::shared::Group],
+) -> crate::report::FirstVisit {
+    use crate::model::dictionary::folder_of;
+    let linked: Vec<String> = [&manifest.shared_dictionary, &manifest.documents_dictionary]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let cost = |k: &String| -> Option<u64> {
+        let a = manifest.files.get(k)?;
+        let whole = a.encodings.iter().map(|v| v.size).min().unwrap_or(a.size);
+        let marked = groups
+            .iter()
+            .filter(|g| folder_of(&g.marked) == folder_of(k))
+            .filter_map(|g| manifest.files.get(&g.marked))
+            .map(|m| format!(":{}:", m.sha256))
+            .collect::<Vec<_>>();
+        let delta = a
+            .deltas
+            .iter()
+            .filter(|d| marked.contains(&d.dictionary))
+            .map(|d| d.size)
+            .min();
+        Some(delta.map_or(whole, |d| d.min(whole)))
+    };
+    let linked_bytes = linked.iter().filter_map(cost).sum();
+    crate::report::FirstVisit {
+        shared_dictionary: cfg.shared_dictionary.as_str(),
+        linked,
+        linked_bytes,
+        groups: groups.len(),
+        grouped: groups.iter().map(|g| g.members.len()).sum(),
+    }
+}
+
+/// After a whole run with no error, this release's dictionaries (what its
+/// manifest marks: what a browser holds) go to the release store, for the
+/// next runs' deltas. Not for a dry run, a shard (each has only its part),
+/// or a run with errors (a file it could not read would be missing from the
+/// release).
+fn record_release(env: &Env, files: &[Scanned], manifest: &Manifest, log: &mut Log) {
     let Some(store) = &env.store else { return };
     if env.cfg.dry_run || !log.errors.is_empty() {
         return;
@@ -204,8 +250,10 @@ fn record_release(env: &Env, files: &[Scanned], log: &mut Log) {
     let assets: Vec<_> = files
         .iter()
         .filter(|f| {
-            env.filter.takes_deltas(&f.found.rel, f.size)
-                && crate::model::dictionary::is_candidate(&f.found.rel, f.size)
+            manifest
+                .files
+                .get(&f.found.rel)
+                .is_some_and(|a| a.use_as_dictionary.is_some())
         })
         .map(|f| (f.found.rel.clone(), f.found.path.clone(), f.sha256_raw))
         .collect();

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsutil::open_own;
 use crate::model::dictionary::{
-    is_candidate, is_shared_dictionary, pairing_key, parse_hex32, shared_serves,
+    dictionary_key, folder_pattern, is_shared_dictionary, may_be_dictionary, pairing_key,
+    parse_hex32, shared_serves,
 };
 use crate::model::manifest::Manifest;
 use crate::run::walk::walk;
@@ -104,12 +105,23 @@ impl Releases {
         for (i, root) in roots.iter().enumerate() {
             check_folder(root, canon_dir.as_deref())?;
             let mpath = crate::model::manifest::default_path(root);
+            // What the release's manifest marked is what a browser holds (a
+            // file it lists unmarked was served unmarked); a file it does not
+            // list, or with no manifest, may have been marked by its name.
+            let mut marked: HashMap<String, bool> = HashMap::new();
             if mpath.is_file() {
-                if let Err(e) = Manifest::read(&mpath) {
-                    warnings.push(format!(
+                match Manifest::read(&mpath) {
+                    Ok(m) => {
+                        marked = m
+                            .files
+                            .into_iter()
+                            .map(|(k, a)| (k, a.use_as_dictionary.is_some()))
+                            .collect()
+                    }
+                    Err(e) => warnings.push(format!(
                         "{e}; ignored: pairing {} by file names alone",
                         root.display()
-                    ));
+                    )),
                 }
             }
             let tree = walk(root, false, &[mpath]);
@@ -120,7 +132,9 @@ impl Releases {
                 let Ok(md) = std::fs::metadata(&f.path) else {
                     continue;
                 };
-                if !is_candidate(&f.rel, md.len()) {
+                let listed = may_be_dictionary(&f.rel, md.len())
+                    && marked.get(&f.rel).copied().unwrap_or(true);
+                if !listed {
                     continue;
                 }
                 releases.list(OldFile {
@@ -159,7 +173,7 @@ impl Releases {
                 let path = store.blob(&f.sha256);
                 let on_disk = std::fs::symlink_metadata(&path);
                 if !on_disk.is_ok_and(|m| m.is_file() && m.len() == f.size)
-                    || !is_candidate(&f.rel, f.size)
+                    || !may_be_dictionary(&f.rel, f.size)
                 {
                     continue;
                 }
@@ -181,7 +195,7 @@ impl Releases {
             self.shared.push(old.clone());
         }
         self.by_key
-            .entry(pairing_key(&old.rel))
+            .entry(dictionary_key(&old.rel).unwrap_or_else(|| pairing_key(&old.rel)))
             .or_default()
             .push(old);
     }
@@ -206,8 +220,23 @@ impl Releases {
     /// (at most [`POOL`] each, nearest in size first; [`shortlist`] narrows
     /// them to [`MAX_TRIED`]).
     pub fn paired(&self, rel: &str, size: u64) -> Vec<Vec<&OldFile>> {
+        self.listed_under(&pairing_key(rel), size)
+    }
+
+    /// The earlier files marked with the pattern of `rel`'s folder
+    /// (`_nuxt/*.js`: [`folder_pattern`]), grouped by release as
+    /// [`Releases::paired`] groups them: what a browser offers for a chunk
+    /// with no name of its own, or with a name no earlier release had.
+    pub fn in_folder(&self, rel: &str, size: u64) -> Vec<Vec<&OldFile>> {
+        match folder_pattern(rel) {
+            Some(p) => self.listed_under(&p, size),
+            None => Vec::new(),
+        }
+    }
+
+    fn listed_under(&self, key: &str, size: u64) -> Vec<Vec<&OldFile>> {
         let mut groups: Vec<Vec<&OldFile>> = vec![Vec::new(); self.roots.len()];
-        if let Some(files) = self.by_key.get(&pairing_key(rel)) {
+        if let Some(files) = self.by_key.get(key) {
             for f in files {
                 groups[f.release].push(f);
             }
@@ -482,5 +511,72 @@ mod tests {
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("pairing") && w[0].contains("by file names alone"));
         assert_eq!(r.paired("app-BBBB2222.js", 100).len(), 1);
+    }
+
+    /// A browser holds what an earlier release's manifest marked, so those
+    /// are its dictionaries: for a chunk named by a hash alone, the one
+    /// chunk marked for its folder, found under the folder's key.
+    #[test]
+    fn an_earlier_release_lists_what_its_manifest_marked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (prev, dir) = (tmp.path().join("v1"), tmp.path().join("v2"));
+        std::fs::create_dir_all(&dir).unwrap();
+        write(&prev, "_nuxt/Entry111.js", &js(300, "entry"));
+        write(&prev, "_nuxt/Vendor22.js", &js(900, "vendor"));
+        write(&prev, "_nuxt/Page3333.js", &js(50, "page"));
+        write(&prev, "assets/index-AAAA1111.js", &js(200, "app"));
+        let mut m = Manifest::new(Default::default());
+        for (k, marked) in [
+            ("_nuxt/Entry111.js", Some("match=\"/_nuxt/*\"")),
+            ("_nuxt/Vendor22.js", None),
+            ("_nuxt/Page3333.js", None),
+            (
+                "assets/index-AAAA1111.js",
+                Some("match=\"/assets/index-*.js\""),
+            ),
+        ] {
+            let body = std::fs::read(prev.join(k)).unwrap();
+            m.files.insert(
+                k.into(),
+                crate::model::manifest::Asset {
+                    blake3: blake3::hash(&body).to_hex().to_string(),
+                    content_type: "text/javascript".into(),
+                    deltas: vec![],
+                    encodings: vec![],
+                    etag: "\"x\"".into(),
+                    sha256: String::new(),
+                    size: body.len() as u64,
+                    skipped: Default::default(),
+                    skipped_deltas: vec![],
+                    use_as_dictionary: marked.map(str::to_string),
+                },
+            );
+        }
+        m.write(&crate::model::manifest::default_path(&prev))
+            .unwrap();
+        let mut w = Vec::new();
+        let r = Releases::open(std::slice::from_ref(&prev), &dir, &mut w).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let names = |g: Vec<Vec<&OldFile>>| -> Vec<String> {
+            g.into_iter().flatten().map(|f| f.rel.clone()).collect()
+        };
+        assert_eq!(
+            names(r.in_folder("_nuxt/New44444.js", 9000)),
+            ["_nuxt/Entry111.js"]
+        );
+        assert!(r.paired("_nuxt/New44444.js", 9000).is_empty());
+        assert!(r.in_folder("_nuxt/entry.ABCD1234.css", 900).is_empty());
+        write(&prev, "_nuxt/Later555.js", &js(50, "later"));
+        let r = Releases::open(std::slice::from_ref(&prev), &dir, &mut w).unwrap();
+        assert_eq!(r.in_folder("_nuxt/New44444.js", 9000)[0].len(), 2);
+        assert_eq!(
+            names(r.paired("assets/index-BBBB2222.js", 9000)),
+            ["assets/index-AAAA1111.js"]
+        );
+        // What the manifest does not list, or with no manifest, every chunk
+        // that may have been marked.
+        std::fs::remove_file(crate::model::manifest::default_path(&prev)).unwrap();
+        let r = Releases::open(std::slice::from_ref(&prev), &dir, &mut w).unwrap();
+        assert_eq!(r.in_folder("_nuxt/New44444.js", 9000)[0].len(), 4);
     }
 }

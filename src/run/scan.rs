@@ -14,6 +14,7 @@ use std::time::SystemTime;
 use base64::Engine;
 use rayon::prelude::*;
 
+use crate::config::SharedDictionary;
 use crate::encode::brotli_split::parts_for;
 use crate::encode::estimate::ShrinkProbe;
 use crate::encode::Codec;
@@ -256,9 +257,12 @@ pub(crate) fn choose_dictionaries(
         Vec::new()
     };
     // With no earlier file of its own (a new name, or a name that was a
-    // member before), what a browser offers is the shared dictionary.
+    // member before), what a browser offers is the shared dictionary, or
+    // the chunk an earlier release marked with its folder's pattern.
     let groups = if shared || paired.is_empty() {
-        releases.shared_for(rel)
+        let mut g = releases.shared_for(rel);
+        g.extend(releases.in_folder(rel, f.size));
+        g
     } else {
         Vec::new()
     };
@@ -269,7 +273,7 @@ pub(crate) fn choose_dictionaries(
         } else {
             group
         };
-        let input = || f.content.clone().or_else(|| f.found.read().ok());
+        let input = || held_or_read(f);
         if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
             if !chosen.iter().any(|(_, s)| *s == sha) {
                 chosen.push((old.clone(), sha));
@@ -307,6 +311,8 @@ pub(crate) struct ScanOut {
     /// This release's shared dictionaries, of `files` (`run::shared`,
     /// `run::documents`).
     pub(crate) shared: Vec<Shared>,
+    /// This release's groups of chunks, each with its marked chunk.
+    pub(crate) groups: Vec<crate::run::shared::Group>,
 }
 
 /// Variants and deltas on disk ([`ScanOut::on_disk`]) by path, as the plan
@@ -347,10 +353,15 @@ pub(crate) fn scan_stage(
         }
         _ => true,
     });
-    let shared = shared_stage(env, &mut files, log);
+    let (shared, groups) = shared_stage(env, &mut files, log);
     let members: std::collections::HashSet<&str> = shared
         .iter()
         .flat_map(|s| s.members.iter().map(String::as_str).chain([s.rel.as_str()]))
+        .chain(
+            groups
+                .iter()
+                .flat_map(|g| g.members.iter().map(String::as_str)),
+        )
         .collect();
     let warnings = &mut log.counts.warnings;
     let mut chosen = env
@@ -361,25 +372,26 @@ pub(crate) fn scan_stage(
     // chunk it loads (a lazy route, in this very visit or a later one) and,
     // for the documents dictionary, every page it opens next.
     for s in &shared {
-        let Some(d) = files.iter().find(|f| f.found.rel == s.rel) else {
-            continue;
-        };
-        let own = OldFile {
-            release: usize::MAX,
-            rel: s.rel.clone(),
-            path: d.found.path.clone(),
-            size: d.size,
-            expect: Some(d.sha256_raw),
-        };
-        let mine: std::collections::HashSet<&str> = s.members.iter().map(String::as_str).collect();
-        for (f, c) in files.iter().zip(chosen.iter_mut()) {
-            if f.found.rel != s.rel
-                && mine.contains(f.found.rel.as_str())
-                && !c.iter().any(|(_, sha)| *sha == d.sha256_raw)
-            {
-                c.push((own.clone(), d.sha256_raw));
-            }
-        }
+        let mine = s.members.iter().map(String::as_str).collect();
+        add_own_dictionary(&files, &mut chosen, &s.rel, &mine);
+    }
+    // A group's members also get a delta against this release's marked
+    // chunk: once a visit has fetched it, the browser offers it for every
+    // member it loads next, and for the code dictionary a first visit
+    // fetches at idle.
+    for g in &groups {
+        let mine = g
+            .members
+            .iter()
+            .map(String::as_str)
+            .chain(
+                shared
+                    .iter()
+                    .filter(|s| s.members.contains(&g.marked))
+                    .map(|s| s.rel.as_str()),
+            )
+            .collect();
+        add_own_dictionary(&files, &mut chosen, &g.marked, &mine);
     }
     ScanOut {
         files,
@@ -388,31 +400,120 @@ pub(crate) fn scan_stage(
         journals_read,
         chosen,
         shared,
+        groups,
     }
 }
 
-/// This release's shared dictionaries (`run::shared`, `run::documents`):
-/// built from the scanned assets, written into DIR unless there already,
-/// and scanned as more assets; the ones earlier runs wrote and this one does
-/// not make are removed (provably ours: named by the hash of content that
-/// starts with the marker). None without dictionaries
-/// (`--no-use-as-dictionary`, `--no-shared-dictionary`), and in a dry run
-/// only those on disk already.
-fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Shared> {
+/// Every file of `mine` (`rel` itself aside) also gets a delta against this
+/// release's file at `rel`, unless it has one against those bytes already.
+fn add_own_dictionary(
+    files: &[Scanned],
+    chosen: &mut [Chosen],
+    rel: &str,
+    mine: &std::collections::HashSet<&str>,
+) {
+    let Some(d) = files.iter().find(|f| f.found.rel == rel) else {
+        return;
+    };
+    let own = OldFile {
+        release: usize::MAX,
+        rel: rel.to_string(),
+        path: d.found.path.clone(),
+        size: d.size,
+        expect: Some(d.sha256_raw),
+    };
+    for (f, c) in files.iter().zip(chosen.iter_mut()) {
+        if f.found.rel != rel
+            && mine.contains(f.found.rel.as_str())
+            && !c.iter().any(|(_, sha)| *sha == d.sha256_raw)
+        {
+            c.push((own.clone(), d.sha256_raw));
+        }
+    }
+}
+
+/// The file name of `rel`, with no folder.
+fn file_name(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
+}
+
+/// This release's groups of chunks with no pattern of their own, each with
+/// its marked chunk (`run::shared::groups`), of the assets `passed`; which
+/// members import another file is read in parallel on the run's pool (an
+/// unreadable one imports nothing).
+fn group_stage(env: &Env, passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::run::shared::Group> {
+    use crate::run::shared::{groups, members, references};
+    let assets: Vec<(&str, u64)> = passed
+        .iter()
+        .map(|f| (f.found.rel.as_str(), f.size))
+        .collect();
+    let names: std::collections::HashSet<&str> =
+        all.iter().map(|f| file_name(&f.found.rel)).collect();
+    let refers: HashMap<usize, bool> = env.pool.install(|| {
+        members(&assets)
+            .into_par_iter()
+            .map(|i| {
+                let f = passed[i];
+                let own = file_name(&f.found.rel);
+                let yes = match &f.content {
+                    Some(b) => references(b, &names, own),
+                    None => crate::fsutil::read_own(&f.found.path, u64::MAX)
+                        .is_ok_and(|b| references(&b, &names, own)),
+                };
+                (i, yes)
+            })
+            .collect()
+    });
+    groups(&assets, |i| refers.get(&i).copied().unwrap_or(false))
+}
+
+/// This release's groups of chunks with no pattern of their own
+/// (`run::shared::groups`) and its shared dictionaries (`run::shared`,
+/// `run::documents`): built from the scanned assets, written into DIR
+/// unless there already, and scanned as more assets; the ones earlier runs
+/// wrote and this one does not make are removed (provably ours: named by
+/// the hash of content that starts with the marker). No groups without
+/// dictionaries (`--no-use-as-dictionary`); no dictionary a page links with
+/// `--shared-dictionary off`; in a dry run only those on disk already.
+fn shared_stage(
+    env: &Env,
+    files: &mut Vec<Scanned>,
+    log: &mut Log,
+) -> (Vec<Shared>, Vec<crate::run::shared::Group>) {
+    let earlier = take_earlier_dictionaries(files);
+    let mut made = Vec::new();
+    let mut groups = Vec::new();
+    if env.cfg.use_as_dictionary {
+        let passed: Vec<&Scanned> = files
+            .iter()
+            .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
+            .collect();
+        groups = group_stage(env, &passed, files);
+        if env.cfg.shared_dictionary != SharedDictionary::Off {
+            made = build_dictionaries(env, &passed, &groups, log);
+        }
+    }
+    (place_dictionaries(env, made, earlier, files, log), groups)
+}
+
+/// The file's bytes: those the scan held, or read again.
+fn held_or_read(f: &Scanned) -> Option<Vec<u8>> {
+    f.content.clone().or_else(|| f.found.read().ok())
+}
+
+/// Takes out of `files` the dictionaries earlier runs wrote: ours, not
+/// sources of this run. A file with one of our names but past the bound is
+/// not ours: never read whole.
+fn take_earlier_dictionaries(files: &mut Vec<Scanned>) -> Vec<Scanned> {
     use crate::model::dictionary::{shared_kind, SharedKind};
     use crate::run::{documents, shared};
-
-    let read =
-        |f: &Scanned| -> Option<Vec<u8>> { f.content.clone().or_else(|| f.found.read().ok()) };
-    // Ours from earlier runs are not sources of this one. A file with one
-    // of our names but past the bound is not ours: never read whole.
     let mut earlier = Vec::new();
     let mut i = 0;
     while i < files.len() {
         let f = &files[i];
         let ours = f.size <= shared::MAX_BYTES * 2
             && shared_kind(&f.found.rel).is_some_and(|kind| {
-                read(f).is_some_and(|b| match kind {
+                held_or_read(f).is_some_and(|b| match kind {
                     SharedKind::Code => shared::is_ours(&f.found.rel, &b),
                     SharedKind::Documents => documents::is_ours(&f.found.rel, &b),
                 })
@@ -423,44 +524,71 @@ fn shared_stage(env: &Env, files: &mut Vec<Scanned>, log: &mut Log) -> Vec<Share
             i += 1;
         }
     }
-    let mut made = Vec::new();
-    if env.cfg.use_as_dictionary && env.cfg.shared_dictionary {
-        let passed: Vec<&Scanned> = files
-            .iter()
-            .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
-            .collect();
-        let assets: Vec<(&str, u64)> = passed
-            .iter()
-            .map(|f| (f.found.rel.as_str(), f.size))
-            .collect();
-        made.extend(shared::build(&assets, |j| read(passed[j])));
-        let enc = crate::run::env::delta_encoder(env.cfg);
-        let measure = |d: &[u8], held: &[Vec<u8>]| {
-            env.pool
-                .install(|| documents::measure(d, held, env.cfg.levels, &enc))
-        };
-        let (doc, estimate) = match documents::build(&assets, |j| read(passed[j]), measure) {
-            documents::Outcome::Made(s, bytes, e) => (Some((s, bytes)), Some(e)),
-            documents::Outcome::NotWorth(e) => (None, e),
-            documents::Outcome::None => (None, None),
-        };
-        log.counts.documents_dictionary = estimate.map(|e| DocumentsDictionary {
-            path: doc.as_ref().map(|(s, _)| s.rel.clone()),
-            measured_pages: e.pages,
-            br_bytes: e.br,
-            delta_bytes: e.delta,
-            dictionary_br_bytes: e.dictionary_br,
-            payback_pages: e.payback(),
-            bound_pages: documents::PAYBACK_PAGES,
-        });
-        made.extend(doc);
-    }
+    earlier
+}
+
+/// This release's code dictionary (from `groups`) and documents dictionary
+/// (measured first: made only when it pays), with their bytes; the
+/// documents dictionary's estimate goes to the report.
+fn build_dictionaries(
+    env: &Env,
+    passed: &[&Scanned],
+    groups: &[crate::run::shared::Group],
+    log: &mut Log,
+) -> Vec<(Shared, Vec<u8>)> {
+    use crate::run::{documents, shared};
+    let assets: Vec<(&str, u64)> = passed
+        .iter()
+        .map(|f| (f.found.rel.as_str(), f.size))
+        .collect();
+    let by_rel: HashMap<&str, &Scanned> =
+        passed.iter().map(|f| (f.found.rel.as_str(), *f)).collect();
+    let mut made: Vec<(Shared, Vec<u8>)> = shared::build(
+        groups,
+        |r| by_rel.get(r).map_or(0, |f| f.size),
+        |r| by_rel.get(r).and_then(|f| held_or_read(f)),
+        env.cfg.shared_dictionary == SharedDictionary::Auto,
+    )
+    .into_iter()
+    .collect();
+    let enc = crate::run::env::delta_encoder(env.cfg);
+    let measure = |d: &[u8], held: &[Vec<u8>]| {
+        env.pool
+            .install(|| documents::measure(d, held, env.cfg.levels, &enc))
+    };
+    let (doc, estimate) = match documents::build(&assets, |j| held_or_read(passed[j]), measure) {
+        documents::Outcome::Made(s, bytes, e) => (Some((s, bytes)), Some(e)),
+        documents::Outcome::NotWorth(e) => (None, e),
+        documents::Outcome::None => (None, None),
+    };
+    log.counts.documents_dictionary = estimate.map(|e| DocumentsDictionary {
+        path: doc.as_ref().map(|(s, _)| s.rel.clone()),
+        measured_pages: e.pages,
+        br_bytes: e.br,
+        delta_bytes: e.delta,
+        dictionary_br_bytes: e.dictionary_br,
+        payback_pages: e.payback(),
+        bound_pages: documents::PAYBACK_PAGES,
+    });
+    made.extend(doc);
+    made
+}
+
+/// Each dictionary `made` written into DIR unless an earlier run's is there
+/// with those bytes, and scanned as one more asset; the earlier ones this
+/// run does not make removed. A dry run writes nothing: it reports a
+/// dictionary it would make only when that one is on disk already.
+fn place_dictionaries(
+    env: &Env,
+    made: Vec<(Shared, Vec<u8>)>,
+    mut earlier: Vec<Scanned>,
+    files: &mut Vec<Scanned>,
+    log: &mut Log,
+) -> Vec<Shared> {
     let mut out = Vec::new();
     for (s, bytes) in made {
         let scanned = match earlier.iter().position(|e| e.found.rel == s.rel) {
             Some(p) => earlier.swap_remove(p),
-            // A dry run writes nothing: it reports a dictionary it would make
-            // only when that one is on disk already.
             None if env.cfg.dry_run => continue,
             None => {
                 let path = env.root.join(&s.rel);

@@ -5,7 +5,7 @@ const HEADLINE = 'My reading list'; // @release2:headline
 
 function summary(done, total, pagesLeft) {
   if (total === 0) return 'Nothing to read.';
-  if (done === total) return 'All done. Time for a new list!';
+  if (done === total) return 'All done. Time for a new list!'; // @release3:summary
   return `${done} of ${total} read, ${pagesLeft.toLocaleString('en-US')} pages to go`;
 }
 

@@ -10,7 +10,7 @@ interface Settings {
 }
 
 const DEFAULTS: Settings = {
-  storeName: 'Example Store',
+  storeName: 'Example Store', // @release3:store
   email: 'orders@example.com',
   lowStockThreshold: 5,
   notifyOnRefund: true,
@@ -23,7 +23,7 @@ function validate(s: Settings): Errors {
   const errors: Errors = {}
   if (s.storeName.trim().length < 2) errors.storeName = 'Store name needs at least 2 characters.'
   if (!/^[^@\s]+@[^@\s]+\.[a-z]{2,}$/i.test(s.email)) errors.email = 'Enter a valid e-mail address.'
-  if (s.lowStockThreshold < 0 || s.lowStockThreshold > 1000) errors.lowStockThreshold = 'Use a number from 0 to 1000.'
+  if (s.lowStockThreshold < 0 || s.lowStockThreshold > 1000) errors.lowStockThreshold = 'Use a number from 0 to 1000.' // @release3:validate
   return errors
 }
 

@@ -1,0 +1,30 @@
+// Tabulates e2e/field.mjs results (bench/field.sh): one row per app, way of
+// finding earlier releases, and release. Markdown on stdout.
+//
+//   node bench/field-table.mjs RESULT.json...
+import { readFileSync } from 'node:fs';
+
+const n = (x) => x.toLocaleString('en-US');
+const pct = (x) => `${(100 * x).toFixed(1)}%`;
+const MODES = { cache: '--cache-dir', from: '--dictionary-from' };
+
+console.log('| app | earlier releases via | release | first visit, no dictionaries | first visit with them (dictionaries at idle) | first-visit extra | returning visitor (dictionaries) | returning / first | changed files as deltas |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---|');
+for (const file of process.argv.slice(2)) {
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  const app = `${r.app}${r.base !== '/' ? ` (base ${r.base})` : ''}`;
+  for (const [mode, m] of Object.entries(r.modes)) {
+    m.first.forEach((f, i) => {
+      const back = i > 0 ? m.returning[i] : null;
+      const deltas = back ? back.changed.filter((c) => ['dcb', 'dcz'].includes(c.contentEncoding)).length : 0;
+      console.log([
+        '', app, MODES[mode] ?? mode, i + 1, `${n(r.none[i])} B`,
+        `${n(f.total)} B (${n(f.dictionaries)} B)`, pct(f.extra),
+        back ? `${n(back.total)} B (${n(back.dictionaries)} B)` : '–',
+        back ? `${(100 * back.ratio).toFixed(2)}%` : '–',
+        back ? `${deltas} of ${back.changed.length}` : '–', '',
+      ].join(' | ').trim());
+    });
+  }
+  if (r.errors.length || r.failed.length) console.log(`\n${r.app}: ${r.errors.length} errors, ${r.failed.length} failed requests\n`);
+}
