@@ -201,7 +201,7 @@ const NOT_REFUSED: Excuse = Excuse {
     why: "the generated lines do not refuse a variant's own name or the manifest: the site's config must",
 };
 
-/// nginx 1.22 with the README's deltas setup and a site's conventions
+/// nginx 1.22 with docs/servers.md's deltas setup and a site's conventions
 /// (`e2e/nginx-site.conf`): everything but a rebuild, its own ETags.
 const NGINX: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
@@ -260,7 +260,7 @@ fn nginx_answers_the_shared_table() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Caddy 2.6 with the README's deltas setup and a site's conventions
+/// Caddy 2.6 with docs/servers.md's deltas setup and a site's conventions
 /// (`e2e/Caddyfile-site`): everything but a rebuild, its own ETags.
 const CADDY: Profile = Profile {
     supports: &["hosts", "conditional", "range"],
