@@ -324,11 +324,19 @@ fn apache_map_needs_a_folder_with_a_manifest() {
 #[test]
 fn the_readme_and_docs_show_what_apache_map_prints() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert!(readme.contains("docs/servers.md"), "the README links the serving guide");
-    assert!(readme.contains("apache-map DIR"), "the README names apache-map");
+    assert!(
+        readme.contains("docs/servers.md"),
+        "the README links the serving guide"
+    );
+    assert!(
+        readme.contains("apache-map DIR"),
+        "the README names apache-map"
+    );
     let docs = std::fs::read_to_string(repo().join("docs/servers.md")).unwrap();
     let heading = "\n## Apache httpd 2.4: `precompress apache-map`\n";
-    let start = docs.find(heading).expect("docs/servers.md has an Apache section");
+    let start = docs
+        .find(heading)
+        .expect("docs/servers.md has an Apache section");
     let section = &docs[start + 1..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
     // The serving table points to it by its anchor.
@@ -336,7 +344,10 @@ fn the_readme_and_docs_show_what_apache_map_prints() {
     assert!(section.contains("precompress apache-map"), "{section}");
     for gone in ["RewriteRule", "<FilesMatch", "Header set"] {
         for (name, text) in [("README.md", readme.as_str()), ("docs/servers.md", section)] {
-            assert!(!text.contains(gone), "{name} has a recipe of its own: {gone}");
+            assert!(
+                !text.contains(gone),
+                "{name} has a recipe of its own: {gone}"
+            );
         }
     }
     let (_tmp, live, ..) = release_two_with_deltas();
@@ -347,7 +358,10 @@ fn the_readme_and_docs_show_what_apache_map_prints() {
         "DocumentRoot /srv/dist",
         "Include /etc/apache2/precompress.conf",
     ] {
-        assert!(section.contains(line), "docs/servers.md's Apache section lacks {line:?}");
+        assert!(
+            section.contains(line),
+            "docs/servers.md's Apache section lacks {line:?}"
+        );
         assert!(usage.contains(line), "apache-map's header lacks {line:?}");
     }
 }
