@@ -20,7 +20,7 @@ macro_rules! eprintln {
     }};
 }
 
-/// Exit codes, in one place: documented in `--help` and the README.
+/// Exit codes, in one place: documented in `--help` and docs/config.md.
 mod exit {
     pub const SUCCESS: u8 = 0;
     pub const FAILURE: u8 = 1;

@@ -1,6 +1,6 @@
 //! `precompress check --url URL DIR` against real servers on 127.0.0.1: it
-//! passes on `precompress serve` and on the nginx and Caddy setups the README
-//! gives (deltas included), and fails, naming the cause, on each way a deploy
+//! passes on `precompress serve` and on the nginx and Caddy setups
+//! docs/servers.md gives (deltas included), and fails, naming the cause, on each way a deploy
 //! goes wrong: headers lost, a dictionary sent `no-cache` or with no
 //! `Cache-Control` at all, a file rebuilt after
 //! precompress ran, nothing listening, a URL that is not http, and a redirect
@@ -68,7 +68,7 @@ fn assert_passes(url: &str, dir: &Path) -> String {
     stdout
 }
 
-/// The nginx of the README's deltas setup (`e2e/nginx-deltas.conf`), its
+/// The nginx of docs/servers.md's deltas setup (`e2e/nginx-deltas.conf`), its
 /// template edited by `vars` besides `@MAPS@`.
 fn deploy_nginx(vars: &[(String, String)]) -> Deployed {
     deploy_with_deltas("nginx-map", |maps, live, work| {
@@ -192,7 +192,7 @@ fn fails_when_a_dictionary_is_sent_no_cache() {
 #[test]
 #[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn fails_when_nginx_sends_a_dictionary_without_cache_control() {
-    // The README's setup without its Cache-Control line: Chromium would keep
+    // docs/servers.md's setup without its Cache-Control line: Chromium would keep
     // the dictionary for a tenth of its age, and a visitor coming back the
     // next day would hold none.
     let template = std::fs::read_to_string(repo().join("e2e/nginx-deltas.conf")).unwrap();
@@ -405,7 +405,7 @@ fn html_pages_must_link_the_shared_dictionary() {
         .to_string();
     let server = start_precompress(&site, &[]);
     assert_passes(&url_of(&server), &site);
-    // nginx as the README configures it without nginx-map: no Link, and the
+    // nginx as docs/servers.md configures it without nginx-map: no Link, and the
     // dictionary goes unmarked.
     let nginx = start_nginx(&site, tmp.path());
     let url = url_of(&nginx);

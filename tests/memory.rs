@@ -1,4 +1,4 @@
-//! The README's memory model with many large same-named dictionaries. Alone
+//! The memory model (docs/benchmarks.md) with many large same-named dictionaries. Alone
 //! in its own test binary: it reads the peak RSS of this process's children,
 //! which another test's child would blur.
 #![cfg(target_os = "linux")]

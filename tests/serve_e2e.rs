@@ -4,8 +4,8 @@
 //! be byte for byte the file its `Content-Encoding` names, decode (with the
 //! reference CLIs) to the original, and carry `Vary` where that server sets it.
 //!
-//! Each server is held to what it really does, quirks included (documented in the
-//! README's "Serving" section): nginx has no zstd and does not rank by q, Caddy
+//! Each server is held to what it really does, quirks included (documented in
+//! docs/servers.md): nginx has no zstd and does not rank by q, Caddy
 //! omits `Vary` on identity responses and may chunk compressed ones.
 //! `.ci/e2e.sh` installs nginx and Caddy.
 

@@ -217,7 +217,7 @@ const ZSTD_CASES: &[&str] = &[
     "the dictionary without a delta coding accepted",
 ];
 
-/// nginx 1.22 with the README's deltas setup and a site's conventions
+/// nginx 1.22 with docs/servers.md's deltas setup and a site's conventions
 /// (`e2e/nginx-site.conf`, with `absolute_redirect off` and
 /// `if_modified_since before`): everything but a rebuild, its own ETags.
 const NGINX: Profile = Profile {
@@ -290,7 +290,7 @@ fn nginx_answers_the_shared_table() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Caddy 2.6 with the README's deltas setup and a site's conventions
+/// Caddy 2.6 with docs/servers.md's deltas setup and a site's conventions
 /// (`e2e/Caddyfile-site`, for any host): everything but a rebuild, its own
 /// ETags.
 const CADDY: Profile = Profile {

@@ -11,7 +11,7 @@
 //! judged by pure functions of its status, headers and body ([`judge`]), so
 //! the rules are unit-tested without a network.
 //!
-//! Where the README's servers differ from `precompress serve` and a browser
+//! Where docs/servers.md's servers differ from `precompress serve` and a browser
 //! does not care, the check does not either: nginx and Caddy send their own
 //! ETags (from mtime and size), so the body is proved by hash instead; they
 //! send `application/javascript` or no charset, which a browser reads the

@@ -34,7 +34,7 @@ struct Entry {
 /// replaced by other bytes (another encoder's valid output, an empty "not
 /// smaller" marker) does not carry it and is a miss. It is no signature: who
 /// knows this format and can write the folder can still forge an entry (see
-/// the README on trusting a cache).
+/// docs/caching.md on trusting a cache).
 const TAG_LEN: usize = 32;
 
 /// What a "not smaller" marker's tag is computed over.

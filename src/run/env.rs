@@ -240,7 +240,7 @@ pub(crate) fn check_root(cfg: &Config) -> Result<()> {
 }
 
 /// Refuses a run that would write where it must not (a configuration
-/// error, exit 2, before anything is written). The rules, in the README's
+/// error, exit 2, before anything is written). The rules, in docs/caching.md's
 /// "Nothing but its own files is written": `--manifest` names a new file or
 /// a precompress manifest ([`crate::model::manifest::may_replace`]), never a
 /// source or any other file; nothing is written inside an earlier release

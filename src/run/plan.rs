@@ -3,7 +3,7 @@
 //! checked (one precompress did not write), refused, or known not worth
 //! making; and which of the variants precompress wrote are now stale. A pure
 //! function of the previous manifest, what the scan found on disk and the
-//! settings: no disk, no encoder, so every rule of the README's "Incremental,
+//! settings: no disk, no encoder, so every rule of docs/caching.md's "Incremental,
 //! self-cleaning, checkable" has a row in the tables below.
 //!
 //! It never deletes or writes: the run removes what [`Plan::stale`] lists

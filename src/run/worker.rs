@@ -648,7 +648,7 @@ pub(crate) fn source<'a>(
         // bytes are those the scan hashed unless the file is written meanwhile,
         // which the size and mtime checks here and after the write catch; a
         // file truncated during the job would fault (SIGBUS), as with any
-        // mapped read (the README says so).
+        // mapped read (docs/benchmarks.md says so).
         let mapped = unsafe { memmap2::Mmap::map(&file) }.map_err(rerr)?;
         if mapped.len() as u64 != f.size || source_changed(path, f) {
             return Err(Error::Changed { path: path.clone() });

@@ -140,8 +140,8 @@ pub fn need(program: &str) {
     );
 }
 
-/// nginx 1.22 with `gzip_static`, `brotli_static` and `gzip_vary`, the config the
-/// README shows, rooted at `site`, logging under `work`.
+/// nginx 1.22 with `gzip_static`, `brotli_static` and `gzip_vary`, the config
+/// docs/servers.md shows, rooted at `site`, logging under `work`.
 pub fn start_nginx(site: &Path, work: &Path) -> Server {
     let module = "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so";
     assert!(
@@ -151,7 +151,7 @@ pub fn start_nginx(site: &Path, work: &Path) -> Server {
     start_nginx_from("nginx.conf", site, work, &[])
 }
 
-/// Caddy 2.6 with `file_server { precompressed zstd br gzip }`, the README's
+/// Caddy 2.6 with `file_server { precompressed zstd br gzip }`, docs/servers.md's
 /// Caddyfile, with its state kept under `work`.
 pub fn start_caddy(site: &Path, work: &Path) -> Server {
     start_caddy_from("Caddyfile", site, work, &[])

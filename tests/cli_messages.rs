@@ -1,5 +1,8 @@
-//! What a new user met in the first hour (issue: "First hour with
-//! precompress"), each with the behaviour decided on.
+//! What the CLI says and what it takes as a user types it: messages that say
+//! what is true, usage mistakes explained in words, sizes with units, the
+//! address forms of `serve`, an unwritable folder in one line, the progress
+//! bar; and what is not an asset (dot-files, the config file, a cache folder
+//! inside DIR).
 
 mod serve_util;
 
