@@ -403,12 +403,25 @@ pub fn lock(dir: &Path, name: &str, on_wait: impl FnOnce()) -> Result<DirLock> {
 /// into a folder it did not make.
 pub fn own_dirs(base: &Path, rel: &[&str]) -> std::io::Result<PathBuf> {
     fs::create_dir_all(base)?;
+    Ok(follow_own_dirs(base, rel, true)?.expect("made"))
+}
+
+/// Whether `base/rel…` is there as real folders (`Ok(false)`: some are
+/// missing); an error names a component that is a symlink or a file.
+pub fn own_dirs_exist(base: &Path, rel: &[&str]) -> std::io::Result<bool> {
+    Ok(follow_own_dirs(base, rel, false)?.is_some())
+}
+
+/// Goes down `base/rel…` refusing a component that is not a real folder;
+/// one that is missing is made when `create`, else the answer is `None`.
+fn follow_own_dirs(base: &Path, rel: &[&str], create: bool) -> std::io::Result<Option<PathBuf>> {
     let mut at = base.to_path_buf();
     for c in rel {
         at.push(c);
         match fs::symlink_metadata(&at) {
             Ok(md) if md.is_dir() => {}
             Ok(_) => return Err(not_own_dir(&at)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => match fs::create_dir(&at) {
                 Ok(()) => {}
                 // Made by another run meanwhile: looked at again.
@@ -422,23 +435,7 @@ pub fn own_dirs(base: &Path, rel: &[&str]) -> std::io::Result<PathBuf> {
             Err(e) => return Err(e),
         }
     }
-    Ok(at)
-}
-
-/// Whether `base/rel…` is there as real folders (`Ok(false)`: some are
-/// missing); an error names a component that is a symlink or a file.
-pub fn own_dirs_exist(base: &Path, rel: &[&str]) -> std::io::Result<bool> {
-    let mut at = base.to_path_buf();
-    for c in rel {
-        at.push(c);
-        match fs::symlink_metadata(&at) {
-            Ok(md) if md.is_dir() => {}
-            Ok(_) => return Err(not_own_dir(&at)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(true)
+    Ok(Some(at))
 }
 
 fn not_own_dir(at: &Path) -> std::io::Error {

@@ -53,15 +53,78 @@ fn fill(template: &str, vars: &[(&str, &str)]) -> String {
     conf
 }
 
+/// How a server is started from a config template of `e2e/`.
+struct Launch {
+    name: &'static str,
+    program: PathBuf,
+    /// The template, also the name of the filled-in config under `work/NAME`.
+    template: &'static str,
+    /// The flag that names the config file (`-f`, `-c`).
+    config_flag: &'static str,
+    /// The server's own check of a config, and its foreground flags.
+    check: &'static [&'static str],
+    foreground: &'static [&'static str],
+    /// Its stderr left out (a server that logs every request there).
+    quiet: bool,
+}
+
+/// Fills in the template (`@PORT@`, and what `vars` gives for the run folder
+/// `work/NAME`), checks the config with the server's own check (so a bad one
+/// fails with the server's message), and starts it in the foreground.
+fn launch(
+    l: Launch,
+    work: &Path,
+    vars: impl FnOnce(&Path) -> Vec<(&'static str, String)>,
+) -> Server {
+    let port = free_port();
+    let run = work.join(l.name);
+    std::fs::create_dir_all(&run).unwrap();
+    let mut filled = vars(&run);
+    filled.push(("@PORT@", port.to_string()));
+    let pairs: Vec<(&str, &str)> = filled.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let file = run.join(l.template);
+    std::fs::write(&file, fill(l.template, &pairs)).unwrap();
+    let out = Command::new(&l.program)
+        .args(l.check)
+        .arg(l.config_flag)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} {} {} {}: {}{}",
+        l.name,
+        l.check.join(" "),
+        l.config_flag,
+        file.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let child = Command::new(&l.program)
+        .args(l.foreground)
+        .arg(l.config_flag)
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(if l.quiet {
+            Stdio::null()
+        } else {
+            Stdio::inherit()
+        })
+        .spawn()
+        .unwrap();
+    ready(Server {
+        name: l.name,
+        addr: ([127, 0, 0, 1], port).into(),
+        child,
+        log: Default::default(),
+    })
+}
+
 /// Apache httpd with `e2e/apache.conf`: Debian's stock modules and the
 /// generated `config` included, serving `site`, its pid file, lock and log
 /// under `work/apache`. `apache2 -t` checks the config first, so a bad one
 /// fails with Apache's message.
 pub fn start_apache(site: &Path, config: &Path, work: &Path) -> Server {
-    let apache = program("/usr/sbin/apache2", "apache2");
-    let port = free_port();
-    let run = work.join("apache");
-    std::fs::create_dir_all(&run).unwrap();
     let user = if root() {
         readable_by_servers(site);
         readable_by_servers(config.parent().unwrap());
@@ -69,44 +132,26 @@ pub fn start_apache(site: &Path, config: &Path, work: &Path) -> Server {
     } else {
         ""
     };
-    let conf = fill(
-        "apache.conf",
-        &[
-            ("@PORT@", &port.to_string()),
-            ("@ROOT@", site.to_str().unwrap()),
-            ("@RUN@", run.to_str().unwrap()),
-            ("@CONFIG@", config.to_str().unwrap()),
-            ("@USER@", user),
-        ],
-    );
-    let file = run.join("apache.conf");
-    std::fs::write(&file, conf).unwrap();
-    let out = Command::new(&apache)
-        .arg("-t")
-        .arg("-f")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "apache2 -t -f {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let child = Command::new(&apache)
-        .arg("-f")
-        .arg(&file)
-        .args(["-D", "FOREGROUND"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    ready(Server {
-        name: "apache",
-        addr: ([127, 0, 0, 1], port).into(),
-        child,
-        log: Default::default(),
-    })
+    launch(
+        Launch {
+            name: "apache",
+            program: program("/usr/sbin/apache2", "apache2"),
+            template: "apache.conf",
+            config_flag: "-f",
+            check: &["-t"],
+            foreground: &["-D", "FOREGROUND"],
+            quiet: false,
+        },
+        work,
+        |run| {
+            vec![
+                ("@ROOT@", site.display().to_string()),
+                ("@RUN@", run.display().to_string()),
+                ("@CONFIG@", config.display().to_string()),
+                ("@USER@", user.to_string()),
+            ]
+        },
+    )
 }
 
 /// Apache's error log under `work` (what a failing test shows).
@@ -153,68 +198,42 @@ pub fn settle_mtimes(dir: &Path) {
 /// h2o with `e2e/h2o.conf` (`file.send-compressed: ON`) serving `site`, its
 /// log under `work/h2o`; `h2o -t` checks the config first.
 pub fn start_h2o(site: &Path, work: &Path) -> Server {
-    let h2o = program("/usr/bin/h2o", "h2o");
-    let port = free_port();
-    let run = work.join("h2o");
-    std::fs::create_dir_all(&run).unwrap();
     let user = if root() {
         readable_by_servers(site);
         "user: www-data"
     } else {
         ""
     };
-    let conf = fill(
-        "h2o.conf",
-        &[
-            ("@PORT@", &port.to_string()),
-            ("@ROOT@", site.to_str().unwrap()),
-            ("@RUN@", run.to_str().unwrap()),
-            ("@USER@", user),
-        ],
-    );
-    let file = run.join("h2o.conf");
-    std::fs::write(&file, conf).unwrap();
-    let out = Command::new(&h2o)
-        .arg("-t")
-        .arg("-c")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "h2o -t -c {}: {}{}",
-        file.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let child = Command::new(&h2o)
-        .arg("-c")
-        .arg(&file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    ready(Server {
-        name: "h2o",
-        addr: ([127, 0, 0, 1], port).into(),
-        child,
-        log: Default::default(),
-    })
+    launch(
+        Launch {
+            name: "h2o",
+            program: program("/usr/bin/h2o", "h2o"),
+            template: "h2o.conf",
+            config_flag: "-c",
+            check: &["-t"],
+            foreground: &[],
+            quiet: true,
+        },
+        work,
+        |run| {
+            vec![
+                ("@ROOT@", site.display().to_string()),
+                ("@RUN@", run.display().to_string()),
+                ("@USER@", user.to_string()),
+            ]
+        },
+    )
 }
 
 /// lighttpd with `e2e/lighttpd.conf` and `e2e/lighttpd-siblings.lua`
 /// (mod_magnet) serving `site`; `lighttpd -tt` checks the config (and loads
 /// the modules) first.
 pub fn start_lighttpd(site: &Path, work: &Path) -> Server {
-    let lighttpd = program("/usr/sbin/lighttpd", "lighttpd");
     let module = "/usr/lib/lighttpd/mod_magnet.so";
     assert!(
         Path::new(module).is_file(),
         "{module} missing: run `bash .ci/e2e.sh` (lighttpd-modules-lua)"
     );
-    let port = free_port();
-    let run = work.join("lighttpd");
-    std::fs::create_dir_all(&run).unwrap();
     let user = if root() {
         readable_by_servers(site);
         "server.username = \"www-data\"\nserver.groupname = \"www-data\""
@@ -222,43 +241,25 @@ pub fn start_lighttpd(site: &Path, work: &Path) -> Server {
         ""
     };
     let script = repo().join("e2e/lighttpd-siblings.lua");
-    let conf = fill(
-        "lighttpd.conf",
-        &[
-            ("@PORT@", &port.to_string()),
-            ("@ROOT@", site.to_str().unwrap()),
-            ("@SCRIPT@", script.to_str().unwrap()),
-            ("@USER@", user),
-        ],
-    );
-    let file = run.join("lighttpd.conf");
-    std::fs::write(&file, conf).unwrap();
-    let out = Command::new(&lighttpd)
-        .arg("-tt")
-        .arg("-f")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "lighttpd -tt -f {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let child = Command::new(&lighttpd)
-        .arg("-D")
-        .arg("-f")
-        .arg(&file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    ready(Server {
-        name: "lighttpd",
-        addr: ([127, 0, 0, 1], port).into(),
-        child,
-        log: Default::default(),
-    })
+    launch(
+        Launch {
+            name: "lighttpd",
+            program: program("/usr/sbin/lighttpd", "lighttpd"),
+            template: "lighttpd.conf",
+            config_flag: "-f",
+            check: &["-tt"],
+            foreground: &["-D"],
+            quiet: false,
+        },
+        work,
+        |_| {
+            vec![
+                ("@ROOT@", site.display().to_string()),
+                ("@SCRIPT@", script.display().to_string()),
+                ("@USER@", user.to_string()),
+            ]
+        },
+    )
 }
 
 /// static-web-server with `--compression-static` (its precompressed files)
