@@ -701,7 +701,11 @@ export function logicalName(path) {
   const stem = name.slice(0, dot), ext = name.slice(dot + 1);
   let logical;
   const segments = stem.split('.');
-  const i = segments.findIndex((h, i) => i > 0 && ((h.length >= 8 && isHexHash(h)) || (h.length === 8 && (dottedHash(h) || digitHash(h, ext)))));
+  // In a framework's immutable folder the last segment, 8 characters of the
+  // alphabet, is a hash even when it reads as a word (`entry/start.DgaHsjir.js`).
+  const immutable = segments.length > 1 && inImmutableFolder(path);
+  const i = segments.findIndex((h, i) => i > 0 && ((h.length >= 8 && isHexHash(h)) || (h.length === 8 && (dottedHash(h) || digitHash(h, ext)))
+    || (immutable && i === segments.length - 1 && /^[A-Za-z0-9_-]{8}$/.test(h))));
   if (i > 0) {
     segments[i] = '*';
     logical = `${segments.join('.')}.${ext}`;
