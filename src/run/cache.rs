@@ -193,14 +193,15 @@ impl Cache {
             Hit::NotSmaller => write_atomic(&e.none, &e.tag(NOT_SMALLER), None),
         }
     }
-    /// Evicts least recently used entries until the cache is within its bound,
-    /// and removes temporary files older than an hour (left by killed runs).
-    /// Only files named as this cache names them, in its two-hex-digit
-    /// folders, are ever removed: `--cache-dir` may name a folder that holds
-    /// other files too. Returns the bytes removed.
-    pub fn evict(&self) -> Result<u64> {
+    /// Evicts least recently used entries until the cache, with `reserved`
+    /// bytes of the folder it does not evict (the release store's), is within
+    /// its bound, and removes temporary files older than an hour (left by
+    /// killed runs). Only files named as this cache names them, in its
+    /// two-hex-digit folders, are ever removed: `--cache-dir` may name a
+    /// folder that holds other files too. Returns the bytes removed.
+    pub fn evict(&self, reserved: u64) -> Result<u64> {
         let mut entries = Vec::new();
-        let mut total = 0u64;
+        let mut total = reserved;
         let mut removed = 0u64;
         let hour_ago = SystemTime::now() - Duration::from_secs(3600);
         for e in walkdir::WalkDir::new(&self.dir).min_depth(2).max_depth(2) {
@@ -326,7 +327,7 @@ mod tests {
         }
         // A hit on the oldest makes it the newest.
         assert!(c.get("k1", Codec::Brotli, "s").is_some());
-        assert_eq!(c.evict().unwrap(), 1000 + TAG_LEN as u64);
+        assert_eq!(c.evict(0).unwrap(), 1000 + TAG_LEN as u64);
         assert!(
             c.get("k2", Codec::Brotli, "s").is_none(),
             "k2 was least recently used"

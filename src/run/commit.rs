@@ -333,11 +333,6 @@ pub(crate) fn write_outputs(
         }
         Err(e) => log.errors.push(e),
     }
-    if let Some(c) = &env.cache {
-        if let Err(e) = c.evict() {
-            log.counts.warnings.push(format!("cache eviction: {e}"));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -192,6 +192,14 @@ fn execute_and_commit(
     if whole {
         record_release(env, files, &manifest, log);
     }
+    // Last, with the store recorded: the folder's bound counts it too. A dry
+    // run removes nothing, there either.
+    if let Some(c) = env.cache.as_ref().filter(|_| !cfg.dry_run) {
+        let store = env.store.as_ref().map_or(0, |s| s.bytes());
+        if let Err(e) = c.evict(store) {
+            log.counts.warnings.push(format!("cache eviction: {e}"));
+        }
+    }
     Ok((manifest, timings))
 }
 

@@ -121,6 +121,20 @@ impl Store {
         }
     }
 
+    /// The bytes the store holds: its index and its blobs (what the cache's
+    /// bound counts but never evicts; the store keeps its own, [`MAX_BYTES`]).
+    pub fn bytes(&self) -> u64 {
+        let size = |p: &Path| std::fs::symlink_metadata(p).map_or(0, |m| m.len());
+        let blobs = std::fs::read_dir(self.dir.join(DIRS[2]))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| size(&e.path()))
+            .sum::<u64>();
+        size(&self.index_path()) + blobs
+    }
+
     fn index_path(&self) -> PathBuf {
         self.dir.join("index.json")
     }
