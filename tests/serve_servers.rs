@@ -453,6 +453,17 @@ const OWN_TYPES: Excuse = Excuse {
     why: "its own types, not the manifest's",
 };
 
+/// A server that sends siblings (no manifest) started on the table's folder
+/// by `start` (the folder, a work folder), and the table run against it.
+fn siblings_answer_the_table(profile: &Profile, start: impl FnOnce(&Path, &Path) -> Server) {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = build(&table(), tmp.path());
+    settle_mtimes(&site);
+    let server = start(&site, tmp.path());
+    let failures = run_table(&table(), tmp.path(), &site, server.addr, profile);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// h2o 2.2 with `file.send-compressed` (`e2e/h2o.conf`): the siblings it
 /// finds beside a file, no manifest; sent the table's cases that need no site
 /// conventions, conditionals or ranges (its own static-file rules).
@@ -494,12 +505,7 @@ const H2O: Profile = Profile {
 #[test]
 #[ignore = "e2e tier: needs h2o; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn h2o_sends_the_siblings_the_table_asks_for() {
-    let tmp = tempfile::tempdir().unwrap();
-    let site = build(&table(), tmp.path());
-    settle_mtimes(&site);
-    let server = start_h2o(&site, tmp.path());
-    let failures = run_table(&table(), tmp.path(), &site, server.addr, &H2O);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    siblings_answer_the_table(&H2O, start_h2o);
 }
 
 /// lighttpd 1.4 with `e2e/lighttpd-siblings.lua` (mod_magnet): the siblings
@@ -528,12 +534,7 @@ const LIGHTTPD: Profile = Profile {
 #[test]
 #[ignore = "e2e tier: needs lighttpd; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn lighttpd_sends_the_siblings_the_table_asks_for() {
-    let tmp = tempfile::tempdir().unwrap();
-    let site = build(&table(), tmp.path());
-    settle_mtimes(&site);
-    let server = start_lighttpd(&site, tmp.path());
-    let failures = run_table(&table(), tmp.path(), &site, server.addr, &LIGHTTPD);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    siblings_answer_the_table(&LIGHTTPD, start_lighttpd);
 }
 
 /// static-web-server with `--compression-static`: the siblings beside a file,
@@ -582,10 +583,5 @@ const STATIC_WEB_SERVER: Profile = Profile {
 #[test]
 #[ignore = "needs static-web-server, which CI does not build (see docs/servers.md)"]
 fn static_web_server_sends_the_siblings_the_table_asks_for() {
-    let tmp = tempfile::tempdir().unwrap();
-    let site = build(&table(), tmp.path());
-    settle_mtimes(&site);
-    let server = start_static_web_server(&site);
-    let failures = run_table(&table(), tmp.path(), &site, server.addr, &STATIC_WEB_SERVER);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    siblings_answer_the_table(&STATIC_WEB_SERVER, |site, _| start_static_web_server(site));
 }
