@@ -621,14 +621,6 @@ mod tests {
     /// CR or U+2028 in it went out by its own name like any other.
     #[test]
     fn variants_and_the_manifest_are_refused_by_the_file_they_name() {
-        let asset = |key: &str, n: usize| {
-            format!(
-                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{n}\"", "sha256": "x", "size": 300, "skipped": {{}},
-                  "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{n}\""}}]}}"#,
-                k = serde_json::to_string(key).unwrap(),
-                gz = serde_json::to_string(&format!("{key}.gz")).unwrap(),
-            )
-        };
         let keys = [
             "a\nb.txt",
             "c\rd.txt",
@@ -637,12 +629,7 @@ mod tests {
             "h`\"i.txt",
             "plain.txt",
         ];
-        let files: Vec<String> = keys.iter().enumerate().map(|(n, k)| asset(k, n)).collect();
-        let json = format!(
-            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
-            files.join(",")
-        );
-        let idx = Index::from_json(std::path::Path::new("m.json"), &json).unwrap();
+        let idx = crate::deploy::fixture::gzip_only(&keys);
         let out = render(&idx);
         // What a map key cannot hold is an anchored regex of escapes.
         assert_eq!(

@@ -46,3 +46,25 @@ pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
 pub fn index(assets: &[Asset]) -> Index {
     index_typed(assets, "text/javascript; charset=utf-8")
 }
+
+/// A manifest of text files at `keys`, each with one gzip variant at its own
+/// name (`KEY.gz`): names that test what a configuration can hold.
+pub fn gzip_only(keys: &[&str]) -> Index {
+    let files: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(n, key)| {
+            format!(
+                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{n}\"", "sha256": "x", "size": 300, "skipped": {{}},
+                  "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{n}\""}}]}}"#,
+                k = serde_json::to_string(key).unwrap(),
+                gz = serde_json::to_string(&format!("{key}.gz")).unwrap(),
+            )
+        })
+        .collect();
+    let json = format!(
+        r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
+        files.join(",")
+    );
+    Index::from_json(Path::new("m.json"), &json).unwrap()
+}

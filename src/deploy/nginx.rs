@@ -612,14 +612,6 @@ mod tests {
     /// CR or U+2028 in it went out by its own name like any other.
     #[test]
     fn variants_and_the_manifest_are_refused_by_their_own_names_whatever_they_hold() {
-        let asset = |key: &str, n: usize| {
-            format!(
-                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{n}\"", "sha256": "x", "size": 300, "skipped": {{}},
-                  "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{n}\""}}]}}"#,
-                k = serde_json::to_string(key).unwrap(),
-                gz = serde_json::to_string(&format!("{key}.gz")).unwrap(),
-            )
-        };
         let keys = [
             "a\nb.txt",
             "c\rd.txt",
@@ -628,12 +620,7 @@ mod tests {
             "X.txt",
             "x.txt",
         ];
-        let files: Vec<String> = keys.iter().enumerate().map(|(n, k)| asset(k, n)).collect();
-        let json = format!(
-            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
-            files.join(",")
-        );
-        let mut idx = Index::from_json(std::path::Path::new("m.json"), &json).unwrap();
+        let mut idx = crate::deploy::fixture::gzip_only(&keys);
         idx.set_base("/app/");
         let out = render(&idx);
         // Each to itself; `$` and names equal but for case as case-sensitive
