@@ -78,6 +78,11 @@ pub struct Config {
     /// Earlier releases' build folders: each changed fingerprinted asset gets
     /// `dcb` and `dcz` deltas against its previous version there (default none).
     pub dictionary_from: Vec<PathBuf>,
+    /// Earlier releases taken from the live site (`--dictionary-from
+    /// https://…`, taken by `probe::previous`), in folders the caller filled:
+    /// read as `dictionary_from` is, but beside the release store, not
+    /// instead of it (default none).
+    pub live_releases: Vec<PathBuf>,
     /// Which deltas to write against them (default both `dcb` and `dcz`).
     pub delta_codings: Vec<DeltaCoding>,
     /// Record `Use-As-Dictionary` for fingerprinted assets, so browsers keep
@@ -159,6 +164,7 @@ impl Config {
             cache_dir: None,
             cache_max_size: DEFAULT_CACHE_MAX_SIZE,
             dictionary_from: Vec::new(),
+            live_releases: Vec::new(),
             delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
             shard: None,

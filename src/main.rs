@@ -415,12 +415,15 @@ fn check(args: CheckArgs) -> u8 {
     if let Some(url) = &args.url {
         return check_url(url, &manifest, &args);
     }
+    let given = if args.dictionary_from.is_empty() {
+        file.dictionary_from
+    } else {
+        args.dictionary_from.clone()
+    };
+    let (mut folders, live) = cli::live::take_sites(&given, &args.dir, args.json);
+    folders.extend(live.folders.iter().cloned());
     let options = precompressor::check::Options {
-        dictionary_from: if args.dictionary_from.is_empty() {
-            file.dictionary_from
-        } else {
-            args.dictionary_from.clone()
-        },
+        dictionary_from: folders,
         cache_dir: std::env::var_os("PRECOMPRESS_CACHE_DIR")
             .map(std::path::PathBuf::from)
             .or(file.cache_dir),
@@ -561,7 +564,11 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
             return exit::USAGE;
         }
     };
-    let cfg = args.to_config();
+    let dir = args.dir.clone().unwrap_or_default();
+    let (folders, live) = cli::live::take_sites(&args.dictionary_from, &dir, args.quiet);
+    args.dictionary_from = folders;
+    let mut cfg = args.to_config();
+    cfg.live_releases = live.folders.clone();
     // NO_COLOR (https://no-color.org) and TERM=dumb: no escape sequences at all.
     let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
         || std::env::var_os("TERM").is_some_and(|t| t == "dumb");

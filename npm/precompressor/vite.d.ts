@@ -39,7 +39,7 @@ export interface PrecompressOptions {
    * `PRECOMPRESS_CACHE_DIR`, else `'node_modules/.cache/precompress'`.
    */
   cacheDir?: string | false;
-  /** Earlier releases' build folders: changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */
+  /** Earlier releases: build folders, or the URL the live site serves the build at (`https://example.com/app/`, its dictionaries fetched): changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */
   dictionaryFrom?: string | string[];
   /**
    * `false`: no dictionary that pages link (`--no-shared-dictionary`, as

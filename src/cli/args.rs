@@ -278,7 +278,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// An earlier release's build folder: deltas whose dictionary it holds are decoded and compared too (repeatable) [default: precompress.toml's dictionary-from].
+    /// An earlier release's build folder, or the URL its live site serves DIR at: deltas whose dictionary it holds are decoded and compared too (repeatable) [default: precompress.toml's dictionary-from].
     #[arg(long, value_name = "PREV", conflicts_with = "url")]
     pub dictionary_from: Vec<PathBuf>,
 
@@ -362,7 +362,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::cli::budget::parse_size)]
     pub cache_max_size: u64,
 
-    /// An earlier release's build folder: changed fingerprinted assets get RFC 9842 deltas (.dcb, .dcz) against their versions there (repeatable).
+    /// An earlier release: its build folder, or the URL the live site serves DIR at (https://example.com/app/), whose dictionaries are fetched; changed fingerprinted assets get RFC 9842 deltas (.dcb, .dcz) against their versions there (repeatable).
     #[arg(long, value_name = "PREV")]
     pub dictionary_from: Vec<PathBuf>,
 

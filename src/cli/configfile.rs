@@ -166,7 +166,7 @@ impl FileConfig {
             args.cache_max_size = size_value(v).map_err(|e| bad("cache-max-size", e))?;
         }
         if let (Some(d), false) = (&self.dictionary_from, explicit("dictionary_from")) {
-            args.dictionary_from = d.iter().map(|p| base.join(p)).collect();
+            args.dictionary_from = d.iter().map(|p| release_path(base, p)).collect();
         }
         if let (Some(d), false) = (&self.delta_formats, explicit("delta_formats")) {
             args.delta_formats = delta_formats_value(d).map_err(|e| bad("delta-formats", e))?;
@@ -258,6 +258,16 @@ pub struct ForCheck {
     pub cache_dir: Option<PathBuf>,
 }
 
+/// An earlier release as the file names it: a folder relative to the
+/// file's, or a site's URL as it is.
+fn release_path(base: &Path, given: &Path) -> PathBuf {
+    if crate::cli::live::is_site(given) {
+        given.to_path_buf()
+    } else {
+        base.join(given)
+    }
+}
+
 /// [`ForCheck`] for DIR: empty when no precompress.toml applies.
 pub fn for_check(dir: &Path) -> Result<ForCheck> {
     let Some(path) = find(dir) else {
@@ -271,7 +281,7 @@ pub fn for_check(dir: &Path) -> Result<ForCheck> {
             .dictionary_from
             .unwrap_or_default()
             .iter()
-            .map(|p| base.join(p))
+            .map(|p| release_path(base, p))
             .collect(),
         cache_dir: file.cache_dir.map(|d| base.join(d)),
     })

@@ -128,7 +128,7 @@ impl Fetch for Client {
             .map_err(|e| FetchError::Other(format!("reading the body: {e}")))?;
         if answer.body.len() as u64 > max_body {
             return Err(FetchError::Other(format!(
-                "the body is over {max_body} bytes, more than any representation the manifest lists"
+                "the body is over {max_body} bytes"
             )));
         }
         Ok(answer)

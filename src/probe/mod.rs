@@ -34,6 +34,7 @@
 
 mod client;
 mod headers;
+pub mod previous;
 mod terms;
 mod verdict;
 

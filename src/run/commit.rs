@@ -11,7 +11,6 @@ use crate::error::Error;
 use crate::fsutil::remove_if_exists;
 use crate::model::content::content_type;
 use crate::model::dictionary::delta_source;
-use crate::model::dictionary::use_as_dictionary;
 use crate::model::manifest::{etag, Asset, Manifest};
 use crate::model::shard::{self, Shard};
 use crate::report::{JobTiming, RunCounts};
@@ -203,17 +202,7 @@ pub(crate) fn commit_entries(
 ) -> Manifest {
     let mut manifest = Manifest::new(env.settings.clone());
     manifest.base = (env.cfg.base != crate::model::path::ROOT_BASE).then(|| env.cfg.base.clone());
-    // Members of the shared dictionary are not marked one by one: their
-    // patterns would be longer than its, and a browser would offer them.
-    let members: HashSet<&str> = shared
-        .iter()
-        .flat_map(|s| s.members.iter().map(String::as_str))
-        .chain(
-            groups
-                .iter()
-                .flat_map(|g| g.members.iter().map(String::as_str)),
-        )
-        .collect();
+    let marks = crate::run::shared::Marks::new(shared, groups);
     let mut unreached = Vec::new();
     for (f, o) in files.iter().zip(outcomes) {
         if o.changed {
@@ -225,18 +214,9 @@ pub(crate) fn commit_entries(
             continue;
         }
         let rel = &f.found.rel;
-        let mark = match shared.iter().find(|s| s.rel == *rel) {
-            Some(s) => s.use_as_dictionary(&env.cfg.base),
-            None if groups.iter().any(|g| g.marked == *rel) => groups
-                .iter()
-                .find(|g| g.marked == *rel)
-                .and_then(|g| g.use_as_dictionary(&env.cfg.base)),
-            None if members.contains(rel.as_str()) => None,
-            _ => (env.cfg.use_as_dictionary && env.filter.takes_deltas(rel, f.size))
-                .then(|| use_as_dictionary(rel, f.size, &env.cfg.base))
-                .flatten(),
-        };
-        if mark.is_none() && !members.contains(rel.as_str()) && env.cfg.use_as_dictionary {
+        let own = env.cfg.use_as_dictionary && env.filter.takes_deltas(rel, f.size);
+        let mark = marks.mark(rel, f.size, own, &env.cfg.base);
+        if mark.is_none() && !marks.is_member(rel) && env.cfg.use_as_dictionary {
             if let Some(why) = no_delta_reason(rel, f.size, &env.filter) {
                 unreached.push(format!("{rel} ({why})"));
             }

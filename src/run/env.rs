@@ -133,8 +133,11 @@ impl<'a> Env<'a> {
         cfg.validate()?;
         check_outputs(cfg)?;
         let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
-        let mut releases = Releases::open(&cfg.dictionary_from, root, warnings)?;
-        // No folder given: the releases the store kept, if a cache is used.
+        let given = [cfg.dictionary_from.as_slice(), &cfg.live_releases].concat();
+        let mut releases = Releases::open(&given, root, warnings)?;
+        // No folder given: the releases the store kept, if a cache is used
+        // (beside the live site's: it is what most visitors hold, and the
+        // store the releases before it).
         let store = cfg
             .cache_dir
             .as_deref()

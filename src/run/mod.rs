@@ -32,6 +32,7 @@ pub mod filter;
 pub(crate) mod journal;
 pub(crate) mod plan;
 pub(crate) mod prior;
+pub(crate) mod publish;
 pub(crate) mod releases;
 pub(crate) mod scan;
 pub(crate) mod scanned;

@@ -142,6 +142,60 @@ impl Group {
     }
 }
 
+/// Which assets of a release are marked as dictionaries, and with what:
+/// a shared dictionary with its own value, a group's marked chunk with the
+/// group's pattern, no other member of a group or shared dictionary (their
+/// patterns would be longer than the group's, and a browser would offer
+/// them), and any other asset by its own name. The manifest's
+/// `use_as_dictionary` (`run::commit`) and the published list of
+/// dictionaries (`model::published`) both come from it.
+pub struct Marks<'a> {
+    shared: &'a [Shared],
+    groups: &'a [Group],
+    members: HashSet<&'a str>,
+}
+
+impl<'a> Marks<'a> {
+    /// The marks of a release with these shared dictionaries and groups.
+    pub fn new(shared: &'a [Shared], groups: &'a [Group]) -> Marks<'a> {
+        let members = shared
+            .iter()
+            .flat_map(|s| s.members.iter().map(String::as_str))
+            .chain(
+                groups
+                    .iter()
+                    .flat_map(|g| g.members.iter().map(String::as_str)),
+            )
+            .collect();
+        Marks {
+            shared,
+            groups,
+            members,
+        }
+    }
+
+    /// Whether `rel` is a member of a group or of a shared dictionary.
+    pub fn is_member(&self, rel: &str) -> bool {
+        self.members.contains(rel)
+    }
+
+    /// The `Use-As-Dictionary` value of the asset at `rel` of `size` bytes
+    /// served under `base`; `own` says whether an asset with no group may be
+    /// marked by its own name (marking on, and the filter takes its deltas).
+    pub fn mark(&self, rel: &str, size: u64, own: bool, base: &str) -> Option<String> {
+        if let Some(s) = self.shared.iter().find(|s| s.rel == rel) {
+            return s.use_as_dictionary(base);
+        }
+        if let Some(g) = self.groups.iter().find(|g| g.marked == rel) {
+            return g.use_as_dictionary(base);
+        }
+        if self.is_member(rel) || !own {
+            return None;
+        }
+        crate::model::dictionary::use_as_dictionary(rel, size, base)
+    }
+}
+
 /// The members of `assets` (path, size) grouped by pattern, each group's
 /// chunk chosen: of the members a browser may keep (at least
 /// [`DICTIONARY_MIN_SIZE`]), the largest that `refers` to another asset by

@@ -289,6 +289,9 @@ function manifestArgs(o, outDir) {
   return o.manifest ? ['--manifest', path.resolve(outDir, o.manifest)] : [];
 }
 
+/** A `dictionaryFrom` entry that names the live site (its URL), not a folder. */
+export const isSite = (d) => /^https?:\/\//.test(d);
+
 function dictionaryArgs(o, root) {
-  return (o.dictionaryFrom ?? []).flatMap((d) => ['--dictionary-from', path.resolve(root, d)]);
+  return (o.dictionaryFrom ?? []).flatMap((d) => ['--dictionary-from', isSite(d) ? d : path.resolve(root, d)]);
 }

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { findBinary } from './binary.js';
-import { checkArgs, hasRegExps, OptionError, regexpArgs, runArgs } from './options.js';
+import { checkArgs, hasRegExps, isSite, OptionError, regexpArgs, runArgs } from './options.js';
 
 /** Where the integrations keep precompress's cache and release store by default. */
 export const DEFAULT_CACHE_DIR = 'node_modules/.cache/precompress';
@@ -31,7 +31,7 @@ export function basePath(base) {
  */
 export function prepare(o, root, who) {
   const bin = findBinary({ override: o.binary && path.resolve(root, o.binary) }).path;
-  for (const d of o.dictionaryFrom ?? []) {
+  for (const d of (o.dictionaryFrom ?? []).filter((d) => !isSite(d))) {
     const abs = path.resolve(root, d);
     if (!existsSync(abs)) throw new OptionError(`option \`dictionaryFrom\` names ${d}, which does not exist (${abs})`, who);
   }
