@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 
 const n = (x) => x.toLocaleString('en-US');
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
-const MODES = { cache: '--cache-dir', from: '--dictionary-from' };
+const MODES = { cache: '--cache-dir', from: '--dictionary-from PREV', site: '--dictionary-from URL (serve, then http.server)' };
 
 console.log('| app | earlier releases via | release | first visit, no dictionaries | first visit with them (dictionaries at idle) | first-visit extra | returning visitor (dictionaries) | returning / first | changed files as deltas |');
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---|');

@@ -12,9 +12,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 export const sha256 = (b) => createHash('sha256').update(b).digest('hex');
 
-/** Runs `bin ARGS` with the release store in `cache` (check decodes with it); throws on failure. */
+/** Runs `bin ARGS` with the release store in `cache` (check decodes with it; none when null); throws on failure. */
 export const runner = (bin, cache) => (args) => {
   const env = { ...process.env, PRECOMPRESS_CACHE_DIR: cache };
+  if (!cache) delete env.PRECOMPRESS_CACHE_DIR;
   const r = spawnSync(bin, args, { encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`precompress ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
   return r;

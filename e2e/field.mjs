@@ -6,7 +6,7 @@
 // asserts on it, bench/field.sh tabulates it).
 //
 //   node e2e/field.mjs APP WORK      (env PRECOMPRESS: the binary;
-//                                     FIELD_MODES: cache,from by default;
+//                                     FIELD_MODES: cache,from,site by default;
 //                                     FIELD_ARGS: more arguments for each
 //                                     run, e.g. "--shared-dictionary on")
 //
@@ -23,9 +23,15 @@
 //   - returning: one visitor who saw every release since release 1, as each
 //     is deployed (release N, N >= 2), dictionaries counted; `ratio` is its
 //     bytes / none.
+//   Mode `site`: no cache and no earlier folder; the previous release is
+//   taken from the live site (`--dictionary-from http://…/BASE/`), served on
+//   loopback by `precompress serve` for release 2 and by python's
+//   `http.server` (a plain static server) for release 3.
 // WORK holds the release folders; field.mjs adds cache/, live (the
 // symlink) and the copies it precompresses.
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { point as pointAt, runner, serve, series, sha256 } from './deploy.mjs';
 
@@ -37,7 +43,7 @@ if (!app || !workArg || !bin) {
   console.error('usage: PRECOMPRESS=BIN node e2e/field.mjs APP WORK');
   process.exit(2);
 }
-const modes = (process.env.FIELD_MODES ?? 'cache,from').split(',').filter(Boolean);
+const modes = (process.env.FIELD_MODES ?? 'cache,from,site').split(',').filter(Boolean);
 const extra = (process.env.FIELD_ARGS ?? '').split(' ').filter(Boolean);
 
 // Where each app is served and which pages a visitor opens.
@@ -83,6 +89,64 @@ function deploy(name, argsOf) {
   return out;
 }
 
+/** A free loopback port. */
+const freePort = () => new Promise((resolve) => {
+  const s = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = s.address();
+    s.close(() => resolve(port));
+  });
+});
+
+/**
+ * `dir` served live on loopback at BASE: by `precompress serve` (`how` 0) or
+ * by python's http.server (1), from a root that holds BASE. Its URL and `stop`.
+ */
+async function liveSite(how, dir) {
+  if (how === 0) {
+    const s = await serve(bin, dir);
+    return { url: `${s.origin.replace('localhost', '127.0.0.1')}${cfg.base}`, stop: s.kill };
+  }
+  let root = dir;
+  if (cfg.base !== '/') {
+    root = path.join(work, 'http-root');
+    rmSync(root, { recursive: true, force: true });
+    const at = path.join(root, cfg.base);
+    mkdirSync(path.dirname(at.replace(/\/$/, '')), { recursive: true });
+    symlinkSync(dir, at.replace(/\/$/, ''));
+  }
+  const port = await freePort();
+  const py = spawn('python3', ['-m', 'http.server', '--bind', '127.0.0.1', String(port)], { cwd: root, stdio: 'ignore' });
+  for (let i = 0; ; i++) {
+    const up = await new Promise((r) => net.connect(port, '127.0.0.1').on('connect', function () { this.end(); r(true); }).on('error', () => r(false)));
+    if (up) break;
+    if (i > 100) throw new Error('python http.server did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url: `http://127.0.0.1:${port}${cfg.base}`, stop: () => py.kill() };
+}
+
+/** Copies of every release in WORK/site-N, each precompressed with no cache and no earlier folder, against the previous one served live. */
+async function deployFromSite(name) {
+  const bare = runner(bin, null);
+  const out = [];
+  for (const n of releases) {
+    const dir = path.join(work, `${name}-${n}`);
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(path.join(work, `release-${n}`), dir, { recursive: true });
+    const site = n > 1 ? await liveSite((n - 2) % 2, out.at(-1).dir) : null;
+    try {
+      const from = site ? ['--dictionary-from', site.url] : [];
+      const r = bare(['--no-config', dir, ...extra, ...from, ...baseArgs]);
+      bare(['check', dir, ...from]);
+      const manifest = JSON.parse(readFileSync(path.join(dir, 'precompress-manifest.json'), 'utf8'));
+      out.push({ dir, manifest, summary: r.stdout.split('\n')[0] ?? '', taken: r.stderr.split('\n').find((l) => l.includes('the previous release at')) ?? null });
+    } finally {
+      site?.stop();
+    }
+  }
+  return out;
+}
+
 const live = path.join(work, 'live');
 const point = (to) => pointAt(live, to);
 
@@ -118,7 +182,7 @@ const result = { app, base: cfg.base, args: extra, releases: releases.length, no
 
 for (const mode of modes) {
   rmSync(cache, { recursive: true, force: true });
-  const deployed = deploy(mode, (n, dir) => {
+  const deployed = mode === 'site' ? await deployFromSite(mode) : deploy(mode, (n, dir) => {
     const args = ['--no-config', dir, ...extra];
     if (mode === 'cache') return [...args, '--cache-dir', cache];
     const earlier = releases.filter((m) => m < n).map((m) => path.join(work, `${mode}-${m}`));
@@ -176,6 +240,7 @@ for (const mode of modes) {
   result.modes[mode] = {
     sharedDictionary: deployed.map((d) => d.manifest.shared_dictionary ?? null),
     summary: deployed.map((d) => d.summary),
+    taken: deployed.map((d) => d.taken ?? null),
     first,
     returning: back,
   };

@@ -2,8 +2,10 @@
 //! build from the registry (`e2e/apps/APP`, built three times by
 //! `e2e/apps/build.sh`: release 1, then a few lines changed in a component
 //! and a stylesheet, twice), precompressed as a user would, the earlier
-//! releases found through a cache folder (the integrations' default) and
-//! through `--dictionary-from` alike, served by `precompress serve` from a
+//! releases found through a cache folder (the integrations' default),
+//! through `--dictionary-from` folders, and taken from the live site with no
+//! cache and no earlier folder (`--dictionary-from http://…`: release 1
+//! served by `precompress serve`, release 2 by python's `http.server`), served by `precompress serve` from a
 //! symlink a deploy swaps, and visited by headless Chromium
 //! (`e2e/field.mjs`): a first-time visitor of each release, and one visitor
 //! who comes back after each. Asserted, per release and per way: every page
@@ -116,8 +118,8 @@ fn assert_deltas_reach_returning_visitors_and_cost_first_visits_little(r: &Value
     let modes = r["modes"].as_object().unwrap();
     assert_eq!(
         modes.keys().collect::<Vec<_>>(),
-        ["cache", "from"],
-        "{app}: both ways"
+        ["cache", "from", "site"],
+        "{app}: the store, the folders and the live site"
     );
     for (mode, m) in modes {
         let first = m["first"].as_array().unwrap();
@@ -210,7 +212,7 @@ fn nuxt_generate() {
     // Every small chunk imports the entry and changes with it: the code
     // dictionary holds them, a first visit fetches it as a delta against the
     // entry (about 3% of the visit), and returning visitors offer it.
-    for mode in ["cache", "from"] {
+    for mode in ["cache", "from", "site"] {
         for d in r["modes"][mode]["sharedDictionary"].as_array().unwrap() {
             let d = d.as_str().unwrap_or("none");
             assert!(

@@ -4,11 +4,8 @@
 //! precompress did not write), scanned as one more asset, and removed when
 //! the release marks nothing.
 
-use std::sync::atomic::AtomicU64;
-
 use crate::model::published::{Listed, Published, FILE_NAME, MAX_BYTES};
 use crate::run::env::{Env, Log};
-use crate::run::scan::scan;
 use crate::run::scanned::Scanned;
 use crate::run::shared::{Group, Marks, Shared};
 use crate::run::walk::Found;
@@ -31,14 +28,16 @@ fn listed(env: &Env, files: &[Scanned], marks: &Marks) -> Vec<Listed> {
         .collect()
 }
 
-/// Places the list of what `files` mark into DIR and scans it into
-/// `files`; an earlier list this release has no use for is removed. A dry
-/// run writes nothing: it keeps an earlier list only when it has these bytes.
+/// Places the list of what `files` mark into DIR and `scan`s it into
+/// `files` (the scan's own function, passed in: the scan calls this); an
+/// earlier list this release has no use for is removed. A dry run writes
+/// nothing: it keeps an earlier list only when it has these bytes.
 pub(crate) fn publish_stage(
     env: &Env,
     files: &mut Vec<Scanned>,
     (shared, groups): (&[Shared], &[Group]),
     log: &mut Log,
+    scan: impl FnOnce(Found) -> crate::error::Result<Scanned>,
 ) {
     let earlier = match files.iter().position(|f| f.found.rel == FILE_NAME) {
         Some(i) => {
@@ -79,7 +78,7 @@ pub(crate) fn publish_stage(
                     path,
                     linked: false,
                 };
-                scan(found, &env.filter, &AtomicU64::new(0))
+                scan(found)
             })
         }
     };

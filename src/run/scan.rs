@@ -354,7 +354,9 @@ pub(crate) fn scan_stage(
         _ => true,
     });
     let (shared, groups) = shared_stage(env, &mut files, log);
-    crate::run::publish::publish_stage(env, &mut files, (&shared, &groups), log);
+    crate::run::publish::publish_stage(env, &mut files, (&shared, &groups), log, |found| {
+        scan(found, &env.filter, &AtomicU64::new(0))
+    });
     let members: std::collections::HashSet<&str> = shared
         .iter()
         .flat_map(|s| s.members.iter().map(String::as_str).chain([s.rel.as_str()]))

@@ -44,6 +44,8 @@ const MAPPING = [
   [{ cacheDir: 'node_modules/.cache/p' }, ['--cache-dir', path.join(root, 'node_modules', '.cache', 'p')]],
   [{ cacheDir: path.resolve('/tmp/c') }, ['--cache-dir', path.resolve('/tmp/c')]],
   [{ dictionaryFrom: '../prev' }, ['--dictionary-from', path.resolve(root, '../prev')]],
+  [{ dictionaryFrom: 'https://example.com/app/' }, ['--dictionary-from', 'https://example.com/app/']],
+  [{ dictionaryFrom: ['http://127.0.0.1:8080/', 'prev'] }, ['--dictionary-from', 'http://127.0.0.1:8080/', '--dictionary-from', path.join(root, 'prev')]],
   [{ sharedDictionary: false }, ['--no-shared-dictionary']],
   [{ sharedDictionary: true }, []],
   [{ cacheDir: false }, []],

@@ -165,6 +165,11 @@ test('a dictionaryFrom folder that does not exist fails the build at its start',
   );
 });
 
+test('a dictionaryFrom site is a URL, not a folder that must exist', () => {
+  const plugin = precompress({ binary: fake, dictionaryFrom: ['https://example.com/'] });
+  plugin.configResolved({ root, logger, build: { outDir: 'dist' } });
+});
+
 test('nothing runs after a failed build, for a server environment, an ssr build, build.write false, or disable', { skip }, async () => {
   assert.deepEqual(await build({}, { error: new Error('bundling failed') }), []);
   // A bundler that calls closeBundle without the error (older Rollup): buildEnd saw it.
