@@ -649,3 +649,47 @@ fn every_corpus_script_edited_a_little_gets_a_dcb_the_c_decoder_reads() {
             "{paired} deltas verified, {paired} of them decoded with their dictionary"
         )));
 }
+
+/// Issue #36: `--shared-dictionary auto` marked the largest chunk that
+/// imports another, a lazy 900 KB admin route a first visit of the home page
+/// never loads, and built the code dictionary around it: the home page's
+/// first visit fetched it whole at idle (11.7x its JS in Chromium) while the
+/// summary said a few KiB. The chunk marked is one a first visit loads, and
+/// no dictionary a first visit fetches leans on a chunk it does not hold.
+#[test]
+fn a_lazy_route_is_never_the_chunk_a_first_visit_dictionary_leans_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("site");
+    serve_util::lazy_route_tree(&dir);
+    let out = bin().arg(&dir).arg("--json").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = manifest(&dir);
+    let files = &m["files"];
+    assert_eq!(
+        files["_nuxt/Entry111.js"]["use_as_dictionary"], "match=\"/_nuxt/*\"",
+        "{files:#}"
+    );
+    assert_eq!(files["_nuxt/Admin999.js"].get("use_as_dictionary"), None);
+    // What a first visit loads, at its best variant.
+    let loaded: u64 = ["_nuxt/Entry111.js", "_nuxt/Small222.js"]
+        .iter()
+        .map(|k| files[*k]["encodings"][0]["size"].as_u64().unwrap())
+        .sum();
+    let linked = report["run"]["first_visit"]["linked_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        linked * 10 <= loaded,
+        "a first visit fetches {linked} B of dictionaries for {loaded} B of JS: {report:#}"
+    );
+    if let Some(d) = m["shared_dictionary"].as_str() {
+        // Any code dictionary comes as a delta against what the visit holds.
+        let deltas = files[d]["deltas"].as_array().unwrap();
+        assert!(!deltas.is_empty(), "{d}: {files:#}");
+    }
+}

@@ -79,23 +79,26 @@ impl Drop for Python {
 
 fn start_python(site: &Path) -> Python {
     let port = free_port();
-    let child = Command::new("python3")
-        .args([
-            "-m",
-            "http.server",
-            "--bind",
-            "127.0.0.1",
-            &port.to_string(),
-        ])
-        .current_dir(site)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3");
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let python = Python(
+        Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                &port.to_string(),
+            ])
+            .current_dir(site)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3"),
+        addr,
+    );
     for _ in 0..100 {
         if TcpStream::connect(addr).is_ok() {
-            return Python(child, addr);
+            return python;
         }
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -29,6 +29,7 @@ pub(crate) mod documents;
 pub(crate) mod env;
 pub(crate) mod execute;
 pub mod filter;
+pub(crate) mod first_visit;
 pub(crate) mod journal;
 pub(crate) mod plan;
 pub(crate) mod prior;
@@ -224,7 +225,7 @@ fn first_visit(
         let whole = a.encodings.iter().map(|v| v.size).min().unwrap_or(a.size);
         let marked = groups
             .iter()
-            .filter(|g| folder_of(&g.marked) == folder_of(k))
+            .filter(|g| g.first_visit && folder_of(&g.marked) == folder_of(k))
             .filter_map(|g| manifest.files.get(&g.marked))
             .map(|m| format!(":{}:", m.sha256))
             .collect::<Vec<_>>();

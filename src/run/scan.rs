@@ -445,7 +445,7 @@ fn file_name(rel: &str) -> &str {
 /// members import another file is read in parallel on the run's pool (an
 /// unreadable one imports nothing).
 fn group_stage(env: &Env, passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::run::shared::Group> {
-    use crate::run::shared::{groups, members, references};
+    use crate::run::shared::{groups, groups_loaded, members, references};
     let assets: Vec<(&str, u64)> = passed
         .iter()
         .map(|f| (f.found.rel.as_str(), f.size))
@@ -467,7 +467,36 @@ fn group_stage(env: &Env, passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::ru
             })
             .collect()
     });
-    groups(&assets, |i| refers.get(&i).copied().unwrap_or(false))
+    let loaded = first_visit_loads(env, all);
+    let refers = |i| refers.get(&i).copied().unwrap_or(false);
+    match loaded {
+        Some(l) => groups_loaded(&assets, refers, |i| l.contains(assets[i].0)),
+        None => groups(&assets, refers),
+    }
+}
+
+/// What a first visit of any of the release's pages loads
+/// (`run::first_visit`); `None` for a release with no page, whose first
+/// visit is not known.
+fn first_visit_loads(env: &Env, all: &[Scanned]) -> Option<std::collections::BTreeSet<String>> {
+    use crate::model::dictionary::is_page;
+    let pages: Vec<(&str, Vec<u8>)> = all
+        .iter()
+        .filter(|f| is_page(&f.found.rel))
+        .filter_map(|f| Some((f.found.rel.as_str(), held_or_read(f)?)))
+        .collect();
+    if pages.is_empty() {
+        return None;
+    }
+    let by_rel: HashMap<&str, &Scanned> = all.iter().map(|f| (f.found.rel.as_str(), f)).collect();
+    let keys = by_rel.keys().copied().collect();
+    let read = |k: &str| by_rel.get(k).and_then(|f| held_or_read(f));
+    Some(crate::run::first_visit::loads(
+        &pages,
+        read,
+        &keys,
+        &env.cfg.base,
+    ))
 }
 
 /// This release's groups of chunks with no pattern of their own

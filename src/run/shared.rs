@@ -133,6 +133,9 @@ pub struct Group {
     /// The members that name another file of the release, the marked one
     /// among them when it does ([`references`]).
     pub referring: Vec<String>,
+    /// Whether a first visit loads the marked chunk (`run::first_visit`):
+    /// only then may a dictionary fetched at idle come as a delta against it.
+    pub first_visit: bool,
 }
 
 impl Group {
@@ -196,12 +199,23 @@ impl<'a> Marks<'a> {
     }
 }
 
+/// [`groups_loaded`] of a release whose first visit is not known: every
+/// member counts as loaded.
+pub fn groups(assets: &[(&str, u64)], refers: impl FnMut(usize) -> bool) -> Vec<Group> {
+    groups_loaded(assets, refers, |_| true)
+}
+
 /// The members of `assets` (path, size) grouped by pattern, each group's
 /// chunk chosen: of the members a browser may keep (at least
-/// [`DICTIONARY_MIN_SIZE`]), the largest that `refers` to another asset by
-/// name, else the largest (ties to the first path). `refers` is asked once
-/// per member. Deterministic.
-pub fn groups(assets: &[(&str, u64)], mut refers: impl FnMut(usize) -> bool) -> Vec<Group> {
+/// [`DICTIONARY_MIN_SIZE`]), those a first visit `loaded` first (a lazy
+/// route may never be fetched), then the largest that `refers` to another
+/// asset by name, else the largest (ties to the first path). `refers` is
+/// asked once per member. Deterministic.
+pub fn groups_loaded(
+    assets: &[(&str, u64)],
+    mut refers: impl FnMut(usize) -> bool,
+    loaded: impl Fn(usize) -> bool,
+) -> Vec<Group> {
     let mut by: BTreeMap<String, Vec<(usize, bool)>> = Default::default();
     for i in members(assets) {
         let rel = assets[i].0;
@@ -220,8 +234,8 @@ pub fn groups(assets: &[(&str, u64)], mut refers: impl FnMut(usize) -> bool) -> 
             .iter()
             .filter(|(i, _)| assets[*i].1 >= DICTIONARY_MIN_SIZE)
             .max_by(|(a, ra), (b, rb)| {
-                (ra, assets[*a].1)
-                    .cmp(&(rb, assets[*b].1))
+                (loaded(*a), ra, assets[*a].1)
+                    .cmp(&(loaded(*b), rb, assets[*b].1))
                     .then_with(|| assets[*b].0.cmp(assets[*a].0))
             });
         let Some(&(best, _)) = best else { continue };
@@ -234,6 +248,7 @@ pub fn groups(assets: &[(&str, u64)], mut refers: impl FnMut(usize) -> bool) -> 
             marked: assets[best].0.to_string(),
             members: idx.iter().map(name).collect(),
             referring: idx.iter().filter(|(_, r)| *r).map(name).collect(),
+            first_visit: loaded(best),
         });
     }
     out
@@ -290,8 +305,9 @@ fn resource_group(groups: &[Group], size: impl Fn(&str) -> u64) -> Option<&Group
 /// and `read` giving a member's size and bytes: its description and
 /// content, or `None` when no group has one worth making. With `bounded`
 /// (`--shared-dictionary auto`), only when the members it holds besides the
-/// marked chunk are at most [`AUTO_MAX_SHARE`] of its group's bytes.
-/// Deterministic: the same tree gives the same bytes.
+/// marked chunk are at most [`AUTO_MAX_SHARE`] of its group's bytes, and a
+/// first visit loads the marked chunk (else it would fetch the dictionary
+/// whole at idle). Deterministic: the same tree gives the same bytes.
 pub fn build(
     groups: &[Group],
     size: impl Fn(&str) -> u64,
@@ -299,6 +315,9 @@ pub fn build(
     bounded: bool,
 ) -> Option<(Shared, Vec<u8>)> {
     let g = resource_group(groups, &size)?;
+    if bounded && !g.first_visit {
+        return None;
+    }
     let group_bytes: u64 = g.members.iter().map(|m| size(m)).sum();
     // The marked chunk first, then the members that name others.
     let chosen = std::iter::once(&g.marked).chain(g.referring.iter().filter(|r| **r != g.marked));

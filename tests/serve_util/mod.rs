@@ -680,3 +680,55 @@ pub fn start_example(site: &std::path::Path) -> Example {
     let addr = addr_in(&first);
     Example(child, addr)
 }
+
+/// The Nuxt-like tree of issue #36 in `dir`: `index.html` loads
+/// `_nuxt/Entry111.js` (about 20 KB), which imports `_nuxt/Small222.js`
+/// statically and a 900 KB admin route, `_nuxt/Admin999.js` (which imports
+/// the small chunk too), only by `import()`: the largest chunk that imports
+/// another is one a first visit of the home page never loads.
+pub fn lazy_route_tree(dir: &Path) {
+    let nuxt = dir.join("_nuxt");
+    std::fs::create_dir_all(&nuxt).unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>home</title><link rel=\"icon\" href=\"data:,\">\n\
+         <script type=\"module\" src=\"/_nuxt/Entry111.js\"></script></head>\n\
+         <body><p id=\"marker\" data-e2e-release=\"1\">home</p></body></html>\n",
+    )
+    .unwrap();
+    let code = |name: &str, n: usize| -> String {
+        (0..n)
+            .map(|i| {
+                format!(
+                    "export function {name}{i}(s) {{ return {{ id: {i}, label: '{name} item {i}', total: s.count * {} + {} }}; }}\n",
+                    (i * 7919) % 1009,
+                    (i * 104729) % 7877
+                )
+            })
+            .collect()
+    };
+    std::fs::write(
+        nuxt.join("Small222.js"),
+        format!("{}export const ready = true;\n", code("small", 60)),
+    )
+    .unwrap();
+    std::fs::write(
+        nuxt.join("Entry111.js"),
+        format!(
+            "import {{ ready }} from \"./Small222.js\";\n\
+             const admin = () => import(\"./Admin999.js\");\n{}\
+             if (ready) document.documentElement.dataset.ready = 'true';\n\
+             window.openAdmin = admin;\n",
+            code("entry", 220)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        nuxt.join("Admin999.js"),
+        format!(
+            "import {{ ready }} from \"./Small222.js\";\n{}export default ready;\n",
+            code("admin", 9000)
+        ),
+    )
+    .unwrap();
+}
