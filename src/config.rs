@@ -16,6 +16,9 @@ pub mod limits {
     pub const ZSTD_LEVEL: RangeInclusive<i64> = 1..=22;
     /// `--gzip-level` (libdeflate).
     pub const GZIP_LEVEL: RangeInclusive<i64> = 1..=12;
+    /// `check --url --timeout`, in seconds: up to a day (a check paced at
+    /// one request a second gets through 86,400 of them).
+    pub const CHECK_TIMEOUT_SECS: RangeInclusive<u64> = 1..=86_400;
 
     /// `value` if it lies in `range`, else why not (`12 is not in 0-11`).
     pub fn check(value: i64, range: &RangeInclusive<i64>) -> Result<i64, String> {
