@@ -247,7 +247,7 @@ pub struct TuneArgs {
     #[arg(long)]
     pub follow_links: bool,
 
-    /// Worker threads [default: as a run].
+    /// Worker threads, 1-65535; no more start than there are measurements [default: as a run].
     #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 
@@ -346,7 +346,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
 
-    /// Worker threads [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each].
+    /// Worker threads, 1-65535; no more start than there are jobs, and the scan uses at most the cores [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each].
     #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 

@@ -119,8 +119,10 @@ pub(crate) struct Env<'a> {
     pub(crate) releases: Releases,
     /// The release store in the cache folder, if one is used.
     pub(crate) store: Option<crate::run::store::Store>,
+    /// The jobs' workers asked for (started: no more than the jobs).
     pub(crate) threads: usize,
     pub(crate) cache: Option<Cache>,
+    /// The shared pool, of [`crate::config::pool_threads`].
     pub(crate) pool: rayon::ThreadPool,
 }
 
@@ -149,10 +151,11 @@ impl<'a> Env<'a> {
             .as_deref()
             .map(|d| Cache::open(d, cfg.cache_max_size))
             .transpose()?;
+        let pool_threads = crate::config::pool_threads(threads);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+            .num_threads(pool_threads)
             .build()
-            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
+            .map_err(|e| Error::Config(format!("cannot start {pool_threads} threads: {e}")))?;
         Ok(Env {
             cfg,
             root,
