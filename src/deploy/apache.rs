@@ -723,32 +723,13 @@ mod tests {
         );
     }
 
-    /// An index of text files at `keys`, each with a gzip variant.
-    fn gzip_assets(keys: &[&str]) -> Index {
-        let asset = |key: &str| {
-            let k = serde_json::to_string(key).unwrap();
-            let gz = serde_json::to_string(&format!("{key}.gz")).unwrap();
-            format!(
-                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{}\"", "sha256": "x", "size": 300, "skipped": {{}},
-                  "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{}\""}}]}}"#,
-                key.len(),
-                key.len()
-            )
-        };
-        let files: Vec<String> = keys.iter().map(|k| asset(k)).collect();
-        let json = format!(
-            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
-            files.join(", ")
-        );
-        Index::from_json(std::path::Path::new("m.json"), &json).unwrap()
-    }
-
     /// Issue #29: such an asset was left out (so its variants went out by
     /// their own names, and mod_deflate compressed it again), and `.`/`$`
     /// in the other patterns stop at, or match before, a newline.
     #[test]
     fn names_with_a_newline_or_cr_get_their_rule_and_variants_refused_by_name() {
-        let idx = gzip_assets(&["odd/new\nline.txt", "odd/carriage\rreturn-x.txt"]);
+        let idx =
+            crate::deploy::fixture::gzip_only(&["odd/new\nline.txt", "odd/carriage\rreturn-x.txt"]);
         for context in [Context::Server, Context::Htaccess] {
             let out = render_in(&idx, context);
             assert!(out.skipped.is_empty(), "{:?}", out.skipped);
@@ -781,7 +762,7 @@ mod tests {
     /// `#`, `%` and `?` are escaped (B=).
     #[test]
     fn names_with_hash_percent_or_question_mark_get_their_rule_and_keep_it_whole() {
-        let idx = gzip_assets(&["a#b.txt", "100%.txt", "a?b.txt"]);
+        let idx = crate::deploy::fixture::gzip_only(&["a#b.txt", "100%.txt", "a?b.txt"]);
         for (context, slash, rewrite) in [
             (Context::Server, "/", "$1.gz? [E=PC_CE:gzip,QSL,QSA,PT,L]"),
             (Context::Htaccess, "", "$1.gz [E=PC_CE:gzip,B=#%?,L]"),
