@@ -16,6 +16,9 @@ pub mod limits {
     pub const ZSTD_LEVEL: RangeInclusive<i64> = 1..=22;
     /// `--gzip-level` (libdeflate).
     pub const GZIP_LEVEL: RangeInclusive<i64> = 1..=12;
+    /// `check --url --timeout`, in seconds: up to a day (a check paced at
+    /// one request a second gets through 86,400 of them).
+    pub const CHECK_TIMEOUT_SECS: RangeInclusive<u64> = 1..=86_400;
 
     /// `value` if it lies in `range`, else why not (`12 is not in 0-11`).
     pub fn check(value: i64, range: &RangeInclusive<i64>) -> Result<i64, String> {
@@ -229,6 +232,24 @@ impl Config {
     }
 }
 
+/// Threads worth starting for `work` tasks when `threads` were asked for:
+/// no more than the tasks (and at least one). A thread with nothing to do is
+/// not free: it is made and joined, and a rayon pool's idle threads each look
+/// for work in every other's queue, so `-j 65535` on five files cost the
+/// square of 65,535 before any file was read.
+pub fn threads_for_work(threads: usize, work: usize) -> usize {
+    threads.min(work).max(1)
+}
+
+/// The threads of a run's shared pool (the scan's hashing, the shared
+/// dictionary's estimates): `threads`, but no more than the cores available
+/// to us, past which CPU-bound work only waits its turn. The jobs' workers,
+/// started once the jobs are known, are [`threads_for_work`] of them.
+pub fn pool_threads(threads: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    threads_for_work(threads, cores)
+}
+
 /// What one worker may need at the default levels: brotli q11's state with a
 /// 16 MiB window (about 100 MiB), a source read whole (under 64 MiB; larger
 /// ones are mapped and shared) and its output. A delta job holds its
@@ -300,6 +321,16 @@ mod tests {
         // Never none, however little memory there is.
         assert_eq!(threads_for(8, Some(10 << 20), WORKER_MEMORY), 1);
         assert_eq!(threads_for(0, None, WORKER_MEMORY), 1);
+    }
+
+    #[test]
+    fn threads_past_the_work_or_the_cores_are_not_started() {
+        assert_eq!(threads_for_work(65535, 5), 5);
+        assert_eq!(threads_for_work(2, 5), 2);
+        assert_eq!(threads_for_work(8, 0), 1);
+        let cores = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(pool_threads(65535), cores);
+        assert_eq!(pool_threads(1), 1);
     }
 
     #[test]

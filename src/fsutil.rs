@@ -3,7 +3,7 @@
 
 use std::fs::{self, FileTimes, Permissions};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{Error, Result};
@@ -284,11 +284,19 @@ pub fn canonical(path: &Path) -> PathBuf {
     let mut at = abs.as_path();
     loop {
         if let Ok(c) = at.canonicalize() {
-            return rest.iter().rev().fold(c, |p: PathBuf, n| p.join(n));
+            // A `..` after a name that does not exist (so is no link) undoes it.
+            return rest.iter().rev().fold(c, |mut p: PathBuf, n| {
+                if n == ".." {
+                    p.pop();
+                } else {
+                    p.push(n);
+                }
+                p
+            });
         }
-        match (at.parent(), at.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
+        match (at.parent(), at.components().next_back()) {
+            (Some(parent), Some(last @ (Component::Normal(_) | Component::ParentDir))) => {
+                rest.push(last.as_os_str().to_os_string());
                 at = parent;
             }
             _ => return abs,

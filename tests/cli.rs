@@ -145,6 +145,35 @@ fn one_thread_and_two_threads_write_identical_trees() {
     );
 }
 
+/// `-j` cost its square: on five small files `-j 4096` took 13 s of CPU and
+/// `-j 65535` (accepted) did not finish in a minute, all for threads with
+/// nothing to do. Threads past the jobs (and, for the scan, the cores) are
+/// not started: it finishes, and writes what `-j 1` writes. A correctness
+/// test: the timeout is generous and no time is asserted.
+#[test]
+fn threads_past_the_work_are_not_started() {
+    let (_g1, a) = site();
+    let (_g2, b) = site();
+    bin().arg(&a).args(["-j", "1"]).assert().success();
+    let many = || {
+        let mut c = bin();
+        c.timeout(std::time::Duration::from_secs(120));
+        c
+    };
+    many().arg(&b).args(["-j", "65535"]).assert().success();
+    assert_eq!(
+        snapshot(&a),
+        snapshot(&b),
+        "-j 65535 wrote what -j 1 did not"
+    );
+    many()
+        .arg("tune")
+        .arg(&b)
+        .args(["--no-config", "--sample", "4KiB", "-j", "65535"])
+        .assert()
+        .success();
+}
+
 #[test]
 fn variants_keep_the_source_mode_and_mtime() {
     use std::os::unix::fs::PermissionsExt;

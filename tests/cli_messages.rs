@@ -2,7 +2,7 @@
 //! what is true, usage mistakes explained in words, sizes with units, the
 //! address forms of `serve`, an unwritable folder in one line, the progress
 //! bar; and what is not an asset (dot-files, the config file, a cache folder
-//! inside DIR).
+//! inside DIR; one that is DIR or holds it is refused).
 
 mod serve_util;
 
@@ -369,6 +369,35 @@ fn a_cache_folder_inside_dir_is_not_part_of_the_site() {
         "cache entries listed as assets"
     );
     bin().arg("check").arg(&site).assert().success();
+}
+
+/// `--cache-dir DIR` (or `cache-dir = "."` in DIR's precompress.toml) was
+/// accepted: the cache and the release store were written into the build
+/// folder, `check` then failed on every entry and the next run listed them
+/// as assets. DIR as the cache, or a cache folder holding DIR, is refused
+/// before anything is written.
+#[test]
+fn a_cache_folder_that_is_dir_or_holds_it_is_refused() {
+    let (tmp, site) = precompressed_site();
+    let before = serve_util::common::snapshot(tmp.path());
+    let refused = |cmd: &mut assert_cmd::Command, why: &str| {
+        cmd.arg(&site)
+            .assert()
+            .code(2)
+            .stderr(contains("--cache-dir").and(contains(why)));
+    };
+    refused(bin().arg("--cache-dir").arg(&site), "is DIR");
+    refused(bin().arg("--cache-dir").arg(site.join("new/..")), "is DIR");
+    refused(bin().env("PRECOMPRESS_CACHE_DIR", &site), "is DIR");
+    refused(bin().arg("--cache-dir").arg(tmp.path()), "holds DIR");
+    std::fs::write(site.join("precompress.toml"), "cache-dir = \".\"\n").unwrap();
+    refused(&mut bin(), "is DIR");
+    std::fs::remove_file(site.join("precompress.toml")).unwrap();
+    assert_eq!(
+        serve_util::common::snapshot(tmp.path()),
+        before,
+        "a refused run wrote"
+    );
 }
 
 #[test]

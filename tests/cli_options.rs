@@ -215,6 +215,65 @@ fn config_file_bad_values_and_syntax_are_usage_errors() {
     }
 }
 
+/// `check --url --timeout 18446744073709551615` was accepted and panicked
+/// (the deadline overflowed an Instant; exit 134), and a size past u64 was
+/// silently the largest one. Every duration and size option has a range, and
+/// a value out of it is a usage error naming the option.
+#[test]
+fn durations_and_sizes_out_of_range_are_usage_errors() {
+    let (_g, dir) = project();
+    bin().arg(&dir).assert().success();
+    let d = dir.to_str().unwrap();
+    let url = "http://127.0.0.1:9/";
+    let huge = "20000000000GB";
+    for (args, want) in [
+        (
+            vec![
+                "check",
+                d,
+                "--url",
+                url,
+                "--timeout",
+                "18446744073709551615",
+            ],
+            "--timeout",
+        ),
+        (
+            vec!["check", d, "--url", url, "--timeout", "86401"],
+            "1..=86400",
+        ),
+        (
+            vec!["check", d, "--url", url, "--timeout", "0"],
+            "--timeout",
+        ),
+        (vec![d, "--cache-max-size", huge], "--cache-max-size"),
+        (vec![d, "--min-size", "18446744073709551616"], "too large"),
+        (vec![d, "--budget", "*.js=20000000000GB"], "too large"),
+        (vec!["tune", d, "--sample", huge], "--sample"),
+        (vec!["tune", d, "--min-size", huge], "too large"),
+    ] {
+        bin()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(want));
+    }
+    fs::write(
+        dir.join("precompress.toml"),
+        format!("min-size = \"{huge}\"\n"),
+    )
+    .unwrap();
+    bin().arg(&dir).assert().code(2).stderr(
+        predicate::str::contains("min-size: size").and(predicate::str::contains("too large")),
+    );
+    fs::remove_file(dir.join("precompress.toml")).unwrap();
+    // The longest check is taken: it stops when the origin cannot be reached.
+    bin()
+        .args(["check", d, "--url", url, "--timeout", "86400"])
+        .assert()
+        .code(1);
+}
+
 #[test]
 fn config_file_settings_apply_and_flags_win() {
     let (_g, dir) = project();

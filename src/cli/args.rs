@@ -247,7 +247,7 @@ pub struct TuneArgs {
     #[arg(long)]
     pub follow_links: bool,
 
-    /// Worker threads [default: as a run].
+    /// Worker threads, 1-65535; no more start than there are measurements [default: as a run].
     #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 
@@ -294,8 +294,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "N", default_value_t = 2000, requires = "url", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_requests: u64,
 
-    /// With --url: the whole check's time, in seconds (each request also has 10 s).
-    #[arg(long, value_name = "SECS", default_value_t = 120, requires = "url", value_parser = clap::value_parser!(u64).range(1..))]
+    /// With --url: the whole check's time, in seconds, 1-86400 (each request also has 10 s).
+    #[arg(long, value_name = "SECS", default_value_t = 120, requires = "url", value_parser = clap::value_parser!(u64).range(precompressor::config::limits::CHECK_TIMEOUT_SECS))]
     pub timeout: u64,
 }
 
@@ -346,7 +346,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
 
-    /// Worker threads [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each].
+    /// Worker threads, 1-65535; no more start than there are jobs, and the scan uses at most the cores [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each].
     #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 

@@ -67,24 +67,32 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid size {s:?} (expected e.g. 150KB, 1.5MiB or 2048)"))?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "m" | "mb" => 1e6,
-        "g" | "gb" => 1e9,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
+    let invalid = || format!("invalid size {s:?} (expected e.g. 150KB, 1.5MiB or 2048)");
+    let n: f64 = num.parse().map_err(|_| invalid())?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
         other => {
             return Err(format!(
                 "invalid size unit {other:?} in {s:?} (expected B, KB, MB, GB, KiB, MiB or GiB)"
             ))
         }
     };
-    Ok((n * mult).round() as u64)
+    // Whole numbers exactly (an f64 loses the last digits of large ones);
+    // a size past u64 is an error, never silently the largest one.
+    let bytes = match num.parse::<u64>() {
+        Ok(whole) => whole.checked_mul(mult),
+        Err(_) if !num.contains('.') => None,
+        Err(_) => Some((n * mult as f64).round())
+            .filter(|b| *b < u64::MAX as f64)
+            .map(|b| b as u64),
+    };
+    bytes.ok_or_else(|| format!("size {s:?} is too large (at most {} bytes)", u64::MAX))
 }
 
 /// What a client downloads for one asset.
@@ -297,6 +305,19 @@ mod tests {
         assert!(parse_size("10 furlongs").unwrap_err().contains("furlongs"));
         assert!(parse_size("KB").is_err());
         assert!(parse_size("").is_err());
+        // Past u64 it was silently u64::MAX; now it says so.
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        for huge in [
+            "18446744073709551616",
+            "20000000000GB",
+            "1e30",
+            "99999999999999999999.5",
+        ] {
+            assert!(parse_size(huge).is_err(), "{huge}");
+        }
+        assert!(parse_size("20000000000GB")
+            .unwrap_err()
+            .contains("too large"));
     }
 
     #[test]

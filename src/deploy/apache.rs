@@ -93,7 +93,14 @@ pub fn render(index: &Index) -> ApacheConfig {
 /// [`render`] for `context`.
 pub fn render_in(index: &Index, context: Context) -> ApacheConfig {
     let mut skipped = Vec::new();
-    let assets = config_assets(index, unwritable, &mut skipped);
+    let mut assets = config_assets(index, unwritable_path, &mut skipped);
+    // A path is only ever a pattern; a dictionary value is a header's.
+    for a in &mut assets {
+        if let Some((u, why)) = a.use_as.and_then(|u| Some((u, unwritable(u)?))) {
+            skipped.push(format!("{}: Use-As-Dictionary {u:?}: {why}", a.key));
+            a.use_as = None;
+        }
+    }
     let mut values = Values::default();
     let mut rules = Vec::with_capacity(assets.len());
     for a in &assets {
@@ -432,11 +439,16 @@ fn write_negotiation(out: &mut String, context: Context) {
         out,
         "\n# Anything else is served as Apache would.\nRewriteCond %{{ENV:PC_CC}} ^$\nRewriteRule ^ - [S={count}]\n"
     );
-    let (file, last) = match context {
-        Context::Server => ("%{DOCUMENT_ROOT}$1", "PT,L"),
-        Context::Htaccess => ("%{REQUEST_FILENAME}", "L"),
+    let (file, end, last) = match context {
+        Context::Server => ("%{DOCUMENT_ROOT}$1", "?", "QSL,QSA,PT,L"),
+        Context::Htaccess => ("%{REQUEST_FILENAME}", "", "B=#%?,L"),
     };
-    out.push_str(&rules.replace("@FILE@", file).replace("@LAST@", last));
+    out.push_str(
+        &rules
+            .replace("@FILE@", file)
+            .replace("@END@", end)
+            .replace("@LAST@", last),
+    );
     out.push_str(
         &headers
             .replace("@CACHE_IMMUTABLE@", CACHE_IMMUTABLE)
@@ -467,11 +479,11 @@ fn write_values(out: &mut String, values: &Values, index: &Index) {
     }
 }
 
-/// Why `s` (a URL path or a header value) cannot be written, if it cannot: a
-/// `?` would start a query in a rewrite, `%` starts a `Header` format, and
-/// a backslash has no place in either. A path's control characters are
-/// escaped in its pattern ([`pcre_escape`]); a value checked by the index has
-/// none but tab, which a quoted argument keeps.
+/// Why `s` (a header value: `Use-As-Dictionary`, a `Link` URL) cannot be
+/// written, if it cannot: a `?` would start a URL's query, `%` starts a
+/// `Header` format, and a backslash has no place. A value checked by the
+/// index has no control character but tab, which a quoted argument keeps.
+/// A URL path is only a pattern ([`unwritable_path`]).
 fn unwritable(s: &str) -> Option<&'static str> {
     if s.contains('?') {
         Some("a rewrite reads \"?\" as the start of a query")
@@ -480,6 +492,13 @@ fn unwritable(s: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Why the URL path `s` cannot be matched, if it cannot: it is only ever a
+/// pattern (escaped, [`pattern_of`]) and a backreference the sibling rules
+/// escape (`B=`), so `%`, `?` and `#` are fine; a backslash is no name.
+fn unwritable_path(s: &str) -> Option<&'static str> {
+    s.contains('\\').then_some("\"\\\" in a URL path")
 }
 
 /// [`unwritable`], for a header value that may come from a path (`Link`):
@@ -669,14 +688,14 @@ mod tests {
     #[test]
     fn unwritable_assets_and_values_are_skipped_and_reported() {
         let out = render(&index(&[
+            // A `?` in a name is fine (issue #36); in a value it is not.
             ("assets/q?x-1a2b3c4d.js", &[("dcb", 1, 9)], None),
-            (APP, &[("dcb", 2, 9)], Some("match=\"/a%20*\"")),
+            (APP, &[("dcb", 2, 9)], Some("match=\"/a?%20*\"")),
         ]));
-        assert_eq!(out.skipped.len(), 2, "{:?}", out.skipped);
-        // In path order.
+        assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
         assert!(out.skipped[0].starts_with(&format!("{APP}: Use-As-Dictionary")));
-        assert!(out.skipped[1].starts_with("assets/q?x-1a2b3c4d.js: a rewrite reads"));
-        assert!(out.config.contains("# skipped: assets/q?x-1a2b3c4d.js"));
+        assert!(out.config.contains(&format!("# skipped: {APP}")));
+        rule(&out.config, "/assets/q?x-1a2b3c4d.js");
         assert!(!out.config.contains("PC_UAD"));
         // The asset keeps its deltas without its dictionary value.
         assert!(rule(&out.config, &format!("/{APP}")).contains("E=PC_D:;"));
@@ -709,22 +728,8 @@ mod tests {
     /// in the other patterns stop at, or match before, a newline.
     #[test]
     fn names_with_a_newline_or_cr_get_their_rule_and_variants_refused_by_name() {
-        let asset = |key: &str| {
-            let k = serde_json::to_string(key).unwrap();
-            let gz = serde_json::to_string(&format!("{key}.gz")).unwrap();
-            format!(
-                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{}\"", "sha256": "x", "size": 300, "skipped": {{}},
-                  "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{}\""}}]}}"#,
-                key.len(),
-                key.len()
-            )
-        };
-        let json = format!(
-            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {}, {} }} }}"#,
-            asset("odd/new\nline.txt"),
-            asset("odd/carriage\rreturn-x.txt")
-        );
-        let idx = Index::from_json(std::path::Path::new("m.json"), &json).unwrap();
+        let idx =
+            crate::deploy::fixture::gzip_only(&["odd/new\nline.txt", "odd/carriage\rreturn-x.txt"]);
         for context in [Context::Server, Context::Htaccess] {
             let out = render_in(&idx, context);
             assert!(out.skipped.is_empty(), "{:?}", out.skipped);
@@ -739,13 +744,37 @@ mod tests {
             }
             assert!(!out.config.contains('\r'), "a raw CR");
             assert!(
-                out.config
-                    .contains("\nRewriteRule (?s)^(.*)\\z $1.gz [E=PC_CE:gzip,"),
+                out.config.contains("\nRewriteRule (?s)^(.*)\\z $1.gz"),
                 "the sibling's rewrite takes the whole path"
             );
             assert!(out.config.contains(&format!(
                 "\nRewriteRule \"(?s)^{slash}.*\\.[0-9a-f]{{64}}\\.dc[bz]\\z\" - [R=404]\n"
             )));
+        }
+    }
+
+    /// Issue #36: in .htaccess the internal redirect to `a#b.js.br` was cut
+    /// at the `#` (a 404 for every browser), and `100%.js`, `a?b.js` got no
+    /// rule and no word in either form (their variants went out by their own
+    /// names, the asset compressed again by mod_deflate). Each gets its rule,
+    /// and the sibling's rewrite keeps the name whole: in a server the query
+    /// starts at the `?` it ends with (QSL), in .htaccess the redirect's
+    /// `#`, `%` and `?` are escaped (B=).
+    #[test]
+    fn names_with_hash_percent_or_question_mark_get_their_rule_and_keep_it_whole() {
+        let idx = crate::deploy::fixture::gzip_only(&["a#b.txt", "100%.txt", "a?b.txt"]);
+        for (context, slash, rewrite) in [
+            (Context::Server, "/", "$1.gz? [E=PC_CE:gzip,QSL,QSA,PT,L]"),
+            (Context::Htaccess, "", "$1.gz [E=PC_CE:gzip,B=#%?,L]"),
+        ] {
+            let out = render_in(&idx, context);
+            assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+            for escaped in [r"a#b\.txt", r"100%\.txt", r"a\?b\.txt"] {
+                let want = format!("RewriteRule \"^{slash}{escaped}((?:\\.gz))?\\z\" - ");
+                assert!(out.config.contains(&want), "no {want} in\n{}", out.config);
+            }
+            let line = format!("\nRewriteRule (?s)^(.*)\\z {rewrite}\n");
+            assert!(out.config.contains(&line), "no {line} in\n{}", out.config);
         }
     }
 
@@ -782,7 +811,7 @@ mod tests {
         assert!(out.config.contains(",E=no-gzip:1,E=no-brotli:1,END]\"\n"));
         // Siblings are found by the file's own path, served by internal redirect.
         assert!(out.config.contains(
-            "RewriteCond %{REQUEST_FILENAME}.br -f\nRewriteRule (?s)^(.*)\\z $1.br [E=PC_CE:br,L]\n"
+            "RewriteCond %{REQUEST_FILENAME}.br -f\nRewriteRule (?s)^(.*)\\z $1.br [E=PC_CE:br,B=#%?,L]\n"
         ));
         assert!(!out.config.contains("%{DOCUMENT_ROOT}") && !out.config.contains("PT,L"));
         assert!(!out.config.contains('@'), "a placeholder left");
@@ -793,7 +822,7 @@ mod tests {
             .config
             .contains("RewriteRule \"^/app/assets/app-5e6f7a8b\\.js\\z\""));
         assert!(out.config.contains(
-            "RewriteCond %{DOCUMENT_ROOT}$1.br -f\nRewriteRule (?s)^(.*)\\z $1.br [E=PC_CE:br,PT,L]\n"
+            "RewriteCond %{DOCUMENT_ROOT}$1.br -f\nRewriteRule (?s)^(.*)\\z $1.br? [E=PC_CE:br,QSL,QSA,PT,L]\n"
         ));
         assert!(!out.config.contains("REDIRECT_PC_CE} .") && !out.config.contains("E=PC_T:"));
     }

@@ -86,6 +86,11 @@ impl Pacer {
     }
 }
 
+/// The longest check: [`crate::config::limits::CHECK_TIMEOUT_SECS`].
+fn max_timeout() -> Duration {
+    Duration::from_secs(*crate::config::limits::CHECK_TIMEOUT_SECS.end())
+}
+
 /// Why the check stopped before the end.
 enum Stop {
     Budget,
@@ -123,7 +128,8 @@ pub fn probe_with(
         pacer: Pacer {
             next: start,
             interval: Duration::from_secs(1) / opts.rate.max(1),
-            deadline: start + opts.timeout,
+            // Past the range the CLI takes, an Instant can overflow (a panic).
+            deadline: start + opts.timeout.min(max_timeout()),
         },
         dec: Decoders::default(),
         sent: Sent::default(),

@@ -24,7 +24,8 @@ pub struct Options {
     pub rate: u32,
     /// Requests in all; assets past it are not checked (and the check fails).
     pub max_requests: u64,
-    /// The whole check's time.
+    /// The whole check's time, at most a day
+    /// ([`crate::config::limits::CHECK_TIMEOUT_SECS`]; a longer one is a day).
     pub timeout: Duration,
 }
 

@@ -203,7 +203,6 @@ impl Cache {
         let mut entries = Vec::new();
         let mut total = reserved;
         let mut removed = 0u64;
-        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
         for e in walkdir::WalkDir::new(&self.dir).min_depth(2).max_depth(2) {
             let Ok(e) = e else { continue };
             let Ok(md) = e.metadata() else { continue };
@@ -216,10 +215,8 @@ impl Cache {
             if !folder.is_some_and(|f| is_hex(&f.to_string_lossy(), 2)) {
                 continue;
             }
-            if name.starts_with(TMP_PREFIX) && name.ends_with(TMP_SUFFIX) {
-                if mtime < hour_ago && fs::remove_file(e.path()).is_ok() {
-                    removed += md.len();
-                }
+            if let Some(freed) = remove_stale_temp(e.path(), &md) {
+                removed += freed;
                 continue;
             }
             if !is_entry_name(&name) {
@@ -241,6 +238,31 @@ impl Cache {
         }
         Ok(removed)
     }
+}
+
+/// How old a temporary file must be before a clean-up takes it for one a
+/// killed run left: a live run renames its own within moments.
+pub(crate) const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
+
+/// For a temporary file's name (`.precompress-….tmp`) at `path`, with its
+/// metadata `md` (a file's, not a link's): removes it when it is older than
+/// [`STALE_TEMP_AGE`] and returns the bytes freed (0 for a younger one, or
+/// one another process removed first). `None` for any other name. The
+/// cache's clean-up and the release store's share it.
+pub(crate) fn remove_stale_temp(path: &Path, md: &fs::Metadata) -> Option<u64> {
+    let name = path.file_name()?.to_string_lossy();
+    if !(name.starts_with(TMP_PREFIX) && name.ends_with(TMP_SUFFIX)) {
+        return None;
+    }
+    let mtime = md.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let old = SystemTime::now()
+        .checked_sub(STALE_TEMP_AGE)
+        .is_some_and(|t| mtime < t);
+    Some(if old && fs::remove_file(path).is_ok() {
+        md.len()
+    } else {
+        0
+    })
 }
 
 /// `n` lower-case hex digits.
@@ -307,6 +329,29 @@ mod tests {
         // Written by the cache itself, both are hits.
         c.put("zz", Codec::Zstd, "l19", &Hit::NotSmaller).unwrap();
         assert_eq!(c.get("zz", Codec::Zstd, "l19"), Some(Hit::NotSmaller));
+    }
+
+    /// The rule the release store shares ([`remove_stale_temp`]): a
+    /// temporary file over an hour old is a killed run's; a young one, or
+    /// any other name, stays.
+    #[test]
+    fn eviction_removes_a_killed_runs_temporary_files_after_an_hour() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Cache::open(d.path(), 1 << 20).unwrap();
+        fs::create_dir(d.path().join("ab")).unwrap();
+        let plant = |name: &str, age: u64| {
+            let p = d.path().join("ab").join(name);
+            fs::write(&p, [0u8; 100]).unwrap();
+            let t = SystemTime::now() - Duration::from_secs(age);
+            let f = fs::File::options().write(true).open(&p).unwrap();
+            f.set_modified(t).unwrap();
+            p
+        };
+        let old = plant(".precompress-1-2-3.tmp", 2 * 3600);
+        let young = plant(".precompress-4-5-6.tmp", 60);
+        let other = plant("notes.tmp", 2 * 3600);
+        assert_eq!(c.evict(0).unwrap(), 100);
+        assert!(!old.exists() && young.exists() && other.exists());
     }
 
     #[test]

@@ -119,8 +119,10 @@ pub(crate) struct Env<'a> {
     pub(crate) releases: Releases,
     /// The release store in the cache folder, if one is used.
     pub(crate) store: Option<crate::run::store::Store>,
+    /// The jobs' workers asked for (started: no more than the jobs).
     pub(crate) threads: usize,
     pub(crate) cache: Option<Cache>,
+    /// The shared pool, of [`crate::config::pool_threads`].
     pub(crate) pool: rayon::ThreadPool,
 }
 
@@ -152,10 +154,11 @@ impl<'a> Env<'a> {
             .as_deref()
             .map(|d| Cache::open(d, cfg.cache_max_size))
             .transpose()?;
+        let pool_threads = crate::config::pool_threads(threads);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+            .num_threads(pool_threads)
             .build()
-            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
+            .map_err(|e| Error::Config(format!("cannot start {pool_threads} threads: {e}")))?;
         Ok(Env {
             cfg,
             root,
@@ -249,7 +252,8 @@ pub(crate) fn check_root(cfg: &Config) -> Result<()> {
 /// source or any other file; nothing is written inside an earlier release
 /// (`--manifest`, `--cache-dir`); an earlier release is neither DIR, nor
 /// inside it (it would be published and compressed with the new one), nor
-/// around it.
+/// around it; the cache folder is neither DIR nor around it
+/// ([`check_cache_dir`]).
 pub(crate) fn check_outputs(cfg: &Config) -> Result<()> {
     let bad = |e: String| crate::Error::Config(e);
     let manifest = cfg.manifest_path();
@@ -264,6 +268,9 @@ pub(crate) fn check_outputs(cfg: &Config) -> Result<()> {
     }
     let dir = crate::fsutil::canonical(&cfg.root);
     let canon_manifest = crate::fsutil::canonical(&manifest);
+    if let Some(cache) = &cfg.cache_dir {
+        check_cache_dir(cache, &cfg.root)?;
+    }
     let canon_cache = cfg.cache_dir.as_deref().map(crate::fsutil::canonical);
     for prev in &cfg.dictionary_from {
         // Missing, not a folder, DIR itself: said first, as such.
@@ -294,4 +301,32 @@ pub(crate) fn check_outputs(cfg: &Config) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses a `--cache-dir` that is DIR or holds it (a configuration error):
+/// the cache's entries and the release store would be written among the
+/// site's files, to be listed and published as its assets, and the cache's
+/// clean-up, which walks its own folder, would reach into DIR. A cache
+/// folder inside DIR is fine: the walk leaves it out ([`not_assets`]).
+pub(crate) fn check_cache_dir(cache: &Path, root: &Path) -> Result<()> {
+    let (canon_cache, dir) = (
+        crate::fsutil::canonical(cache),
+        crate::fsutil::canonical(root),
+    );
+    if !dir.starts_with(&canon_cache) {
+        return Ok(());
+    }
+    let why = if canon_cache == dir {
+        "is DIR: the cache and the release store would be written among the site's \
+         files, listed and published as its assets"
+    } else {
+        "holds DIR: the cache's clean-up walks its folder, DIR included, and could \
+         take the site's files for its own"
+    };
+    Err(Error::Config(format!(
+        "--cache-dir {}: {why} (DIR is {}); keep the cache outside DIR, or in a \
+         folder inside it, which the run leaves out",
+        cache.display(),
+        root.display()
+    )))
 }

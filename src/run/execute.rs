@@ -67,7 +67,7 @@ pub(crate) fn run_jobs(
     let results: Mutex<Vec<Option<(JobOutcome, Timing)>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
-        for _ in 0..threads.min(jobs.len()).max(1) {
+        for _ in 0..crate::config::threads_for_work(threads, jobs.len()) {
             s.spawn(|| {
                 let mut worker = Worker::new(ctx);
                 // One thread-CPU clock read (a syscall) ends a job and starts

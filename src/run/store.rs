@@ -15,7 +15,8 @@
 //! shared across branches), and one cache folder may serve several runs at
 //! once (two CI jobs, two apps of a monorepo). So: `releases/`, `v1/` and
 //! `blobs/` must be real folders (a symlink there is refused with a warning,
-//! never written or emptied through); only a file named by 64 hex digits is
+//! never written or emptied through); only a file named by 64 hex digits, or
+//! a temporary file a killed run left over an hour ago (as the cache's), is
 //! ever removed from `blobs/`; the index is read, merged and written under an
 //! exclusive lock on `v1/`, so no run loses another's release; and every run
 //! that uses the store holds a shared lock on `blobs/` while it may read them,
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fsutil::{own_dirs, own_dirs_exist, read_own, remove_if_exists, write_atomic};
 use crate::model::dictionary::{hex, sha256};
+use crate::run::cache::remove_stale_temp;
 
 /// Releases kept, the newest included: a visitor who saw any of the three
 /// before the current one gets a delta.
@@ -248,14 +250,25 @@ impl Store {
         self.clean(&releases);
     }
 
-    /// Removes the blobs no release of `releases` (the index just written)
-    /// needs, unless another run holds the readers' lock: it may be about to
-    /// read one of them, and a later run will clean up instead. Called with
-    /// the index locked, so no run records meanwhile.
+    /// Removes the temporary files killed runs left (older than
+    /// [`crate::run::cache::STALE_TEMP_AGE`], as the cache does), and the
+    /// blobs no release of `releases` (the index just written) needs, unless
+    /// another run holds the readers' lock: it may be about to read one of
+    /// them, and a later run will clean up instead. Called with the index
+    /// locked, so no run records meanwhile.
     fn clean(&self, releases: &[StoredRelease]) {
         // This run's own shared lock goes first, or it would stand in its way.
         drop(self.reading.lock().unwrap().take());
         let blobs = self.dir.join(DIRS[2]);
+        // What a killed run was copying in (or the index it was writing): no
+        // reader needs a temporary file, so no lock is waited for.
+        for folder in [&self.dir, &blobs] {
+            for e in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+                if let Some(md) = e.metadata().ok().filter(std::fs::Metadata::is_file) {
+                    remove_stale_temp(&e.path(), &md);
+                }
+            }
+        }
         let Ok(dir) = std::fs::File::open(&blobs) else {
             return;
         };
@@ -421,6 +434,38 @@ mod tests {
         names.sort();
         assert_eq!(names, ["a".repeat(64), "notes.txt".into()]);
         assert!(blobs.join("README").exists() && blobs.join("a-folder").exists());
+    }
+
+    /// A run killed while it copied an asset in (a cancelled CI job) left
+    /// `blobs/.precompress-….tmp`, which no later run removed and the
+    /// cache's bound counted for ever. The cache's rule now holds here: a
+    /// temporary file over an hour old is a killed run's and goes; a young
+    /// one may be a live run's and stays.
+    #[test]
+    fn a_killed_runs_temporary_files_go_after_an_hour() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path(), &mut Vec::new()).unwrap();
+        let blobs = tmp.path().join("releases/v1/blobs");
+        let plant = |p: PathBuf, age: u64| {
+            std::fs::write(&p, vec![0u8; 1000]).unwrap();
+            let t = std::time::SystemTime::now() - std::time::Duration::from_secs(age);
+            std::fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+            p
+        };
+        let old_blob = plant(blobs.join(".precompress-1f2e-0badcafe-0.tmp"), 7200);
+        let old_index = plant(store.dir.join(".precompress-1f2e-0badcafe-1.tmp"), 7200);
+        let young = plant(blobs.join(".precompress-2a3b-0badcafe-0.tmp"), 60);
+        let before = store.bytes();
+        let f = put(&tmp.path().join("dist"), "a-AAAA1111.js", b"a");
+        store.record(&[f], &mut Vec::new());
+        assert!(!old_blob.exists() && !old_index.exists());
+        assert!(young.exists(), "a live run's temporary file was removed");
+        assert!(store.bytes() < before, "the leftovers still count");
     }
 
     /// An index whose `size` said 2^50 aborted every later run (the read

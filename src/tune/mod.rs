@@ -409,6 +409,8 @@ fn encode_all(
     threads: usize,
 ) -> Result<Vec<Done>> {
     let kinds: Vec<ContentKind> = sample.files.iter().map(|f| content_kind(&f.rel)).collect();
+    // Every thread of the pool runs the loop below: none past the jobs.
+    let threads = crate::config::threads_for_work(threads, jobs.len());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
