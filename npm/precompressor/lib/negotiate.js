@@ -690,6 +690,9 @@ function readsAsDate(d) {
 const digitHash = (h, ext) => ['js', 'mjs', 'cjs', 'css'].includes(ext) && /^[0-9]{8}$/.test(h) && !readsAsDate(h);
 const camelWord = (s) => /^[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,})*$/.test(s);
 const dottedHash = (h) => base64urlHash(h) && !camelWord(h) && !/^[A-Z]+$/.test(h);
+// model::dictionary's dashed_hash: after `-`, one capitalized word
+// (`widget-Calendar.js`) is a hand-named file, not a hash.
+const dashedHash = (h) => base64urlHash(h) && !/^[A-Z][a-z]{7}$/.test(h);
 
 /** The path with its content hash replaced by `*`, when its name carries one beside a name. */
 export function logicalName(path) {
@@ -713,7 +716,7 @@ export function logicalName(path) {
   if (logical === undefined) {
     for (let i = stem.indexOf('-'); i >= 0; i = stem.indexOf('-', i + 1)) {
       const h = stem.slice(i + 1);
-      const ok = i > 0 && ((h.length === 8 && (base64urlHash(h) || base32Capitals(h, ext) || digitHash(h, ext))) || ([16, 20, 32].includes(h.length) && isHexHash(h)));
+      const ok = i > 0 && ((h.length === 8 && (dashedHash(h) || base32Capitals(h, ext) || digitHash(h, ext))) || ([16, 20, 32].includes(h.length) && isHexHash(h)));
       if (ok) {
         logical = `${stem.slice(0, i)}-*.${ext}`;
         break;
