@@ -373,7 +373,17 @@ fn merge(args: cli::args::MergeArgs) -> u8 {
     let manifest = args
         .manifest
         .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
-    match precompressor::shard::merge(&args.dir, &manifest) {
+    // The release goes to the cache a run of DIR would use.
+    let cache_dir = match cli::configfile::for_check(&args.dir) {
+        Ok(file) => {
+            cli::configfile::cache_dir(args.cache_dir.or(file.cache_dir), args.no_cache, &args.dir)
+        }
+        Err(e) => {
+            eprintln!("precompress: error: {e}");
+            return exit::USAGE;
+        }
+    };
+    match precompressor::shard::merge_with(&args.dir, &manifest, cache_dir.as_deref()) {
         Ok(m) => {
             println!(
                 "merged {} shards: {} assets, {} variants, {} deltas -> {}",
@@ -387,6 +397,9 @@ fn merge(args: cli::args::MergeArgs) -> u8 {
                 eprintln!(
                     "precompress: removed {r} (a delta not smaller than another shard's variant)"
                 );
+            }
+            for w in &m.warnings {
+                eprintln!("precompress: warning: {w}");
             }
             exit::SUCCESS
         }
@@ -421,9 +434,11 @@ fn check(args: CheckArgs) -> u8 {
         } else {
             args.dictionary_from.clone()
         },
-        cache_dir: std::env::var_os("PRECOMPRESS_CACHE_DIR")
-            .map(std::path::PathBuf::from)
-            .or(file.cache_dir),
+        cache_dir: cli::configfile::cache_dir(
+            args.cache_dir.clone().or(file.cache_dir),
+            args.no_cache,
+            &args.dir,
+        ),
     };
     if let Err(e) = options.validate(&args.dir) {
         return failed(&e);
@@ -561,6 +576,8 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
             return exit::USAGE;
         }
     };
+    let dir = args.dir.clone().unwrap_or_default();
+    args.cache_dir = cli::configfile::cache_dir(args.cache_dir.take(), args.no_cache, &dir);
     let cfg = args.to_config();
     // NO_COLOR (https://no-color.org) and TERM=dumb: no escape sequences at all.
     let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
@@ -636,6 +653,9 @@ fn after_run(
     if args.verbose {
         if let Some(f) = &settings.file {
             eprintln!("precompress: config: {}", f.display());
+        }
+        if let Some(c) = &cfg.cache_dir {
+            eprintln!("precompress: cache: {}", c.display());
         }
         for a in &assets {
             eprintln!(

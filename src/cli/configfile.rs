@@ -277,6 +277,17 @@ pub fn for_check(dir: &Path) -> Result<ForCheck> {
     })
 }
 
+/// The cache folder of a run, `check` or `merge` of DIR `dir`: the one
+/// `given` (`--cache-dir`, `PRECOMPRESS_CACHE_DIR`, precompress.toml's
+/// `cache-dir`, in that order), else the project's default
+/// ([`precompressor::config::default_cache_dir`]); none with `--no-cache`.
+pub fn cache_dir(given: Option<PathBuf>, no_cache: bool, dir: &Path) -> Option<PathBuf> {
+    if no_cache {
+        return None;
+    }
+    given.or_else(|| precompressor::config::default_cache_dir(dir))
+}
+
 /// What [`resolve`] settled on.
 #[derive(Debug, Default)]
 pub struct Resolved {
