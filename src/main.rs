@@ -374,16 +374,8 @@ fn merge(args: cli::args::MergeArgs) -> u8 {
         .manifest
         .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
     // The release goes to the cache a run of DIR would use.
-    let cache_dir = match cli::configfile::for_check(&args.dir) {
-        Ok(file) => {
-            cli::configfile::cache_dir(args.cache_dir.or(file.cache_dir), args.no_cache, &args.dir)
-        }
-        Err(e) => {
-            eprintln!("precompress: error: {e}");
-            return exit::USAGE;
-        }
-    };
-    match precompressor::shard::merge_with(&args.dir, &manifest, cache_dir.as_deref()) {
+    let cache = cli::configfile::cache_dir_of(&args.dir, args.cache_dir, args.no_cache);
+    match cache.and_then(|c| precompressor::shard::merge_with(&args.dir, &manifest, c.as_deref())) {
         Ok(m) => {
             println!(
                 "merged {} shards: {} assets, {} variants, {} deltas -> {}",
@@ -428,17 +420,14 @@ fn check(args: CheckArgs) -> u8 {
     if let Some(url) = &args.url {
         return check_url(url, &manifest, &args);
     }
+    let cache = args.cache_dir.clone().or(file.cache_dir);
     let options = precompressor::check::Options {
         dictionary_from: if args.dictionary_from.is_empty() {
             file.dictionary_from
         } else {
             args.dictionary_from.clone()
         },
-        cache_dir: cli::configfile::cache_dir(
-            args.cache_dir.clone().or(file.cache_dir),
-            args.no_cache,
-            &args.dir,
-        ),
+        cache_dir: cli::configfile::cache_dir(cache, args.no_cache, &args.dir),
     };
     if let Err(e) = options.validate(&args.dir) {
         return failed(&e);
@@ -576,8 +565,6 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
             return exit::USAGE;
         }
     };
-    let dir = args.dir.clone().unwrap_or_default();
-    args.cache_dir = cli::configfile::cache_dir(args.cache_dir.take(), args.no_cache, &dir);
     let cfg = args.to_config();
     // NO_COLOR (https://no-color.org) and TERM=dumb: no escape sequences at all.
     let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())

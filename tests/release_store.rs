@@ -223,3 +223,68 @@ fn a_sharded_site_gets_deltas_from_the_store() {
     with_cache(&site, &cache, &[]);
     assert_eq!(deltas_of(&site, &js2), vec![js1.clone(), js1]);
 }
+
+/// The cache a project's surfaces share with no flag: the Vite plugin's
+/// `node_modules/.cache/precompress`, above DIR where a package.json is. Two
+/// plain runs give deltas, `check` decodes them with it, `--no-cache` makes
+/// none, and DIR's own package.json (a built server's) never puts it in DIR.
+#[test]
+fn a_project_finds_its_default_cache_from_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join("package.json"), "{}").unwrap();
+    let dist = project.join("dist");
+    let cache = project.join("node_modules/.cache/precompress");
+    let js1 = build(&dist, 1, 1);
+    ok(&precompress(&[dist.as_os_str()]));
+    assert!(cache.join("releases/v1/index.json").is_file());
+    let js2 = build(&dist, 1, 2);
+    ok(&precompress(&[dist.as_os_str()]));
+    assert_eq!(deltas_of(&dist, &js2), vec![js1.clone(), js1]);
+    assert_eq!(decoded_by_check(&dist, &[]), 2);
+    assert_eq!(decoded_by_check(&dist, &["--no-cache".as_ref()]), 0);
+
+    // --no-cache: no folder made.
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("package.json"), "{}").unwrap();
+    build(&other.join("dist"), 2, 1);
+    ok(&precompress(&[
+        other.join("dist").as_os_str(),
+        "--no-cache".as_ref(),
+    ]));
+    assert!(!other.join("node_modules").exists());
+
+    // DIR's own package.json is not the project's; none above it: no cache.
+    let served = tmp.path().join("served");
+    build(&served, 3, 1);
+    std::fs::write(served.join("package.json"), "{}").unwrap();
+    ok(&precompress(&[served.as_os_str()]));
+    assert!(!served.join("node_modules").exists());
+}
+
+/// The default cache folder is one name everywhere: the binary's, the npm
+/// integrations', and the folder docs/ci.md's recipes cache.
+#[test]
+fn every_surface_names_one_default_cache_folder() {
+    let default = precompressor::config::DEFAULT_CACHE_DIR;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let js = std::fs::read_to_string(repo.join("npm/precompressor/lib/run.js")).unwrap();
+    assert!(
+        js.contains(&format!("DEFAULT_CACHE_DIR = '{default}'")),
+        "run.js"
+    );
+    let ci = std::fs::read_to_string(repo.join("docs/ci.md")).unwrap();
+    let recipe = &ci[ci.find("## Cache recipe").unwrap()..];
+    let cached: Vec<&str> = recipe
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("path: "))
+        .filter(|p| *p != "dist")
+        .collect();
+    assert_eq!(
+        cached,
+        [default, default],
+        "the recipes cache the default folder"
+    );
+}

@@ -46,7 +46,7 @@ const MAPPING = [
   [{ dictionaryFrom: '../prev' }, ['--dictionary-from', path.resolve(root, '../prev')]],
   [{ sharedDictionary: false }, ['--no-shared-dictionary']],
   [{ sharedDictionary: true }, []],
-  [{ cacheDir: false }, []],
+  [{ cacheDir: false }, ['--no-cache']],
   [
     { dictionaryFrom: ['a', 'b'] },
     ['--dictionary-from', path.join(root, 'a'), '--dictionary-from', path.join(root, 'b')],
