@@ -136,8 +136,9 @@ async function deployFromSite(name) {
     const site = n > 1 ? await liveSite((n - 2) % 2, out.at(-1).dir) : null;
     try {
       const from = site ? ['--dictionary-from', site.url] : [];
-      const r = bare(['--no-config', dir, ...extra, ...from, ...baseArgs]);
-      bare(['check', dir, ...from]);
+      // No cache at all: not even the project's default one (node_modules/.cache).
+      const r = bare(['--no-config', '--no-cache', dir, ...extra, ...from, ...baseArgs]);
+      bare(['check', dir, '--no-cache', ...from]);
       const manifest = JSON.parse(readFileSync(path.join(dir, 'precompress-manifest.json'), 'utf8'));
       out.push({ dir, manifest, summary: r.stdout.split('\n')[0] ?? '', taken: r.stderr.split('\n').find((l) => l.includes('the previous release at')) ?? null });
     } finally {

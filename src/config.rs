@@ -257,6 +257,38 @@ pub fn pool_threads(threads: usize) -> usize {
 /// Default bound on the encoder cache's size: 1 GiB.
 pub const DEFAULT_CACHE_MAX_SIZE: u64 = 1 << 30;
 
+/// Where the cache goes when none is given, below the project folder: the
+/// Vite plugin's (and every integration's) since before, the convention of
+/// `find-cache-dir` that babel-loader, terser-webpack-plugin and others keep.
+pub const DEFAULT_CACHE_DIR: &str = "node_modules/.cache/precompress";
+
+/// The cache folder a run, `check` and `merge` of DIR `dir` use when none
+/// is given (`--cache-dir`, `PRECOMPRESS_CACHE_DIR`, precompress.toml's
+/// `cache-dir`) and `--no-cache` does not turn it off: [`DEFAULT_CACHE_DIR`]
+/// in the nearest folder above DIR that holds a `package.json` (the project
+/// whose build DIR is), looking no higher than a folder with `.git`. From
+/// DIR, not the working directory, so the plugin (run from Vite's root),
+/// the Action (from the workspace, a monorepo's app given as its path) and a
+/// script run from anywhere find the same folder. Never DIR's own
+/// package.json (a built server's): the cache would be published with the
+/// site. None outside a JavaScript project.
+pub fn default_cache_dir(dir: &std::path::Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    let mut at = dir.parent();
+    while let Some(folder) = at {
+        if folder.join("package.json").is_file() {
+            let cache = folder.join(DEFAULT_CACHE_DIR);
+            // DIR inside the cache folder: no cache rather than one around it.
+            return (!dir.starts_with(&cache)).then_some(cache);
+        }
+        if folder.join(".git").exists() {
+            return None;
+        }
+        at = folder.parent();
+    }
+    None
+}
+
 pub const WORKER_MEMORY: u64 = 256 << 20;
 
 /// One worker per core, but no more than the available memory holds at

@@ -75,7 +75,7 @@ pub use run::filter;
 #[cfg(feature = "compress")]
 #[doc(hidden)]
 pub mod shard {
-    pub use crate::merge::{merge, Merged};
+    pub use crate::merge::{merge, merge_with, Merged};
     pub use crate::model::shard::*;
 }
 #[cfg(feature = "compress")]

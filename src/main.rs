@@ -373,7 +373,9 @@ fn merge(args: cli::args::MergeArgs) -> u8 {
     let manifest = args
         .manifest
         .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
-    match precompressor::shard::merge(&args.dir, &manifest) {
+    // The release goes to the cache a run of DIR would use.
+    let cache = cli::configfile::cache_dir_of(&args.dir, args.cache_dir, args.no_cache);
+    match cache.and_then(|c| precompressor::shard::merge_with(&args.dir, &manifest, c.as_deref())) {
         Ok(m) => {
             println!(
                 "merged {} shards: {} assets, {} variants, {} deltas -> {}",
@@ -387,6 +389,9 @@ fn merge(args: cli::args::MergeArgs) -> u8 {
                 eprintln!(
                     "precompress: removed {r} (a delta not smaller than another shard's variant)"
                 );
+            }
+            for w in &m.warnings {
+                eprintln!("precompress: warning: {w}");
             }
             exit::SUCCESS
         }
@@ -422,11 +427,10 @@ fn check(args: CheckArgs) -> u8 {
     };
     let (mut folders, live) = cli::live::take_sites(&given, &args.dir, args.json);
     folders.extend(live.folders.iter().cloned());
+    let cache = args.cache_dir.clone().or(file.cache_dir);
     let options = precompressor::check::Options {
         dictionary_from: folders,
-        cache_dir: std::env::var_os("PRECOMPRESS_CACHE_DIR")
-            .map(std::path::PathBuf::from)
-            .or(file.cache_dir),
+        cache_dir: cli::configfile::cache_dir(cache, args.no_cache, &args.dir),
     };
     if let Err(e) = options.validate(&args.dir) {
         return failed(&e);
@@ -643,6 +647,9 @@ fn after_run(
     if args.verbose {
         if let Some(f) = &settings.file {
             eprintln!("precompress: config: {}", f.display());
+        }
+        if let Some(c) = &cfg.cache_dir {
+            eprintln!("precompress: cache: {}", c.display());
         }
         for a in &assets {
             eprintln!(

@@ -2,7 +2,8 @@
 //! (`model::shard::Partial`) checked to add up to one run of one tree, every
 //! file they list checked on disk, and the manifest one run would have
 //! written put together from them. Merge never compresses: it only checks,
-//! unions, settles and writes.
+//! unions, settles and writes; given a cache folder ([`merge_with`]), it
+//! records the merged release in its release store, as a whole run does.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ pub struct Merged {
     /// shard wrote: removed, as one run would have.
     pub removed: Vec<String>,
     pub manifest: PathBuf,
+    /// What did not fail the merge: the release store's warnings.
+    pub warnings: Vec<String>,
 }
 
 /// Merges the partial manifests found beside `manifest` into it: checks that
@@ -35,6 +38,14 @@ pub struct Merged {
 /// writes the manifest one run would have written and removes the partials.
 /// Anything wrong: an error and nothing written.
 pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
+    merge_with(root, manifest, None)
+}
+
+/// [`merge`], then, with `cache_dir`, the release recorded in its release
+/// store (what the manifest marks, under DIR's site), so the next run with
+/// that cache gets deltas against it: for a pipeline whose merge step holds
+/// the cache (each shard records the release in its own cache too).
+pub fn merge_with(root: &Path, manifest: &Path, cache_dir: Option<&Path>) -> Result<Merged> {
     if !root.is_dir() {
         return Err(Error::Config(format!("{}: not a folder", root.display())));
     }
@@ -69,6 +80,10 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
         crate::fsutil::remove_if_exists(p)?;
     }
     removed.sort();
+    let mut warnings = Vec::new();
+    if let Some(cache) = cache_dir {
+        record(root, cache, &out, &mut warnings);
+    }
     Ok(Merged {
         shards: n,
         assets: out.files.len(),
@@ -76,7 +91,34 @@ pub fn merge(root: &Path, manifest: &Path) -> Result<Merged> {
         deltas: out.files.values().map(|a| a.deltas.len()).sum(),
         removed,
         manifest: manifest.to_path_buf(),
+        warnings,
     })
+}
+
+/// The merged release's dictionaries (what `out` marks) into the release
+/// store in `cache`, under the site of `root` and the manifest's base; each
+/// copied only if it still has the hash the manifest gives.
+fn record(root: &Path, cache: &Path, out: &Manifest, warnings: &mut Vec<String>) {
+    let Some(store) = crate::run::store::Store::open(cache, warnings) else {
+        return;
+    };
+    let base = out
+        .base
+        .clone()
+        .unwrap_or_else(|| crate::model::path::ROOT_BASE.to_string());
+    let site = crate::run::store::site_of(root, cache, &base);
+    let assets: Vec<_> = out
+        .files
+        .iter()
+        .filter(|(_, a)| a.use_as_dictionary.is_some())
+        .filter_map(|(rel, a)| {
+            // The manifest's SHA-256 is base64, as `Available-Dictionary` spells it.
+            let sha =
+                crate::model::dictionary::parse_available_dictionary(&format!(":{}:", a.sha256))?;
+            Some((rel.clone(), root.join(rel), sha))
+        })
+        .collect();
+    store.record(&site, &assets, warnings);
 }
 
 /// A merge refused: about the manifest it would have written.

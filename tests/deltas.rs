@@ -165,6 +165,9 @@ fn deltas_are_written_listed_and_decode_with_independent_decoders() {
         ));
 }
 
+/// Reruns keep the deltas; one without any earlier release too (it removed
+/// them as stale before, issue 35); one whose earlier releases do not hold
+/// their dictionary removes them, and says so.
 #[test]
 fn reruns_keep_deltas_and_drop_them_when_no_longer_asked_for() {
     let r = releases();
@@ -178,12 +181,30 @@ fn reruns_keep_deltas_and_drop_them_when_no_longer_asked_for() {
         first
     );
 
-    // Without --dictionary-from the deltas are stale: removed, and check agrees.
+    // With no earlier release at all, they are still right: kept as they are.
     bin()
         .arg(&r.v2)
         .assert()
         .success()
-        .stdout(contains("2 removed as stale"));
+        .stdout(contains("0 removed as stale"));
+    assert_eq!(
+        std::fs::read(r.v2.join("precompress-manifest.json")).unwrap(),
+        first
+    );
+    // Another earlier release, which does not hold their dictionary: stale,
+    // removed, said aloud, and check agrees.
+    let other = r.v1.parent().unwrap().join("other-release");
+    std::fs::create_dir(&other).unwrap();
+    bin()
+        .arg(&r.v2)
+        .arg("--dictionary-from")
+        .arg(&other)
+        .assert()
+        .success()
+        .stdout(contains("2 removed as stale"))
+        .stderr(contains(
+            "2 delta(s) of unchanged assets removed: their dictionaries are not among this run's earlier releases",
+        ));
     assert_eq!(manifest(&r.v2)["files"][r.new].get("deltas"), None);
     let left: Vec<_> = std::fs::read_dir(r.v2.join("assets"))
         .unwrap()

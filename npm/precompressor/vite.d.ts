@@ -35,8 +35,11 @@ export interface PrecompressOptions {
    * Cache encoder outputs here across builds (`--cache-dir`). Vite empties outDir on every
    * build, so without a cache every build recompresses everything. The cache
    * also keeps the last releases' assets, so each build gets deltas against
-   * them with no `dictionaryFrom`. `false`: no cache. Default:
-   * `PRECOMPRESS_CACHE_DIR`, else `'node_modules/.cache/precompress'`.
+   * them with no `dictionaryFrom`; passed to `check` too. `false`: no cache
+   * (`--no-cache`). Default: the binary's, `PRECOMPRESS_CACHE_DIR`, else
+   * precompress.toml's `cache-dir`, else `node_modules/.cache/precompress` in
+   * the nearest folder above outDir with a package.json (the folder
+   * `precompress dist` and `precompress check dist` use too).
    */
   cacheDir?: string | false;
   /** Earlier releases: build folders, or the URL the live site serves the build at (`https://example.com/app/`, its dictionaries fetched): changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */

@@ -203,6 +203,14 @@ pub struct MergeArgs {
     /// The manifest to write [default: DIR/precompress-manifest.json]; the partials are beside it.
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
+
+    /// Record the merged release in this cache folder's release store, as a whole run does, for the next run's deltas [default: precompress.toml's cache-dir, else node_modules/.cache/precompress of the project above DIR].
+    #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Use no cache folder, whatever --cache-dir, PRECOMPRESS_CACHE_DIR or precompress.toml say.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// Options of `precompress tune`.
@@ -282,6 +290,14 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PREV", conflicts_with = "url")]
     pub dictionary_from: Vec<PathBuf>,
 
+    /// The run's cache folder: deltas whose dictionary its release store holds are decoded and compared too [default: precompress.toml's cache-dir, else node_modules/.cache/precompress of the project above DIR].
+    #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Use no cache folder, whatever --cache-dir, PRECOMPRESS_CACHE_DIR or precompress.toml say.
+    #[arg(long)]
+    pub no_cache: bool,
+
     /// Check the live deploy instead: request every asset from URL (the origin and path DIR is served at, e.g. http://127.0.0.1:8080/) as a browser would, and check bodies, codings, headers and deltas.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
@@ -354,9 +370,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Cache encoder outputs here, keyed by content and settings, to reuse across runs and clean checkouts.
+    /// Cache encoder outputs and the last releases (for deltas) here, keyed by content and settings, to reuse across runs and clean checkouts [default: node_modules/.cache/precompress of the project above DIR, the nearest folder with a package.json].
     #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+
+    /// Use no cache folder, whatever --cache-dir, PRECOMPRESS_CACHE_DIR, precompress.toml or the default say.
+    #[arg(long)]
+    pub no_cache: bool,
 
     /// Bound on the cache's size (bytes, or with a unit: 500MB, 2GiB); least recently used entries go first.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::cli::budget::parse_size)]

@@ -287,6 +287,27 @@ pub fn for_check(dir: &Path) -> Result<ForCheck> {
     })
 }
 
+/// The cache folder of a run, `check` or `merge` of DIR `dir`: the one
+/// `given` (`--cache-dir`, `PRECOMPRESS_CACHE_DIR`, precompress.toml's
+/// `cache-dir`, in that order), else the project's default
+/// ([`precompressor::config::default_cache_dir`]); none with `--no-cache`.
+pub fn cache_dir(given: Option<PathBuf>, no_cache: bool, dir: &Path) -> Option<PathBuf> {
+    if no_cache {
+        return None;
+    }
+    given.or_else(|| precompressor::config::default_cache_dir(dir))
+}
+
+/// [`cache_dir`] for `merge` of DIR: the flag or variable `given`, else the
+/// precompress.toml that applies to DIR, else the default.
+pub fn cache_dir_of(dir: &Path, given: Option<PathBuf>, no_cache: bool) -> Result<Option<PathBuf>> {
+    let file = match (&given, no_cache) {
+        (None, false) => for_check(dir)?.cache_dir,
+        _ => None,
+    };
+    Ok(cache_dir(given.or(file), no_cache, dir))
+}
+
 /// What [`resolve`] settled on.
 #[derive(Debug, Default)]
 pub struct Resolved {
@@ -296,9 +317,18 @@ pub struct Resolved {
     pub budgets: Vec<Budget>,
 }
 
-/// Applies the config file that concerns `args` (see the module docs) and
-/// gathers the budgets. `matches` tells which options the command line set.
+/// Applies the config file that concerns `args` (see the module docs),
+/// gathers the budgets, and settles the cache folder ([`cache_dir`]).
+/// `matches` tells which options the command line set.
 pub fn resolve(args: &mut RunArgs, matches: &ArgMatches) -> Result<Resolved> {
+    let resolved = apply_file(args, matches)?;
+    let dir = args.dir.clone().unwrap_or_default();
+    args.cache_dir = cache_dir(args.cache_dir.take(), args.no_cache, &dir);
+    Ok(resolved)
+}
+
+/// [`resolve`] but the cache folder's default.
+fn apply_file(args: &mut RunArgs, matches: &ArgMatches) -> Result<Resolved> {
     let explicit = |id: &str| {
         matches!(
             matches.value_source(id),

@@ -17,12 +17,16 @@ pub fn is_site(given: &Path) -> bool {
 /// The folders the sites' releases were taken into, removed on drop.
 #[derive(Default)]
 pub struct Taken {
+    /// Those that hold a release (at least one file taken): a site that
+    /// gave nothing is no earlier release, so the run keeps the deltas
+    /// still right instead of calling them stale.
     pub folders: Vec<PathBuf>,
+    made: Vec<PathBuf>,
 }
 
 impl Drop for Taken {
     fn drop(&mut self) {
-        for f in &self.folders {
+        for f in &self.made {
             let _ = std::fs::remove_dir_all(f);
         }
     }
@@ -50,9 +54,12 @@ pub fn take_sites(given: &[PathBuf], dir: &Path, quiet: bool) -> (Vec<PathBuf>, 
             );
             continue;
         }
-        taken.folders.push(into.clone());
+        taken.made.push(into.clone());
         match take_for_build(&site, dir, &into, &Bounds::default()) {
             Ok(t) => {
+                if t.fetched > 0 {
+                    taken.folders.push(into.clone());
+                }
                 if !quiet || !t.notes.is_empty() {
                     eprintln!(
                         "precompress: the previous release at {}: {} of the {} dictionaries it lists pair with this build, {} taken ({} bytes)",

@@ -117,8 +117,10 @@ pub(crate) struct Env<'a> {
     pub(crate) manifest_path: PathBuf,
     pub(crate) settings: BTreeMap<String, String>,
     pub(crate) releases: Releases,
-    /// The release store in the cache folder, if one is used.
-    pub(crate) store: Option<crate::run::store::Store>,
+    /// The release store in the cache folder, if one is used, and the site
+    /// this run reads and records releases of in it
+    /// ([`crate::run::store::site_of`]).
+    pub(crate) store: Option<(crate::run::store::Store, String)>,
     /// The jobs' workers asked for (started: no more than the jobs).
     pub(crate) threads: usize,
     pub(crate) cache: Option<Cache>,
@@ -137,15 +139,15 @@ impl<'a> Env<'a> {
         let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
         let given = [cfg.dictionary_from.as_slice(), &cfg.live_releases].concat();
         let mut releases = Releases::open(&given, root, warnings)?;
-        // No folder given: the releases the store kept, if a cache is used
-        // (beside the live site's: it is what most visitors hold, and the
-        // store the releases before it).
-        let store = cfg
-            .cache_dir
-            .as_deref()
-            .and_then(|d| crate::run::store::Store::open(d, warnings));
-        if let (Some(store), true) = (&store, cfg.dictionary_from.is_empty()) {
-            releases.add_stored(store, &store.releases(warnings));
+        // No folder given: the releases the store kept of this site, if a
+        // cache is used (beside the live site's: it is what most visitors
+        // hold, and the store the releases before it).
+        let store = cfg.cache_dir.as_deref().and_then(|d| {
+            let site = crate::run::store::site_of(root, d, &cfg.base);
+            crate::run::store::Store::open(d, warnings).map(|s| (s, site))
+        });
+        if let (Some((store, site)), true) = (&store, cfg.dictionary_from.is_empty()) {
+            releases.add_stored(store, &store.releases(site, root, warnings));
         }
         let settings = settings_of(cfg)?;
         let threads = cfg.worker_threads_with(releases.largest());

@@ -115,6 +115,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
             codecs: &cfg.codecs,
             delta_codings: &cfg.delta_codings,
             force: cfg.force,
+            earlier: !env.releases.is_empty(),
         },
         &sources,
         (&scanned.files, &dicts),
@@ -191,13 +192,14 @@ fn execute_and_commit(
         &scanned.journals_read,
         log,
     );
-    if whole {
-        record_release(env, files, &manifest, log);
-    }
+    // A shard too: each scanned and marked the whole tree, so each records
+    // the whole release (in its own cache, as docs/caching.md's recipe
+    // has it), and its next run finds it whatever it owns then.
+    record_release(env, files, &manifest, log);
     // Last, with the store recorded: the folder's bound counts it too. A dry
     // run removes nothing, there either.
     if let Some(c) = env.cache.as_ref().filter(|_| !cfg.dry_run) {
-        let store = env.store.as_ref().map_or(0, |s| s.bytes());
+        let store = env.store.as_ref().map_or(0, |(s, _)| s.bytes());
         if let Err(e) = c.evict(store) {
             log.counts.warnings.push(format!("cache eviction: {e}"));
         }
@@ -247,13 +249,17 @@ fn first_visit(
     }
 }
 
-/// After a whole run with no error, this release's dictionaries (what its
-/// manifest marks: what a browser holds) go to the release store, for the
-/// next runs' deltas. Not for a dry run, a shard (each has only its part),
-/// or a run with errors (a file it could not read would be missing from the
-/// release).
+/// After a run with no error, this release's dictionaries (what its
+/// manifest marks: what a browser holds) go to the release store, under its
+/// site, for the next runs' deltas. A shard's manifest marks every asset of
+/// the tree, as the whole run's does (the marks follow from the tree, not
+/// from the jobs), so a shard records the whole release too. Not for a dry
+/// run, or a run with errors (a file it could not read would be missing from
+/// the release).
 fn record_release(env: &Env, files: &[Scanned], manifest: &Manifest, log: &mut Log) {
-    let Some(store) = &env.store else { return };
+    let Some((store, site)) = &env.store else {
+        return;
+    };
     if env.cfg.dry_run || !log.errors.is_empty() {
         return;
     }
@@ -267,7 +273,7 @@ fn record_release(env: &Env, files: &[Scanned], manifest: &Manifest, log: &mut L
         })
         .map(|f| (f.found.rel.clone(), f.found.path.clone(), f.sha256_raw))
         .collect();
-    store.record(&assets, &mut log.counts.warnings);
+    store.record(site, &assets, &mut log.counts.warnings);
 }
 
 /// The walk stage: DIR's files as a run takes them; a killed run's
@@ -324,6 +330,7 @@ fn plan_stage(
         files: outcomes,
         mut refused,
         mut stale,
+        stale_deltas_kept_source: lost,
         reused,
     } = plan(inputs, sources);
     log.counts.reused += reused;
@@ -340,6 +347,17 @@ fn plan_stage(
             path: env.root.join(rel),
             detail: detail.into(),
         });
+    }
+    let lost: Vec<&String> = lost.iter().filter(|p| stale.contains(p)).collect();
+    if !lost.is_empty() {
+        // Visitors holding their dictionaries lose them: not in silence.
+        let n = lost.len();
+        let shown: Vec<&str> = lost.iter().take(5).map(|p| p.as_str()).collect();
+        log.counts.warnings.push(format!(
+            "{n} delta(s) of unchanged assets removed: their dictionaries are not among this run's earlier releases (--dictionary-from, or the release store's last releases of this site), so a visitor holding one gets the whole asset again: {}{}",
+            shown.join(", "),
+            if n > 5 { ", ..." } else { "" }
+        ));
     }
     for rel in &stale {
         log.remove(&env.root.join(rel), rel);

@@ -13,7 +13,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::model::coding::{Codec, DeltaCoding};
-use crate::model::dictionary::{available_dictionary, delta_path};
+use crate::model::dictionary::{
+    available_dictionary, delta_path, delta_source, parse_available_dictionary,
+};
 use crate::model::manifest::{Asset, Delta, Manifest, SkippedDelta, Variant};
 use crate::model::skip::SkipReason;
 
@@ -99,6 +101,11 @@ pub(crate) struct Inputs<'a> {
     pub codecs: &'a [Codec],
     pub delta_codings: &'a [DeltaCoding],
     pub force: bool,
+    /// The run has earlier releases (`--dictionary-from`, the store's of
+    /// this site). Without any, the deltas the previous run listed for an
+    /// unchanged source are kept as they are: their dictionaries are what
+    /// returning visitors hold, and this run could not make them again.
+    pub earlier: bool,
 }
 
 /// One source, as the plan needs it.
@@ -163,6 +170,10 @@ pub(crate) struct Plan {
     /// Our variants and deltas that are not kept as they are, sorted: removed
     /// before any job runs (the ones redone are written again).
     pub stale: Vec<String>,
+    /// Those of [`Plan::stale`] that are deltas of a source that did not
+    /// change: their dictionary is no longer among the run's (said aloud,
+    /// since visitors holding it lose them).
+    pub stale_deltas_kept_source: Vec<String>,
     /// (source, coding) outcomes kept from the previous run.
     pub reused: u64,
 }
@@ -194,6 +205,7 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
             ..Plan::default()
         },
         keep_paths: HashSet::new(),
+        unchanged: HashSet::new(),
     };
     for (i, f) in sources.iter().enumerate() {
         // The previous run's entry, if the content is the same.
@@ -201,6 +213,9 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
             .prev
             .and_then(|m| m.files.get(f.rel))
             .filter(|a| a.blake3 == f.blake3 && !inp.force);
+        if before.is_some() {
+            planner.unchanged.insert(f.rel);
+        }
         for &codec in inp.codecs {
             if f.decision.is_none() && !f.incompressible {
                 planner.p.units.push(Unit {
@@ -231,6 +246,9 @@ pub(crate) fn plan(inp: &Inputs, sources: &[Source]) -> Plan {
                 planner.delta(i, f, before, (dict, &sha, &dictionary), coding);
             }
         }
+        if !inp.earlier {
+            planner.keep_listed_deltas(i, f, before);
+        }
     }
     planner.finish()
 }
@@ -242,6 +260,8 @@ struct Planner<'a> {
     /// Paths on disk the plan keeps or leaves as they are: every other
     /// variant or delta of ours is stale.
     keep_paths: HashSet<String>,
+    /// Sources whose content is the previous run's.
+    unchanged: HashSet<&'a str>,
 }
 
 impl Planner<'_> {
@@ -380,6 +400,34 @@ impl Planner<'_> {
         });
     }
 
+    /// With no earlier release this run: the deltas `before` (the previous
+    /// run's entry for the same content) lists, still ours on disk at the
+    /// one name each may have, in a coding still asked for, against a
+    /// dictionary this run does not have, kept as they are.
+    fn keep_listed_deltas(&mut self, i: usize, f: &Source, before: Option<&Asset>) {
+        let Some(a) = before else { return };
+        for d in &a.deltas {
+            let coding = self
+                .inp
+                .delta_codings
+                .iter()
+                .find(|c| c.token() == d.coding);
+            let (Some(&coding), Some(sha)) = (coding, parse_available_dictionary(&d.dictionary))
+            else {
+                continue;
+            };
+            let dest = delta_path(f.rel, &sha, coding);
+            let handled = f.dictionaries.iter().any(|(_, _, s)| *s == sha);
+            if handled || d.path != dest || self.keep_paths.contains(&dest) || !self.is_ours(&dest)
+            {
+                continue;
+            }
+            self.p.files[i].deltas.push(d.clone());
+            self.keep_paths.insert(dest);
+            self.p.reused += 1;
+        }
+    }
+
     /// The plan, with its stale list: ours that this run will not keep as
     /// they are (the source changed, the coding is no longer asked for, the
     /// file is now skipped, the dictionary is no longer given).
@@ -392,6 +440,13 @@ impl Planner<'_> {
             .cloned()
             .collect();
         self.p.stale.sort();
+        self.p.stale_deltas_kept_source = self
+            .p
+            .stale
+            .iter()
+            .filter(|p| delta_source(p).is_some_and(|(src, _)| self.unchanged.contains(src)))
+            .cloned()
+            .collect();
         self.p
     }
 }
@@ -519,6 +574,7 @@ mod tests {
             codecs: c.codecs,
             delta_codings: &DeltaCoding::ALL,
             force: c.force,
+            earlier: true,
         };
         let src = Source {
             rel: "app.js",
@@ -691,7 +747,8 @@ mod tests {
         let journaled = HashSet::new();
         let plan_with = |on_disk: &[(&str, &str)],
                          dicts: Vec<(usize, u64, [u8; 32])>,
-                         size: u64| {
+                         size: u64,
+                         earlier: bool| {
             let on_disk: HashMap<&str, Option<&str>> =
                 on_disk.iter().map(|(p, h)| (*p, Some(*h))).collect();
             let inputs = Inputs {
@@ -704,6 +761,7 @@ mod tests {
                 codecs: &[],
                 delta_codings: &DeltaCoding::ALL,
                 force: false,
+                earlier,
             };
             let src = Source {
                 rel: "app.js",
@@ -736,25 +794,44 @@ mod tests {
             );
             let kept: Vec<String> = p.files[0].deltas.iter().map(|d| d.coding.clone()).collect();
             let refused: Vec<String> = p.refused.iter().map(|(r, _)| r.clone()).collect();
-            (jobs.join(","), kept.join(","), p.stale.clone(), refused)
+            let warned = p.stale_deltas_kept_source.clone();
+            assert!(warned.iter().all(|w| p.stale.contains(w)));
+            (
+                jobs.join(","),
+                kept.join(","),
+                p.stale.clone(),
+                refused,
+                warned,
+            )
         };
         // Our dcb kept, the missing dcz made.
-        let (jobs, kept, stale, refused) = plan_with(&[(&dcb, "d1")], vec![(0, 100, sha)], 100);
+        let (jobs, kept, stale, refused, _) =
+            plan_with(&[(&dcb, "d1")], vec![(0, 100, sha)], 100, true);
         assert_eq!((jobs.as_str(), kept.as_str()), ("dcz", "dcb"));
         assert!(stale.is_empty() && refused.is_empty());
-        // No dictionary this run: our delta is stale.
-        let (jobs, _, stale, _) = plan_with(&[(&dcb, "d1")], vec![], 100);
-        assert_eq!((jobs.as_str(), stale), ("", vec![dcb.clone()]));
+        // Earlier releases, none with its dictionary: our delta is stale,
+        // and said to be (the source did not change).
+        let (jobs, _, stale, _, warned) = plan_with(&[(&dcb, "d1")], vec![], 100, true);
+        assert_eq!((jobs.as_str(), &stale), ("", &vec![dcb.clone()]));
+        assert_eq!(warned, stale);
+        // No earlier release at all (a plain rerun after a run that had the
+        // store): removed as stale before; kept as it is now.
+        let (jobs, kept, stale, _, _) = plan_with(&[(&dcb, "d1")], vec![], 100, false);
+        assert_eq!((jobs.as_str(), kept.as_str(), stale.len()), ("", "dcb", 0));
+        // ... but not when it is no longer the bytes we wrote.
+        let (_, kept, stale, _, _) = plan_with(&[(&dcb, "d9")], vec![], 100, false);
+        assert_eq!((kept.as_str(), stale.len()), ("", 0));
         // A dcz the manifest does not list where ours would go (a lost
         // manifest): checked with its dictionary, never stale nor refused.
-        let (jobs, _, stale, refused) =
-            plan_with(&[(&dcb, "d1"), (&dcz, "x")], vec![(0, 100, sha)], 100);
+        let (jobs, _, stale, refused, _) =
+            plan_with(&[(&dcb, "d1"), (&dcz, "x")], vec![(0, 100, sha)], 100, true);
         assert_eq!(
             (jobs.as_str(), stale.len(), refused.len()),
             ("check dcz", 0, 0)
         );
         // Dictionary and file past brotli's window: no dcb, the old one stale.
-        let (jobs, kept, stale, _) = plan_with(&[(&dcb, "d1")], vec![(0, DCB_MAX_SPAN, sha)], 100);
+        let (jobs, kept, stale, _, _) =
+            plan_with(&[(&dcb, "d1")], vec![(0, DCB_MAX_SPAN, sha)], 100, true);
         assert_eq!(
             (jobs.as_str(), kept.as_str(), stale),
             ("dcz", "", vec![dcb])

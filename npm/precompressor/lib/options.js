@@ -136,7 +136,7 @@ const VALIDATORS = {
     }
     return nonEmptyString('manifest', v);
   },
-  // false: no cache (the Vite plugin's default is node_modules/.cache/precompress).
+  // false: no cache (--no-cache); none: the binary's default, node_modules/.cache/precompress.
   cacheDir: (v) => (v === false ? false : nonEmptyString('cacheDir', v)),
   dictionaryFrom: (v) => strings('dictionaryFrom', v),
   sharedDictionary: (v) => boolean('sharedDictionary', v),
@@ -271,7 +271,7 @@ export function runArgs(o, { dir, root, outDir }) {
   for (const g of o.exclude ?? []) if (typeof g === 'string') args.push(`--exclude=${g}`);
   if (o.minSize !== undefined) args.push('--min-size', o.minSize);
   args.push(...manifestArgs(o, outDir));
-  if (o.cacheDir) args.push('--cache-dir', path.resolve(root, o.cacheDir));
+  args.push(...cacheArgs(o, root));
   if (o.base) args.push('--base', o.base);
   args.push(...dictionaryArgs(o, root));
   if (o.sharedDictionary === false) args.push('--no-shared-dictionary');
@@ -282,7 +282,13 @@ export function runArgs(o, { dir, root, outDir }) {
 
 /** Arguments for `precompress check DIR ...`, reading what runArgs wrote. */
 export function checkArgs(o, { dir, root, outDir }) {
-  return ['check', dir, ...manifestArgs(o, outDir), ...dictionaryArgs(o, root)];
+  return ['check', dir, ...manifestArgs(o, outDir), ...cacheArgs(o, root), ...dictionaryArgs(o, root)];
+}
+
+/** `--cache-dir DIR`, `--no-cache` for false, nothing for the binary's default. */
+function cacheArgs(o, root) {
+  if (o.cacheDir === false) return ['--no-cache'];
+  return o.cacheDir ? ['--cache-dir', path.resolve(root, o.cacheDir)] : [];
 }
 
 function manifestArgs(o, outDir) {

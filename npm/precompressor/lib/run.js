@@ -8,7 +8,11 @@ import path from 'node:path';
 import { findBinary } from './binary.js';
 import { checkArgs, hasRegExps, isSite, OptionError, regexpArgs, runArgs } from './options.js';
 
-/** Where the integrations keep precompress's cache and release store by default. */
+/**
+ * Where precompress keeps its cache and release store by default: in the
+ * nearest folder above the output folder that holds a package.json (the
+ * binary finds it, so the plugin, the CLI, `check` and the Action agree).
+ */
 export const DEFAULT_CACHE_DIR = 'node_modules/.cache/precompress';
 
 /**
@@ -56,11 +60,10 @@ export async function precompressFolder({ bin, o, root, outDir, base, logger, wh
   const where = { dir, root, outDir };
   // Builds empty their output folder: the cache keeps the encodings and the
   // last releases, whose assets the next build's deltas are made against.
-  const opts = {
-    ...o,
-    cacheDir: o.cacheDir ?? (process.env.PRECOMPRESS_CACHE_DIR ? undefined : DEFAULT_CACHE_DIR),
-    base,
-  };
+  // With no cacheDir the binary uses PRECOMPRESS_CACHE_DIR, precompress.toml's
+  // or DEFAULT_CACHE_DIR of the project: the folder `precompress dist` and
+  // `precompress check dist` find too.
+  const opts = { ...o, base };
   const matched = hasRegExps(o) ? regexpArgs(o, filesOf(outDir)) : [];
   await run(bin, [...runArgs(opts, where), ...matched], root, logger, who);
   if (o.check) await run(bin, checkArgs(o, where), root, logger, who);

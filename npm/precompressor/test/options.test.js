@@ -48,7 +48,7 @@ const MAPPING = [
   [{ dictionaryFrom: ['http://127.0.0.1:8080/', 'prev'] }, ['--dictionary-from', 'http://127.0.0.1:8080/', '--dictionary-from', path.join(root, 'prev')]],
   [{ sharedDictionary: false }, ['--no-shared-dictionary']],
   [{ sharedDictionary: true }, []],
-  [{ cacheDir: false }, []],
+  [{ cacheDir: false }, ['--no-cache']],
   [
     { dictionaryFrom: ['a', 'b'] },
     ['--dictionary-from', path.join(root, 'a'), '--dictionary-from', path.join(root, 'b')],

@@ -41,8 +41,8 @@ const logger = Object.fromEntries(['info', 'warn', 'error'].map((level) => [leve
 async function build(options, { config = {}, env, error, closeError = error } = {}) {
   rmSync(log, { force: true });
   logged = [];
-  // No cache unless a test asks: the default one is tested on its own.
-  const plugin = precompress({ binary: fake, cacheDir: false, ...options });
+  // No cache flag unless a test asks: the default is the (fake) binary's.
+  const plugin = precompress({ binary: fake, ...options });
   const resolved = { root, logLevel: 'info', logger, ...config, build: { outDir: 'dist', write: true, ...config.build } };
   plugin.configResolved?.(resolved);
   plugin.buildStart?.call({});
@@ -68,12 +68,18 @@ test('runs precompress on outDir, relative to root, in root', { skip }, async ()
   assert.deepEqual(await build({ formats: ['br'] }), [`${root}|dist|--formats|br`]);
 });
 
-test('the default cache under node_modules/.cache, and Vite\'s base as --base', { skip }, async () => {
-  const cache = path.join(root, 'node_modules', '.cache', 'precompress');
+test('the default cache is the binary\'s, and Vite\'s base as --base', { skip }, async () => {
   const saved = process.env.PRECOMPRESS_CACHE_DIR;
   delete process.env.PRECOMPRESS_CACHE_DIR;
   try {
-    assert.deepEqual(await build({ cacheDir: undefined }), [`${root}|dist|--cache-dir|${cache}`]);
+    // node_modules/.cache/precompress of the project, found by the binary
+    // from outDir as `precompress dist` and `precompress check dist` find it.
+    assert.deepEqual(await build({ cacheDir: undefined }), [`${root}|dist`]);
+    assert.deepEqual(await build({ cacheDir: false }), [`${root}|dist|--no-cache`]);
+    assert.deepEqual(await build({ cacheDir: 'c', check: true }), [
+      `${root}|dist|--cache-dir|${path.join(root, 'c')}`,
+      `${root}|check|dist|--cache-dir|${path.join(root, 'c')}`,
+    ]);
     assert.deepEqual(await build({}, { config: { base: '/sub/' } }), [`${root}|dist|--base|/sub/`]);
     assert.deepEqual(await build({}, { config: { base: '/' } }), [`${root}|dist`], 'the default, not passed');
     assert.deepEqual(await build({}, { config: { base: 'https://cdn.example.com/app/' } }), [`${root}|dist|--base|/app/`]);
