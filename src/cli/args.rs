@@ -530,3 +530,66 @@ pub fn parse_shared_dictionary(s: &str) -> Result<precompressor::config::SharedD
 pub fn parse_base(s: &str) -> Result<String, String> {
     precompressor::model::path::normalize_base(s)
 }
+
+/// Plain words for the two clap errors a new user meets: a mistyped
+/// subcommand (`precompress chek dist`) and a second folder, usually an
+/// unquoted glob the shell expanded (`--include *.js`). clap words both as
+/// "the subcommand 'X' cannot be used with '<DIR>'".
+pub fn explain(e: &clap::Error, args: &[String]) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::ArgumentConflict
+        || !e.to_string().contains("the subcommand")
+    {
+        return None;
+    }
+    let words: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let first = *words.first()?;
+    let names = [
+        "check",
+        "serve",
+        "nginx-map",
+        "caddy-map",
+        "apache-map",
+        "objects",
+        "merge",
+        "tune",
+        "completions",
+    ];
+    let close = names.iter().find(|n| edit_distance(first, n) <= 2);
+    if let (Some(name), false) = (close, std::path::Path::new(first).exists()) {
+        return Some(format!(
+            "'{first}' is neither a subcommand nor a folder; did you mean '{name}'?"
+        ));
+    }
+    // clap names the extra word as "the subcommand 'b.js'".
+    let text = e.to_string();
+    let extra = text
+        .split("the subcommand '")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap_or("?");
+    Some(format!(
+        "an extra argument '{extra}': precompress takes one folder. If a glob was meant \
+         (--include *.js), quote it (--include '*.js') so the shell does not expand it into \
+         file names."
+    ))
+}
+
+/// Levenshtein distance, for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
