@@ -214,8 +214,7 @@ pub(crate) fn commit_entries(
             continue;
         }
         let rel = &f.found.rel;
-        let own = env.cfg.use_as_dictionary && env.filter.takes_deltas(rel, f.size);
-        let mark = marks.mark(rel, f.size, own, &env.cfg.base);
+        let mark = env.mark(&marks, rel, f.size);
         if mark.is_none() && !marks.is_member(rel) && env.cfg.use_as_dictionary {
             if let Some(why) = no_delta_reason(rel, f.size, &env.filter) {
                 unreached.push(format!("{rel} ({why})"));

@@ -176,6 +176,22 @@ impl<'a> Env<'a> {
     }
 }
 
+impl Env<'_> {
+    /// The `Use-As-Dictionary` value this release gives the asset at `rel`
+    /// of `size` bytes ([`crate::run::shared::Marks`]): an asset outside the
+    /// groups is marked by its own name only with marking on and its deltas
+    /// taken by the filter. The manifest and the published list both ask.
+    pub(crate) fn mark(
+        &self,
+        marks: &crate::run::shared::Marks,
+        rel: &str,
+        size: u64,
+    ) -> Option<String> {
+        let own = self.cfg.use_as_dictionary && self.filter.takes_deltas(rel, size);
+        marks.mark(rel, size, own, &self.cfg.base)
+    }
+}
+
 /// What the run has said so far: its counts and warnings, and the per-file
 /// errors, which never stop it.
 pub(crate) struct Log {

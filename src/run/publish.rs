@@ -14,12 +14,7 @@ use crate::run::walk::Found;
 fn listed(env: &Env, files: &[Scanned], marks: &Marks) -> Vec<Listed> {
     files
         .iter()
-        .filter(|f| {
-            let own = env.cfg.use_as_dictionary && env.filter.takes_deltas(&f.found.rel, f.size);
-            marks
-                .mark(&f.found.rel, f.size, own, &env.cfg.base)
-                .is_some()
-        })
+        .filter(|f| env.mark(marks, &f.found.rel, f.size).is_some())
         .map(|f| Listed {
             path: f.found.rel.clone(),
             sha256: crate::model::dictionary::hex(&f.sha256_raw),
@@ -31,7 +26,7 @@ fn listed(env: &Env, files: &[Scanned], marks: &Marks) -> Vec<Listed> {
 /// Places the list of what `files` mark into DIR and `scan`s it into
 /// `files` (the scan's own function, passed in: the scan calls this); an
 /// earlier list this release has no use for is removed. A dry run writes
-/// nothing: it keeps an earlier list only when it has these bytes.
+/// and removes nothing: an earlier list stays as it is.
 pub(crate) fn publish_stage(
     env: &Env,
     files: &mut Vec<Scanned>,
