@@ -285,6 +285,13 @@ pub fn dictionary_key(path: &str) -> Option<String> {
     })
 }
 
+/// The key an earlier release's file is listed under as a dictionary: its
+/// [`dictionary_key`], else its [`pairing_key`]. `run::releases` lists by it,
+/// and `probe::previous` asks by it which of a live site's files to fetch.
+pub fn release_key(path: &str) -> String {
+    dictionary_key(path).unwrap_or_else(|| pairing_key(path))
+}
+
 /// The `Use-As-Dictionary` value of a dictionary matched by `pattern`
 /// (relative to DIR, as [`dictionary_key`] gives it) served under `base`,
 /// for the asset at `path`: `match-dest=("style")` for a stylesheet. `None`

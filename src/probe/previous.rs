@@ -31,7 +31,7 @@ use super::headers::{asset_url, parse_base_url, same_origin, shown};
 use super::terms::REQUEST_TIMEOUT;
 use crate::model::coding::Codec;
 use crate::model::dictionary::{
-    dictionary_key, folder_pattern, is_shared_dictionary, pairing_key, shared_serves,
+    folder_pattern, is_shared_dictionary, pairing_key, release_key, shared_serves,
 };
 use crate::model::published::{Listed, Published, FILE_NAME, MAX_BYTES};
 
@@ -90,7 +90,7 @@ pub fn pairs_with(rels: &[String]) -> impl Fn(&str) -> bool + '_ {
         keys.extend(folder_pattern(r));
     }
     move |old: &str| {
-        keys.contains(&dictionary_key(old).unwrap_or_else(|| pairing_key(old)))
+        keys.contains(&release_key(old))
             || (is_shared_dictionary(old) && rels.iter().any(|r| shared_serves(old, r)))
     }
 }

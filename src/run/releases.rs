@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsutil::open_own;
 use crate::model::dictionary::{
-    dictionary_key, folder_pattern, is_shared_dictionary, may_be_dictionary, pairing_key,
-    parse_hex32, shared_serves,
+    folder_pattern, is_shared_dictionary, may_be_dictionary, pairing_key, parse_hex32, release_key,
+    shared_serves,
 };
 use crate::model::manifest::Manifest;
 use crate::run::walk::walk;
@@ -195,7 +195,7 @@ impl Releases {
             self.shared.push(old.clone());
         }
         self.by_key
-            .entry(dictionary_key(&old.rel).unwrap_or_else(|| pairing_key(&old.rel)))
+            .entry(release_key(&old.rel))
             .or_default()
             .push(old);
     }
