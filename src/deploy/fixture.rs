@@ -29,8 +29,9 @@ pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
                 format!(r#", "use_as_dictionary": {}"#, serde_json::to_string(u).unwrap())
             });
             format!(
-                r#"{}: {{"blake3": "00", "content_type": {}, "deltas": [{}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}{dict}}}"#,
+                r#"{}: {{"blake3": "00", "cache": {}, "content_type": {}, "deltas": [{}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}{dict}}}"#,
                 serde_json::to_string(key).unwrap(),
+                cache_of(key),
                 serde_json::to_string(content_type).unwrap(),
                 deltas.join(",")
             )
@@ -41,6 +42,11 @@ pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
         files.join(",")
     );
     Index::from_json(Path::new("m.json"), &json).unwrap()
+}
+
+/// The `cache` the run writes for `key` (model::manifest::Caching), as JSON.
+fn cache_of(key: &str) -> String {
+    serde_json::to_string(&crate::model::manifest::Caching::of(key)).unwrap()
 }
 
 pub fn index(assets: &[Asset]) -> Index {
@@ -55,9 +61,10 @@ pub fn gzip_only(keys: &[&str]) -> Index {
         .enumerate()
         .map(|(n, key)| {
             format!(
-                r#"{k}: {{"blake3": "00", "content_type": "text/plain", "etag": "\"i{n}\"", "sha256": "x", "size": 300, "skipped": {{}},
+                r#"{k}: {{"blake3": "00", "cache": {c}, "content_type": "text/plain", "etag": "\"i{n}\"", "sha256": "x", "size": 300, "skipped": {{}},
                   "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{n}\""}}]}}"#,
                 k = serde_json::to_string(key).unwrap(),
+                c = cache_of(key),
                 gz = serde_json::to_string(&format!("{key}.gz")).unwrap(),
             )
         })

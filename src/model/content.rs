@@ -1,7 +1,13 @@
 //! What a file is to a server, from its name alone: the types compressed by
 //! default with the `Content-Type` to send and the kind brotli should assume,
-//! the formats already compressed, and the names of precompress's own
-//! variants (`x.br`, `x.zst`, `x.gz`).
+//! the other types a web app serves, the formats already compressed, and the
+//! names of precompress's own variants (`x.br`, `x.zst`, `x.gz`).
+//!
+//! These tables are the one source of `Content-Type`: the run writes it into
+//! the manifest, and every server reads it from there, or for a file the
+//! manifest does not list, from this table: `precompress serve` here, the
+//! Node handler and the Worker from `npm/precompressor/lib/content-types.js`,
+//! which a unit test below holds to be this table, written out.
 
 use crate::model::coding::{Codec, ContentKind};
 
@@ -56,6 +62,42 @@ pub const COMPRESSIBLE: &[(&str, ContentKind, &str)] = &[
     ("eot", ContentKind::Font, "application/vnd.ms-fontobject"),
 ];
 
+/// The other types a web app serves, by extension (lower case); anything else
+/// is `application/octet-stream`.
+pub const OTHER_TYPES: &[(&str, &str)] = &[
+    ("png", "image/png"),
+    ("apng", "image/apng"),
+    ("jpg", "image/jpeg"),
+    ("jpeg", "image/jpeg"),
+    ("gif", "image/gif"),
+    ("webp", "image/webp"),
+    ("avif", "image/avif"),
+    ("heic", "image/heic"),
+    ("heif", "image/heif"),
+    ("jxl", "image/jxl"),
+    ("tif", "image/tiff"),
+    ("tiff", "image/tiff"),
+    ("woff", "font/woff"),
+    ("woff2", "font/woff2"),
+    ("glb", "model/gltf-binary"),
+    ("pdf", "application/pdf"),
+    ("zip", "application/zip"),
+    ("gz", "application/gzip"),
+    ("mp4", "video/mp4"),
+    ("m4v", "video/mp4"),
+    ("webm", "video/webm"),
+    ("ogv", "video/ogg"),
+    ("mov", "video/quicktime"),
+    ("mp3", "audio/mpeg"),
+    ("m4a", "audio/mp4"),
+    ("aac", "audio/aac"),
+    ("ogg", "audio/ogg"),
+    ("oga", "audio/ogg"),
+    ("opus", "audio/ogg"),
+    ("flac", "audio/flac"),
+    ("wav", "audio/wav"),
+];
+
 /// Formats that are compressed already: never inputs, whatever the globs say.
 pub const ALREADY_COMPRESSED: &[&str] = &[
     "png", "jpg", "jpeg", "gif", "webp", "avif", "heic", "heif", "jxl", "woff", "woff2", "zip",
@@ -70,17 +112,51 @@ pub fn extension(name: &str) -> Option<String> {
     (!stem.is_empty() && !ext.is_empty()).then(|| ext.to_ascii_lowercase())
 }
 
+/// Every extension's `Content-Type`, in table order: [`COMPRESSIBLE`]'s,
+/// then [`OTHER_TYPES`].
+pub fn content_types() -> impl Iterator<Item = (&'static str, &'static str)> {
+    COMPRESSIBLE
+        .iter()
+        .map(|(e, _, ct)| (*e, *ct))
+        .chain(OTHER_TYPES.iter().copied())
+}
+
 /// The `Content-Type` a server should send for `rel`.
 pub fn content_type(rel: &str) -> String {
-    if let Some(ext) = extension(rel) {
-        if let Some((_, _, ct)) = COMPRESSIBLE.iter().find(|(e, _, _)| *e == ext) {
-            return (*ct).to_string();
-        }
-    }
-    mime_guess::from_path(rel)
-        .first_or_octet_stream()
-        .essence_str()
+    extension(rel)
+        .and_then(|ext| content_types().find(|(e, _)| *e == ext))
+        .map_or("application/octet-stream", |(_, ct)| ct)
         .to_string()
+}
+
+/// [`content_types`] as the JavaScript module the Node handler and the Worker
+/// import (`npm/precompressor/lib/content-types.js`).
+pub fn content_types_module() -> String {
+    let mut out = String::from(
+        "// Generated from src/model/content.rs, the one table of Content-Types: do not\n\
+         // edit. `PRECOMPRESS_BLESS=1 cargo test --lib content` writes it anew; a unit\n\
+         // test there fails while it differs.\n\
+         // A Map, not an object: the extension comes from the request, and `x.constructor`\n\
+         // or `x.__proto__` must not find Object.prototype's members.\n\
+         export const CONTENT_TYPES = new Map([\n",
+    );
+    for (ext, ct) in content_types() {
+        out.push_str(&format!("  [{ext:?}, {ct:?}],\n"));
+    }
+    out.push_str(
+        "]);\n\n\
+         /** The Content-Type of `key` by its extension, as `precompress serve` sends it\n\
+         \x20* (model::content::extension: the last segment's, after a non-empty stem,\n\
+         \x20* ASCII letters lowered). */\n\
+         export function contentTypeOf(key) {\n\
+         \x20 const name = key.slice(key.lastIndexOf('/') + 1);\n\
+         \x20 const dot = name.lastIndexOf('.');\n\
+         \x20 if (dot <= 0 || dot === name.length - 1) return 'application/octet-stream';\n\
+         \x20 const ext = name.slice(dot + 1).replace(/[A-Z]/g, (c) => c.toLowerCase());\n\
+         \x20 return CONTENT_TYPES.get(ext) ?? 'application/octet-stream';\n\
+         }\n",
+    );
+    out
 }
 
 /// Brotli's model for `rel` (text unless the type says font or binary).
@@ -127,5 +203,35 @@ mod tests {
         assert_eq!(content_type("noext"), "application/octet-stream");
         assert_eq!(content_kind("a.woff"), ContentKind::Binary);
         assert_eq!(content_kind("a.otf"), ContentKind::Font);
+        assert_eq!(content_type("a.WOFF"), "font/woff");
+        assert_eq!(content_type("a.rs"), "application/octet-stream");
+    }
+
+    #[test]
+    fn one_entry_an_extension() {
+        let mut seen = std::collections::HashSet::new();
+        for (ext, _) in super::content_types() {
+            assert!(seen.insert(ext), "{ext} twice");
+            assert_eq!(ext, ext.to_ascii_lowercase());
+        }
+    }
+
+    /// The JavaScript servers' table is this one, written out: change the
+    /// table, then `PRECOMPRESS_BLESS=1 cargo test --lib content`.
+    #[test]
+    fn the_javascript_table_is_this_table() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("npm/precompressor/lib/content-types.js");
+        let want = content_types_module();
+        if std::env::var_os("PRECOMPRESS_BLESS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let got =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            got == want,
+            "{} differs from src/model/content.rs's table: run `PRECOMPRESS_BLESS=1 cargo test --lib content`",
+            path.display()
+        );
     }
 }

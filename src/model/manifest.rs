@@ -57,6 +57,11 @@ pub struct Manifest {
 pub struct Asset {
     /// blake3 of the content, lower-case hex.
     pub blake3: String,
+    /// How long a client may keep it, decided by the run from its name: every
+    /// server sends [`Caching::header`] instead of judging the name itself.
+    /// A manifest written before the field existed reads as `revalidate`.
+    #[serde(default)]
+    pub cache: Caching,
     /// `Content-Type` to send with every representation.
     pub content_type: String,
     /// RFC 9842 deltas against earlier versions of this asset (`--dictionary-from`),
@@ -82,6 +87,44 @@ pub struct Asset {
     /// the asset is not a dictionary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub use_as_dictionary: Option<String>,
+}
+
+/// `Cache-Control` for names that carry a content hash.
+pub const CACHE_IMMUTABLE: &str = "public, max-age=31536000, immutable";
+/// `Cache-Control` for every other name: store, but revalidate before each use.
+pub const CACHE_REVALIDATE: &str = "no-cache";
+
+/// An asset's cache policy, as the manifest writes it (`"immutable"`,
+/// `"revalidate"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Caching {
+    /// The name carries a content hash, so its bytes can never change under it:
+    /// kept a year without asking.
+    Immutable,
+    /// Stored, but revalidated by ETag before each use.
+    #[default]
+    Revalidate,
+}
+
+impl Caching {
+    /// The run's one rule: immutable when the name carries a content hash
+    /// ([`is_fingerprinted`](crate::model::dictionary::is_fingerprinted)).
+    pub fn of(rel: &str) -> Self {
+        if crate::model::dictionary::is_fingerprinted(rel) {
+            Caching::Immutable
+        } else {
+            Caching::Revalidate
+        }
+    }
+
+    /// The `Cache-Control` value every representation of the asset is sent with.
+    pub fn header(self) -> &'static str {
+        match self {
+            Caching::Immutable => CACHE_IMMUTABLE,
+            Caching::Revalidate => CACHE_REVALIDATE,
+        }
+    }
 }
 
 /// One RFC 9842 delta on disk: the asset compressed against an earlier version.
@@ -325,6 +368,7 @@ mod tests {
             Asset {
                 size: 10,
                 blake3: "ab".repeat(32),
+                cache: Caching::Revalidate,
                 sha256: "x".into(),
                 content_type: "text/javascript".into(),
                 deltas: vec![Delta {
@@ -379,6 +423,7 @@ mod tests {
             keys,
             [
                 "blake3",
+                "cache",
                 "content_type",
                 "deltas",
                 "encodings",

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::fsutil::remove_if_exists;
 use crate::model::content::content_type;
 use crate::model::dictionary::delta_source;
-use crate::model::manifest::{etag, Asset, Manifest};
+use crate::model::manifest::{etag, Asset, Caching, Manifest};
 use crate::model::shard::{self, Shard};
 use crate::report::{JobTiming, RunCounts};
 use crate::run::journal::Journal;
@@ -150,6 +150,7 @@ pub(crate) fn asset_entry(
     let mut asset = Asset {
         size: f.size,
         blake3: f.blake3.clone(),
+        cache: Caching::of(&f.found.rel),
         sha256: f.sha256.clone(),
         content_type: content_type(&f.found.rel),
         deltas: o.deltas,

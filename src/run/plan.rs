@@ -514,6 +514,7 @@ mod tests {
             "app.js".into(),
             Asset {
                 blake3: "A".into(),
+                cache: Default::default(),
                 content_type: "text/javascript".into(),
                 deltas: Vec::new(),
                 encodings: vec![

@@ -540,6 +540,7 @@ mod tests {
                 k.into(),
                 crate::model::manifest::Asset {
                     blake3: blake3::hash(&body).to_hex().to_string(),
+                    cache: Default::default(),
                     content_type: "text/javascript".into(),
                     deltas: vec![],
                     encodings: vec![],

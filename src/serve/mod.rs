@@ -39,9 +39,11 @@
 //!   unknown dictionary is negotiated as if absent, never an error.
 //! - `Use-As-Dictionary` on every response of an asset the manifest marks as
 //!   a dictionary, so the browser keeps it for the next release's deltas.
-//! - `Cache-Control`: `public, max-age=31536000, immutable` when the file name
-//!   carries a content hash ([`is_fingerprinted`]), since its bytes can never
-//!   change under that name; `no-cache` otherwise (always revalidate by ETag).
+//! - `Cache-Control`: what the manifest's `cache` says, decided once by the run
+//!   ([`Caching`](crate::model::manifest::Caching)): `public, max-age=31536000,
+//!   immutable` when the file name carries a content hash, since its bytes can
+//!   never change under that name; `no-cache` otherwise (always revalidate by
+//!   ETag), and for every file the manifest does not list.
 
 pub mod answer;
 pub mod negotiate;
@@ -65,10 +67,7 @@ use crate::model::names::{sibling_path, Sibling};
 
 pub use negotiate::AcceptEncoding;
 
-/// `Cache-Control` for names that carry a content hash.
-pub const CACHE_IMMUTABLE: &str = "public, max-age=31536000, immutable";
-/// `Cache-Control` for every other name: store, but revalidate before each use.
-pub const CACHE_REVALIDATE: &str = "no-cache";
+pub use crate::model::manifest::{CACHE_IMMUTABLE, CACHE_REVALIDATE};
 
 /// The content coding of a representation other than identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -453,11 +452,7 @@ fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
             w[0]
         ));
     }
-    let cache_control = if is_fingerprinted(key) {
-        CACHE_IMMUTABLE
-    } else {
-        CACHE_REVALIDATE
-    };
+    let cache_control = asset.cache.header();
     Ok(Entry {
         content_type: asset.content_type,
         identity: Representation {
@@ -572,8 +567,6 @@ fn is_strong_etag(s: &str) -> bool {
             .all(|b| b == 0x21 || (0x23..0x7f).contains(&b))
 }
 
-pub use crate::model::dictionary::is_fingerprinted;
-
 /// Why serving `index` under `base` loses its deltas, if it does: its
 /// dictionaries' patterns were written for the manifest's own base, and a
 /// browser offers a dictionary only for URLs its pattern matches.
@@ -599,7 +592,8 @@ mod tests {
     fn asset(key: &str, size: u64, encodings: &str) -> String {
         format!(
             r#""{key}": {{"size": {size}, "blake3": "00", "sha256": "x", "content_type": "text/javascript; charset=utf-8",
-                "etag": "\"id-{key}\"", "encodings": [{encodings}], "skipped": {{}} }}"#
+                "etag": "\"id-{key}\"", "encodings": [{encodings}], "skipped": {{}}, "cache": {cache} }}"#,
+            cache = serde_json::to_string(&crate::model::manifest::Caching::of(key)).unwrap()
         )
     }
 
@@ -874,36 +868,6 @@ mod tests {
                 }
                 (want, got) => panic!("row {c}: ok should be {want}, got {got:?}"),
             }
-        }
-    }
-
-    #[test]
-    fn fingerprinted_names() {
-        for yes in [
-            "assets/index-D8fKq1nN.js",
-            "assets/index-BxYzAbCd.css",
-            "assets/vendor-a_b-12cd.js",
-            "main.3f2a9c1b.js",
-            "static/js/main.8e4c2f1a9b7d3e6c5a40.chunk.js",
-            "app.0123abcd.css",
-        ] {
-            assert!(is_fingerprinted(yes), "{yes}");
-        }
-        for no in [
-            "index.html",
-            "assets/app.js",
-            "assets/product-catalogue.js",
-            "assets/settings-abcdefgh.js",
-            "my-component-v2.js",
-            "data/products.json",
-            "deadbeef.js",
-            "jquery.min.js",
-            "lib.abcdefab.js",
-            "noext-12345678",
-            "odd names/café menü — spaces & #hash.html",
-            "é-ü.js",
-        ] {
-            assert!(!is_fingerprinted(no), "{no}");
         }
     }
 }

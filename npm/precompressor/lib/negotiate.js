@@ -11,6 +11,7 @@
 
 export const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 export const CACHE_REVALIDATE = 'no-cache';
+const CACHING = new Map([['immutable', CACHE_IMMUTABLE], ['revalidate', CACHE_REVALIDATE]]);
 /** The most comma-separated parts of Accept-Encoding that are read. */
 const MAX_PARTS = 64;
 const VARIANT_TOKENS = new Set(['br', 'zstd', 'gzip']);
@@ -96,6 +97,10 @@ function entryOf(key, a, bad) {
     deltas.push({ coding: d.coding, delta: true, dictionary: dict, path: d.path, size: d.size, etag: d.etag, blake3: d.blake3 });
   }
   if (a.use_as_dictionary != null && !isHeaderValue(a.use_as_dictionary)) throw bad(`${what}: use_as_dictionary is not a header value`);
+  // Decided by the run (model::manifest::Caching); absent in a manifest older than the field.
+  const cacheControl = CACHING.get(a.cache === undefined ? 'revalidate' : a.cache);
+  // serde's words, so both servers refuse it alike (fixtures/hostile-manifests.json).
+  if (cacheControl === undefined) throw bad(`unknown variant \`${a.cache}\`, expected \`immutable\` or \`revalidate\` (file ${JSON.stringify(key)})`);
   const etags = [a.etag, ...variants.map((r) => r.etag), ...deltas.map((r) => r.etag)].sort();
   for (let i = 1; i < etags.length; i++) {
     if (etags[i] === etags[i - 1]) throw bad(`${what}: two of its representations have the etag ${etags[i]}`);
@@ -110,7 +115,7 @@ function entryOf(key, a, bad) {
     variants,
     deltas,
     useAsDictionary: a.use_as_dictionary ?? undefined,
-    cacheControl: isFingerprinted(key) ? CACHE_IMMUTABLE : CACHE_REVALIDATE,
+    cacheControl,
     link: undefined,
   };
 }
@@ -662,86 +667,4 @@ function send(request, { headers, identity }, code) {
     }
   }
   return { status: code, headers: out, span: [0, len] };
-}
-
-// ------------------------------------------------------------ fingerprinting
-
-// A port of model/dictionary.rs's is_fingerprinted, run against the same
-// real bundler names (fixtures/bundler-names.tsv) by the tests.
-
-const IMMUTABLE_FOLDERS = ['_app/immutable/', '_next/static/', '_astro/', '_nuxt/'];
-const isHexHash = (h) => /^[0-9a-fA-F]+$/.test(h) && /[0-9]/.test(h) && /[A-Za-z]/.test(h);
-
-function base64urlHash(h) {
-  if (!/^[A-Za-z0-9_-]+$/.test(h)) return false;
-  const upper = /[A-Z]/.test(h), lower = /[a-z]/.test(h), digit = /[0-9]/.test(h), symbol = /[_-]/.test(h);
-  return (upper && (lower || digit)) || (symbol && digit) || isHexHash(h);
-}
-
-const base32Capitals = (h, ext) => ['js', 'mjs', 'css'].includes(ext) && /^[A-Z]+$/.test(h);
-
-// 8 digits in a script's or stylesheet's name: a hex hash that drew no letter,
-// unless they read as a calendar date (YYYYMMDD, DDMMYYYY, MMDDYYYY).
-function readsAsDate(d) {
-  const n = (a, b) => Number(d.slice(a, b));
-  const ok = (y, m, day) => y >= 1900 && y <= 2099 && m >= 1 && m <= 12 && day >= 1 && day <= 31;
-  return ok(n(0, 4), n(4, 6), n(6, 8)) || ok(n(4, 8), n(2, 4), n(0, 2)) || ok(n(4, 8), n(0, 2), n(2, 4));
-}
-const digitHash = (h, ext) => ['js', 'mjs', 'cjs', 'css'].includes(ext) && /^[0-9]{8}$/.test(h) && !readsAsDate(h);
-const camelWord = (s) => /^[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,})*$/.test(s);
-const dottedHash = (h) => base64urlHash(h) && !camelWord(h) && !/^[A-Z]+$/.test(h);
-// model::dictionary's dashed_hash: after `-`, one capitalized word
-// (`widget-Calendar.js`) is a hand-named file, not a hash.
-const dashedHash = (h) => base64urlHash(h) && !/^[A-Z][a-z]{7}$/.test(h);
-
-/** The path with its content hash replaced by `*`, when its name carries one beside a name. */
-export function logicalName(path) {
-  const slash = path.lastIndexOf('/');
-  const folder = slash >= 0 ? path.slice(0, slash) : undefined;
-  const name = path.slice(slash + 1);
-  const dot = name.lastIndexOf('.');
-  if (dot <= 0 || dot === name.length - 1) return undefined;
-  const stem = name.slice(0, dot), ext = name.slice(dot + 1);
-  let logical;
-  const segments = stem.split('.');
-  // In a framework's immutable folder the last segment, 8 characters of the
-  // alphabet, is a hash even when it reads as a word (`entry/start.DgaHsjir.js`).
-  const immutable = segments.length > 1 && inImmutableFolder(path);
-  const i = segments.findIndex((h, i) => i > 0 && ((h.length >= 8 && isHexHash(h)) || (h.length === 8 && (dottedHash(h) || digitHash(h, ext)))
-    || (immutable && i === segments.length - 1 && /^[A-Za-z0-9_-]{8}$/.test(h))));
-  if (i > 0) {
-    segments[i] = '*';
-    logical = `${segments.join('.')}.${ext}`;
-  }
-  if (logical === undefined) {
-    for (let i = stem.indexOf('-'); i >= 0; i = stem.indexOf('-', i + 1)) {
-      const h = stem.slice(i + 1);
-      const ok = i > 0 && ((h.length === 8 && (dashedHash(h) || base32Capitals(h, ext) || digitHash(h, ext))) || ([16, 20, 32].includes(h.length) && isHexHash(h)));
-      if (ok) {
-        logical = `${stem.slice(0, i)}-*.${ext}`;
-        break;
-      }
-    }
-  }
-  if (logical === undefined) return undefined;
-  return folder === undefined ? logical : `${folder}/${logical}`;
-}
-
-export function isHashOnly(path) {
-  const name = path.slice(path.lastIndexOf('/') + 1);
-  const dot = name.indexOf('.');
-  if (dot < 0 || dot === name.length - 1) return false;
-  const stem = name.slice(0, dot);
-  const mixed = /[A-Z]/.test(stem) && /[a-z]/.test(stem) && /[0-9]/.test(stem);
-  return (stem.length === 8 && base64urlHash(stem) && mixed) || (stem.length >= 16 && isHexHash(stem));
-}
-
-function inImmutableFolder(path) {
-  const at = (f) => path.startsWith(f) || path.includes(`/${f}`);
-  return IMMUTABLE_FOLDERS.some(at) && !at('_nuxt/builds/');
-}
-
-/** Whether the asset's bytes can never change under its name: cached for a year. */
-export function isFingerprinted(path) {
-  return logicalName(path) !== undefined || isHashOnly(path) || inImmutableFolder(path);
 }

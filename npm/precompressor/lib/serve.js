@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { contentTypeOf } from './content-types.js';
 import { answer, indexManifest, normalizeBase, route, setBase, splitTarget } from './negotiate.js';
 
 export const MANIFEST_NAME = 'precompress-manifest.json';
@@ -98,23 +99,8 @@ function resolve(root, key) {
   }
 }
 
-// A Map, not an object: the extension comes from the request, and `x.constructor`
-// or `x.__proto__` must not find Object.prototype's members.
-const TYPES = new Map(Object.entries({
-  html: 'text/html; charset=utf-8', htm: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8',
-  mjs: 'text/javascript; charset=utf-8', cjs: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8',
-  json: 'application/json', map: 'application/json', txt: 'text/plain; charset=utf-8', xml: 'application/xml',
-  svg: 'image/svg+xml', wasm: 'application/wasm', webmanifest: 'application/manifest+json', png: 'image/png',
-  jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', avif: 'image/avif', ico: 'image/x-icon',
-  woff: 'font/woff', woff2: 'font/woff2', ttf: 'font/ttf', otf: 'font/otf', pdf: 'application/pdf', mp4: 'video/mp4',
-  webm: 'video/webm', mp3: 'audio/mpeg', md: 'text/markdown; charset=utf-8', csv: 'text/csv; charset=utf-8',
-}));
-
-/** The Content-Type of a file the manifest does not describe. */
-export function contentTypeOf(key) {
-  const ext = /\.([^./]+)$/.exec(key)?.[1]?.toLowerCase();
-  return TYPES.get(ext) ?? 'application/octet-stream';
-}
+// The one table of Content-Types, written out from src/model/content.rs.
+export { contentTypeOf };
 
 /**
  * A `(req, res, next)` handler serving `dir` from its manifest. Throws, naming

@@ -22,6 +22,7 @@
 // - A Worker's assets carry no modification time. Last-Modified is the
 //   deploy's (the version metadata binding's timestamp), or none.
 
+import { contentTypeOf } from './content-types.js';
 import { answer, indexManifest, normalizeBase, route, setBase, splitTarget, urlOf } from './negotiate.js';
 
 // Not exported: workerd refuses a main module whose named exports are not handlers or functions.
@@ -162,7 +163,8 @@ export function createWorker(options = {}) {
         const etag = found.plain.headers.get('etag');
         return {
           file: found,
-          contentType: found.plain.headers.get('content-type') ?? 'application/octet-stream',
+          // The one table every server of ours reads, not the binding's guess.
+          contentType: contentTypeOf(key),
           size: found.bytes.byteLength,
           etag: etag ? (etag.startsWith('W/') ? etag : `W/${etag}`) : undefined,
           lastModified: job.lastModified,

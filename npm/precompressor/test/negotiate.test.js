@@ -1,6 +1,5 @@
 // negotiate.js against the Rust crate's own tables in fixtures/, which the
-// Rust unit tests read too: the real bundler names (bundler-names.tsv, read by
-// model::dictionary's test), Accept-Encoding and Available-Dictionary rows
+// Rust unit tests read too: Accept-Encoding and Available-Dictionary rows
 // (accept-encoding.json), request paths (request-paths.json), hostile
 // manifests (hostile-manifests.json), variant and delta names
 // (sibling-names.json). The whole answers are held to `precompress serve` by
@@ -11,9 +10,6 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import {
   indexManifest,
-  isFingerprinted,
-  isHashOnly,
-  logicalName,
   notModified,
   parseAvailableDictionary,
   parseHttpDate,
@@ -26,35 +22,6 @@ import {
   splitTarget,
 } from '../lib/negotiate.js';
 import { accept, availableDictionary, dictionary, fixture } from './tables.js';
-
-// Rows of a names table (tool, path, expected), checked; returns their count.
-function readAsTheTableSays(file) {
-  const tsv = readFileSync(new URL(`../../../fixtures/${file}`, import.meta.url), 'utf8');
-  let rows = 0;
-  for (const line of tsv.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const [tool, path, want] = line.split('\t');
-    const l = logicalName(path);
-    const got = l !== undefined ? l : !isFingerprinted(path) ? 'no' : isHashOnly(path) ? 'hash-only' : 'folder';
-    assert.equal(got, want, `${tool}: ${path}`);
-    rows++;
-  }
-  return rows;
-}
-
-test('the rules\' edges (fixtures/fingerprint-rules.tsv) are read as the Rust crate reads them', () => {
-  const rows = readAsTheTableSays('fingerprint-rules.tsv');
-  assert.ok(rows >= 10, `${rows} rows`);
-});
-
-test('real bundler names are read as the Rust crate reads them', () => {
-  const rows = readAsTheTableSays('bundler-names.tsv');
-  assert.ok(rows >= 90, `${rows} rows`);
-  for (const yes of ['assets/index-D8fKq1nN.js', 'main.3f2a9c1b.js', 'static/js/main.8e4c2f1a9b7d3e6c5a40.chunk.js', 'assets/vendor-a_b-12cd.js'])
-    assert.ok(isFingerprinted(yes), yes);
-  for (const no of ['index.html', 'assets/product-catalogue.js', 'assets/settings-abcdefgh.js', 'deadbeef.js', 'lib.abcdefab.js', 'jquery.min.js'])
-    assert.ok(!isFingerprinted(no), no);
-});
 
 test('Accept-Encoding and Available-Dictionary (fixtures/accept-encoding.json), as serve::Index picks', () => {
   const t = fixture('accept-encoding.json');
