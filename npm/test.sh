@@ -69,6 +69,9 @@ echo "precompressor $version, platform package precompressor-$platform, $vite_sp
 step "pack (npm/pack.sh)"
 mapfile -t tarballs < <(bash "$here/pack.sh" "$work/tarballs")
 ((${#tarballs[@]} == 2)) || fail "pack.sh printed ${#tarballs[@]} tarball paths, expected 2"
+# pack.sh's input only: the launcher under test must find its binary itself (and
+# warns about a PRECOMPRESS_BIN it would not read).
+export -n PRECOMPRESS_BIN
 platform_tgz=${tarballs[0]}
 main_tgz=${tarballs[1]}
 [[ $(basename "$platform_tgz") == "precompressor-$platform-$version.tgz" ]] || fail "platform tarball is $platform_tgz"

@@ -126,7 +126,7 @@ fn a_budget_exceeded_fails_the_run_and_says_by_how_much() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(format!(
-            "precompress: over budget: assets/app.js: br {best} B ({best} bytes) is over the budget assets/*.js={} B ({} bytes) by 1 B (1 bytes,",
+            "precompress: over budget: assets/app.js: br {best} B ({best} bytes) is over the budget assets/*.js={} ({} bytes) by 1 B (1 bytes,",
             best - 1,
             best - 1
         )))
@@ -150,7 +150,16 @@ fn a_budget_on_an_asset_without_variants_counts_the_file_itself() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "img/photo.png: identity 463 B (463 bytes) is over the budget",
+            "img/photo.png: identity 463 B (463 bytes) is over the budget img/*.png=100B (100 bytes)",
+        ));
+    // A budget comes back as written: `0.1KB`, not `97 B` (issue #37).
+    bin()
+        .arg(&dir)
+        .args(["--budget", "img/*.png=0.1KB"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "over the budget img/*.png=0.1KB (100 bytes)",
         ));
 }
 

@@ -23,17 +23,20 @@ pub struct Budget {
     pub glob: String,
     /// The limit in bytes.
     pub limit: u64,
+    /// The limit as written (`150KB`), so a message shows what the user wrote.
+    pub written: String,
     pattern: Pattern,
 }
 
 impl Budget {
-    /// A budget for `glob` of `limit` bytes.
-    pub fn new(glob: &str, limit: u64) -> Result<Budget> {
+    /// A budget for `glob` of `limit` bytes, written `written`.
+    pub fn new(glob: &str, limit: u64, written: &str) -> Result<Budget> {
         let pattern = Pattern::new(glob)
             .map_err(|e| Error::Config(format!("budget {glob:?}: invalid glob: {e}")))?;
         Ok(Budget {
             glob: glob.to_string(),
             limit,
+            written: written.trim().to_string(),
             pattern,
         })
     }
@@ -49,7 +52,7 @@ impl Budget {
             return Err(Error::Config(format!("budget {spec:?}: empty glob")));
         }
         let limit = parse_size(size).map_err(|e| Error::Config(format!("budget {spec:?}: {e}")))?;
-        Budget::new(glob, limit)
+        Budget::new(glob, limit, size)
     }
 
     /// Whether the budget applies to the asset at `rel` (relative to DIR, `/`-separated).
@@ -222,6 +225,8 @@ pub struct Violation {
     pub glob: String,
     /// The budget in bytes.
     pub limit: u64,
+    /// The budget as written (`150KB`).
+    pub written: String,
 }
 
 impl Violation {
@@ -240,7 +245,7 @@ impl fmt::Display for Violation {
             self.served,
             self.size,
             self.glob,
-            human(self.limit),
+            self.written,
             self.limit,
             human(self.excess()),
             self.excess(),
@@ -275,6 +280,7 @@ pub fn check(budgets: &[Budget], assets: &[AssetSize]) -> Checked {
                     size: a.served(),
                     glob: b.glob.clone(),
                     limit: b.limit,
+                    written: b.written.clone(),
                 });
             }
         }
@@ -370,7 +376,7 @@ mod tests {
             "{msg}"
         );
         assert!(
-            msg.contains("*.js=146.5 KiB (150000 bytes)")
+            msg.contains("*.js=150KB (150000 bytes)")
                 && msg.contains("by 9.8 KiB (10000 bytes, 6.7%)"),
             "{msg}"
         );

@@ -198,8 +198,12 @@ impl FileConfig {
         let mut budgets = Vec::new();
         for (glob, v) in self.budget.iter().flatten() {
             let limit = size_value(v).map_err(|e| bad(&format!("budget.{glob:?}"), e))?;
+            let written = match v {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
             budgets.push(
-                Budget::new(glob, limit)
+                Budget::new(glob, limit, &written)
                     .map_err(|e| bad(&format!("budget.{glob:?}"), e.to_string()))?,
             );
         }

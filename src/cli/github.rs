@@ -296,7 +296,7 @@ pub fn render_summary(
                     md_code(&v.path),
                     v.served,
                     md_code(&v.glob),
-                    human(v.limit),
+                    v.written,
                     human(v.excess())
                 );
             }

@@ -75,6 +75,7 @@ function supported() {
  * @param {string} [o.arch]
  * @param {() => string | undefined} [o.libc]
  * @param {(id: string) => string} [o.resolve] require.resolve from this package
+ * @param {(message: string) => void} [o.warn]
  */
 export function findBinary({
   override,
@@ -83,12 +84,18 @@ export function findBinary({
   arch = process.arch,
   libc = detectLibc,
   resolve = (id) => require.resolve(id),
+  warn = (m) => console.warn(m),
 } = {}) {
   const named = override
     ? { source: 'option', what: 'the `binary` option', file: override }
     : env[BINARY_ENV]
       ? { source: 'env', what: BINARY_ENV, file: env[BINARY_ENV] }
       : undefined;
+  // The scripts that build this package read PRECOMPRESS_BIN; the launcher
+  // reads only BINARY_ENV, and says so rather than ignore it in silence.
+  if (!named && env.PRECOMPRESS_BIN) {
+    warn(`precompress: warning: PRECOMPRESS_BIN is set and not read; the variable that names a binary is ${BINARY_ENV}`);
+  }
   if (named) {
     const { source, what, file } = named;
     const abs = path.resolve(file);

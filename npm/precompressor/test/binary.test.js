@@ -121,3 +121,15 @@ test('detectLibc on this machine', () => {
   const report = process.report.getReport().header.glibcVersionRuntime;
   assert.equal(libc, report ? 'glibc' : 'musl');
 });
+
+test('PRECOMPRESS_BIN (the build scripts\' variable) is not read by the launcher, and it says so', () => {
+  const said = [];
+  const resolve = installed('precompressor-linux-x64');
+  const found = findBinary({ env: { PRECOMPRESS_BIN: '/nope' }, platform: 'linux', arch: 'x64', libc: glibc, resolve, warn: (m) => said.push(m) });
+  assert.equal(found.source, 'precompressor-linux-x64');
+  assert.equal(said.length, 1);
+  assert.match(said[0], /PRECOMPRESS_BIN is set and not read; the variable that names a binary is PRECOMPRESS_BINARY/);
+  said.length = 0;
+  findBinary({ env: { PRECOMPRESS_BIN: '/nope', [BINARY_ENV]: fake }, platform: 'linux', arch: 'x64', resolve, warn: (m) => said.push(m) });
+  assert.deepEqual(said, []);
+});
