@@ -26,6 +26,10 @@ export interface PrecompressOptions {
   exclude?: string | RegExp | Array<string | RegExp>;
   /** Skip files smaller than this (`--min-size`). Default: `'1KiB'` (1024 bytes). */
   minSize?: Size;
+  /** Follow symlinks inside outDir, never writing outside it (`--follow-links`). Default: false. */
+  followLinks?: boolean;
+  /** Worker threads, 1-65535 (`--threads`). Default: the cores available, fewer if memory holds fewer. */
+  threads?: number;
   /**
    * Where to write the manifest, relative to `build.outDir` (`--manifest`); also read by `check`.
    * `true` or left out: `precompress-manifest.json` in outDir. It cannot be turned off.
@@ -42,16 +46,23 @@ export interface PrecompressOptions {
    * `precompress dist` and `precompress check dist` use too).
    */
   cacheDir?: string | false;
+  /** The cache's size bound (`--cache-max-size`); the least recently used entries go first. Default: `'1GiB'`. */
+  cacheMaxSize?: Size;
   /** Earlier releases: build folders, or the URL the live site serves the build at (`https://example.com/app/`, its dictionaries fetched): changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */
   dictionaryFrom?: string | string[];
+  /** Delta codings to write against earlier releases (`--delta-formats`). Default: `['dcb', 'dcz']`. */
+  deltaFormats?: Array<'dcb' | 'dcz'>;
+  /** `false`: mark no asset with `Use-As-Dictionary`, so the next release gets no deltas against this one (`--no-use-as-dictionary`). Default: true. */
+  useAsDictionary?: boolean;
   /**
-   * `false`: no dictionary that pages link (`--no-shared-dictionary`, as
-   * `--shared-dictionary off`): a first visit fetches no dictionary at idle;
+   * The dictionary that pages link (`--shared-dictionary`): `'auto'` (or
+   * `true`) makes the code dictionary only where it adds little to a first
+   * visit (the run's summary says how much); `'on'` always; `'off'` (or
+   * `false`) never, so a first visit fetches no dictionary at idle, and
    * hash-only and same-named chunks still get deltas against the one chunk
-   * marked for them. Default: true (`auto`: the code dictionary only where it
-   * adds little to a first visit; the run's summary says how much).
+   * marked for them. Default: the binary's, `'auto'`.
    */
-  sharedDictionary?: boolean;
+  sharedDictionary?: boolean | 'auto' | 'on' | 'off';
   /**
    * Fail the build when an asset's best variant (what a browser downloads) is larger than the
    * size: `{ 'assets/**\/*.js': '150KB' }` (`--budget GLOB=SIZE`, repeated). Added to

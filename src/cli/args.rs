@@ -579,7 +579,7 @@ pub fn explain(e: &clap::Error, args: &[String]) -> Option<String> {
 }
 
 /// Levenshtein distance, for "did you mean".
-fn edit_distance(a: &str, b: &str) -> usize {
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -88,10 +88,30 @@ pub fn find(dir: &Path) -> Option<PathBuf> {
 }
 
 impl FileConfig {
-    /// Parses a file's text; `path` is only for messages.
+    /// Parses a file's text; `path` is only for messages. An unknown key
+    /// gets the nearest known one, as a mistyped flag or plugin option does.
     pub fn parse(path: &Path, text: &str) -> Result<FileConfig> {
-        toml::from_str(text)
-            .map_err(|e| Error::Config(format!("{}: {}", path.display(), e.to_string().trim_end())))
+        toml::from_str(text).map_err(|e| {
+            let e = e.to_string();
+            let hint = unknown_key(&e)
+                .and_then(|(key, known)| nearest_key(key, &known).map(str::to_string))
+                .map_or(String::new(), |k| format!("did you mean `{k}`?\n"));
+            Error::Config(
+                format!("{}: {}\n{hint}", path.display(), e.trim_end())
+                    .trim_end()
+                    .to_string(),
+            )
+        })
+    }
+
+    /// Every key the file takes, as serde names them (from its own refusal
+    /// of an unknown key, so the list cannot drift from the struct).
+    #[cfg(test)]
+    pub fn keys() -> Vec<String> {
+        let e = toml::from_str::<FileConfig>("not-a-key = 0").unwrap_err();
+        unknown_key(&e.to_string())
+            .map(|(_, k)| k)
+            .unwrap_or_default()
     }
 
     /// Reads and parses `path`.
@@ -209,6 +229,32 @@ impl FileConfig {
         }
         Ok(budgets)
     }
+}
+
+/// From serde's "unknown field `k`, expected one of `a`, `b`": `k` and the
+/// keys it lists.
+fn unknown_key(message: &str) -> Option<(&str, Vec<String>)> {
+    let rest = message.split("unknown field `").nth(1)?;
+    let (key, rest) = rest.split_once('`')?;
+    let list = rest.split("expected one of ").nth(1)?.lines().next()?;
+    let known = list
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    Some((key, known))
+}
+
+/// The known key nearest to `key` (`_` read as `-`), if near enough to be a typo.
+fn nearest_key<'k>(key: &str, known: &'k [String]) -> Option<&'k str> {
+    let key = key.replace('_', "-").to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (crate::cli::args::edit_distance(&key, k), k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, _)| *d <= 2.max(key.len() / 3))
+        .map(|(_, k)| k.as_str())
 }
 
 /// `formats`: `["br", "gzip"]` or `"br,gzip"`.
@@ -429,6 +475,9 @@ mod tests {
         assert!(e.starts_with("x/precompress.toml: "), "{e}");
         assert!(e.contains("unknown field `brotli_quality`"), "{e}");
         assert!(e.contains("line 2"), "{e}");
+        assert!(e.contains("did you mean `brotli-quality`?"), "{e}");
+        let far = FileConfig::parse(Path::new("p.toml"), "colour = 1\n").unwrap_err();
+        assert!(!far.to_string().contains("did you mean"), "{far}");
     }
 
     #[test]

@@ -12,3 +12,4 @@ pub mod configfile;
 pub mod github;
 pub mod live;
 pub mod render;
+mod surfaces;

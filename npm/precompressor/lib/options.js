@@ -2,7 +2,8 @@
 // fails `vite build` before anything is bundled), then turned into the
 // command-line flags of `precompress DIR` and `precompress check DIR`. Each
 // option maps to one flag that `precompress --help` lists; nothing here
-// re-implements what the binary decides.
+// re-implements what the binary decides. fixtures/options.json lists every
+// option once with its flag, and test/options.test.js holds this file to it.
 
 import path from 'node:path';
 
@@ -19,7 +20,10 @@ export class OptionError extends Error {
 
 const FORMATS = ['br', 'zstd', 'gzip'];
 
-// Sizes as the binary parses them (src/budget.rs parse_size): a number, then
+const DELTA_FORMATS = ['dcb', 'dcz'];
+const SHARED_DICTIONARY = ['auto', 'on', 'off'];
+
+// Sizes as the binary parses them (src/cli/budget.rs parse_size): a number, then
 // an optional unit, powers of 1000 or 1024.
 const SIZE = /^\s*(\d+\.?\d*|\.\d+)\s*(b|k|kb|m|mb|g|gb|kib|mib|gib)?\s*$/i;
 
@@ -127,6 +131,8 @@ const VALIDATORS = {
   include: (v) => patterns('include', v),
   exclude: (v) => patterns('exclude', v),
   minSize: (v) => size('minSize', v),
+  followLinks: (v) => boolean('followLinks', v),
+  threads: (v) => integer('threads', v, 1, 65535),
   manifest(v) {
     if (v === undefined || v === true) return undefined;
     if (v === false) {
@@ -138,8 +144,25 @@ const VALIDATORS = {
   },
   // false: no cache (--no-cache); none: the binary's default, node_modules/.cache/precompress.
   cacheDir: (v) => (v === false ? false : nonEmptyString('cacheDir', v)),
+  cacheMaxSize: (v) => size('cacheMaxSize', v),
   dictionaryFrom: (v) => strings('dictionaryFrom', v),
-  sharedDictionary: (v) => boolean('sharedDictionary', v),
+  deltaFormats(v) {
+    if (v === undefined) return undefined;
+    const list = typeof v === 'string' ? [v] : v;
+    if (!Array.isArray(list) || list.length === 0 || list.some((f) => !DELTA_FORMATS.includes(f))) {
+      throw bad('deltaFormats', `a non-empty array of ${DELTA_FORMATS.map((f) => `'${f}'`).join(', ')}`, v);
+    }
+    return [...new Set(list)];
+  },
+  useAsDictionary: (v) => boolean('useAsDictionary', v),
+  // As precompress.toml's shared-dictionary: a mode, or true for 'auto' and false for 'off'.
+  sharedDictionary(v) {
+    if (v === undefined) return undefined;
+    if (v === true) return 'auto';
+    if (v === false) return 'off';
+    if (!SHARED_DICTIONARY.includes(v)) throw bad('sharedDictionary', "'auto', 'on', 'off', true ('auto') or false ('off')", v);
+    return v;
+  },
   budgets(v) {
     if (v === undefined) return undefined;
     if (v === null || typeof v !== 'object' || Array.isArray(v)) {
@@ -270,11 +293,16 @@ export function runArgs(o, { dir, root, outDir }) {
   for (const g of o.include ?? []) if (typeof g === 'string') args.push(`--include=${g}`);
   for (const g of o.exclude ?? []) if (typeof g === 'string') args.push(`--exclude=${g}`);
   if (o.minSize !== undefined) args.push('--min-size', o.minSize);
+  if (o.followLinks) args.push('--follow-links');
   args.push(...manifestArgs(o, outDir));
+  if (o.threads !== undefined) args.push('--threads', String(o.threads));
   args.push(...cacheArgs(o, root));
+  if (o.cacheMaxSize !== undefined) args.push('--cache-max-size', o.cacheMaxSize);
   if (o.base) args.push('--base', o.base);
   args.push(...dictionaryArgs(o, root));
-  if (o.sharedDictionary === false) args.push('--no-shared-dictionary');
+  if (o.deltaFormats) args.push('--delta-formats', o.deltaFormats.join(','));
+  if (o.useAsDictionary === false) args.push('--no-use-as-dictionary');
+  if (o.sharedDictionary !== undefined) args.push('--shared-dictionary', o.sharedDictionary);
   for (const [glob, limit] of o.budgets ?? []) args.push(`--budget=${glob}=${limit}`);
   if (o.verbose) args.push('--verbose');
   return args;

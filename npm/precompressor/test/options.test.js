@@ -46,8 +46,10 @@ const MAPPING = [
   [{ dictionaryFrom: '../prev' }, ['--dictionary-from', path.resolve(root, '../prev')]],
   [{ dictionaryFrom: 'https://example.com/app/' }, ['--dictionary-from', 'https://example.com/app/']],
   [{ dictionaryFrom: ['http://127.0.0.1:8080/', 'prev'] }, ['--dictionary-from', 'http://127.0.0.1:8080/', '--dictionary-from', path.join(root, 'prev')]],
-  [{ sharedDictionary: false }, ['--no-shared-dictionary']],
-  [{ sharedDictionary: true }, []],
+  [{ sharedDictionary: false }, ['--shared-dictionary', 'off']],
+  // true was once no flag at all, so docs/deltas.md's "turn it on" could not be followed (#37).
+  [{ sharedDictionary: true }, ['--shared-dictionary', 'auto']],
+  [{ sharedDictionary: 'on' }, ['--shared-dictionary', 'on']],
   [{ cacheDir: false }, ['--no-cache']],
   [
     { dictionaryFrom: ['a', 'b'] },
@@ -170,6 +172,10 @@ const INVALID = [
   [{ verbose: 1 }, /option `verbose` must be true or false, got 1/],
   [{ disable: 'false' }, /option `disable` must be true or false, got "false"/],
   [{ binary: '' }, /option `binary` must be a non-empty string, got ""/],
+  [{ sharedDictionary: 'yes' }, /option `sharedDictionary` must be 'auto', 'on', 'off', true \('auto'\) or false \('off'\), got "yes"/],
+  [{ deltaFormats: ['br'] }, /option `deltaFormats` must be a non-empty array of 'dcb', 'dcz', got \["br"\]/],
+  [{ threads: 0 }, /option `threads` must be an integer from 1 to 65535, got 0/],
+  [{ cacheMaxSize: 'lots' }, /option `cacheMaxSize` must be a size/],
 ];
 
 for (const [options, message] of INVALID) {
@@ -187,4 +193,26 @@ test('vite.d.ts declares exactly the options the plugin accepts', () => {
   const body = dts.slice(dts.indexOf('interface PrecompressOptions'));
   const declared = [...body.slice(0, body.indexOf('\n}')).matchAll(/^ {2}(\w+)\?:/gm)].map((m) => m[1]);
   assert.deepEqual(declared.sort(), [...OPTION_NAMES].sort());
+});
+
+// fixtures/options.json: every option once, with its flag, precompress.toml key
+// and plugin option (src/cli/surfaces.rs holds the flags and keys to it).
+const OPTIONS = JSON.parse(readFileSync(new URL('../../../fixtures/options.json', import.meta.url), 'utf8'));
+
+test('the plugin takes exactly the options fixtures/options.json gives it, plus its own', () => {
+  const fromTable = new Set(OPTIONS.options.map((o) => o.plugin).filter((p) => p !== null));
+  const own = Object.keys(OPTIONS.plugin_only);
+  assert.deepEqual([...OPTION_NAMES].sort(), [...fromTable, ...own].sort());
+  for (const o of OPTIONS.options) {
+    if (o.plugin === null) assert.ok(o.why, `${o.flag}: no plugin option and no why`);
+  }
+});
+
+test('each plugin option becomes the flag fixtures/options.json names, which the binary lists', () => {
+  const expand = (a) => a.replace('{root}', root).replace('{outDir}', outDir).replaceAll('/', path.sep);
+  for (const o of OPTIONS.options.filter((x) => x.plugin !== null)) {
+    const want = o.args.map((a) => (a.includes('{') ? expand(a) : a));
+    assert.deepEqual(args({ [o.plugin]: o.sample }).slice(1), want, `${o.plugin}: ${JSON.stringify(o.sample)}`);
+    assert.ok(want.some((a) => a === `--${o.flag}` || a.startsWith(`--${o.flag}=`)) || o.flag.startsWith('no-'), `${o.plugin} → ${want}: not --${o.flag}`);
+  }
 });
