@@ -78,9 +78,9 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => serve(args),
         Some(Command::NginxMap(args)) => server_map(
             "nginx-map",
-            &args.dir,
-            args.manifest.as_deref(),
-            args.base.as_deref(),
+            &args.site.dir,
+            args.site.manifest.as_deref(),
+            args.site.base.as_deref(),
             |i| {
                 let m = precompressor::deploy::nginx::render(i);
                 (m.config, m.skipped)
@@ -88,9 +88,9 @@ fn main() -> ExitCode {
         ),
         Some(Command::CaddyMap(args)) => server_map(
             "caddy-map",
-            &args.dir,
-            args.manifest.as_deref(),
-            args.base.as_deref(),
+            &args.site.dir,
+            args.site.manifest.as_deref(),
+            args.site.base.as_deref(),
             |i| {
                 let m = precompressor::deploy::caddy::render(i);
                 (m.config, m.skipped)
@@ -98,9 +98,9 @@ fn main() -> ExitCode {
         ),
         Some(Command::ApacheMap(args)) => server_map(
             "apache-map",
-            &args.dir,
-            args.manifest.as_deref(),
-            args.base.as_deref(),
+            &args.site.dir,
+            args.site.manifest.as_deref(),
+            args.site.base.as_deref(),
             |i| {
                 use precompressor::deploy::apache::{render_in, Context};
                 let context = if args.htaccess {
@@ -161,10 +161,10 @@ fn tune(args: cli::args::TuneArgs) -> u8 {
 fn serve(args: cli::args::ServeArgs) -> u8 {
     use precompressor::serve::http::{run, ServeError, ServeOptions};
     let opts = ServeOptions {
-        root: args.dir,
-        manifest: args.manifest,
+        root: args.site.dir,
+        manifest: args.site.manifest,
         addr: args.addr,
-        base: args.base,
+        base: args.site.base,
         spa: args.spa,
     };
     match run(&opts) {
@@ -183,10 +183,11 @@ fn serve(args: cli::args::ServeArgs) -> u8 {
 /// the CloudFront Functions in front of them, on stdout; what is left out on
 /// stderr.
 fn objects(args: cli::args::ObjectsArgs) -> u8 {
+    let site = &args.site;
     use cli::args::{EdgeFunction, ObjectsFormat};
     use precompressor::deploy::{cloudfront, objects};
-    if !args.dir.is_dir() {
-        eprintln!("precompress: error: {}: not a folder", args.dir.display());
+    if !site.dir.is_dir() {
+        eprintln!("precompress: error: {}: not a folder", site.dir.display());
         return exit::USAGE;
     }
     if let Some(EdgeFunction::CloudfrontResponse) = args.edge {
@@ -194,31 +195,31 @@ fn objects(args: cli::args::ObjectsArgs) -> u8 {
         return exit::SUCCESS;
     }
     // `load`, as `serve` does: a source rebuilt since the run is a plain file.
-    let mut index = match precompressor::serve::Index::load(&args.dir, args.manifest.as_deref()) {
+    let mut index = match precompressor::serve::Index::load(&site.dir, site.manifest.as_deref()) {
         Ok(i) => i,
         Err(e) => return failed(&e),
     };
-    if let Some(b) = args.base.as_deref() {
+    if let Some(b) = site.base.as_deref() {
         if let Some(w) = precompressor::serve::base_mismatch(&index, b) {
             eprintln!("precompress: warning: objects: {w}");
         }
         index.set_base(b);
     }
-    let manifest = args
+    let manifest = site
         .manifest
         .clone()
-        .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
+        .unwrap_or_else(|| precompressor::model::manifest::default_path(&site.dir));
     // The manifest's key, when it lies in DIR: never uploaded, never served.
     let inside = std::fs::canonicalize(&manifest)
         .ok()
-        .zip(std::fs::canonicalize(&args.dir).ok())
+        .zip(std::fs::canonicalize(&site.dir).ok())
         .and_then(|(m, d)| {
             m.strip_prefix(d)
                 .ok()
                 .and_then(|r| r.to_str())
                 .map(|r| r.replace('\\', "/"))
         });
-    let scan = match objects::scan(&args.dir) {
+    let scan = match objects::scan(&site.dir) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("precompress: error: {e}");
@@ -230,7 +231,7 @@ fn objects(args: cli::args::ObjectsArgs) -> u8 {
         eprintln!("precompress: warning: objects: skipped {s}");
     }
     let out = match (args.edge, args.format) {
-        (Some(_), _) => match cloudfront::viewer_request(&listing, &args.dir) {
+        (Some(_), _) => match cloudfront::viewer_request(&listing, &site.dir) {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("precompress: error: {e}");
@@ -240,10 +241,10 @@ fn objects(args: cli::args::ObjectsArgs) -> u8 {
         (None, ObjectsFormat::Json) => objects::json_lines(&listing.objects),
         (None, ObjectsFormat::Tsv) => objects::tsv(&listing.objects),
         (None, format) => {
-            let Some(dir) = args.dir.to_str() else {
+            let Some(dir) = site.dir.to_str() else {
                 eprintln!(
                     "precompress: error: {}: not UTF-8, so the upload commands cannot name it",
-                    args.dir.display()
+                    site.dir.display()
                 );
                 return exit::USAGE;
             };

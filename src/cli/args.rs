@@ -83,15 +83,12 @@ pub enum Command {
     },
 }
 
-/// Options of `precompress serve`.
+/// What serve and the generators for other servers read: the folder, its
+/// manifest and the URL path it is served at (one definition, flattened).
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub struct SiteArgs {
     /// The folder precompress ran on.
     pub dir: PathBuf,
-
-    /// Address to listen on: IP:PORT, localhost:PORT, or a bare PORT (on 127.0.0.1); loopback unless you say otherwise.
-    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR", value_parser = parse_addr)]
-    pub addr: std::net::SocketAddr,
 
     /// The manifest [default: DIR/precompress-manifest.json].
     #[arg(long, value_name = "PATH")]
@@ -100,6 +97,17 @@ pub struct ServeArgs {
     /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
     #[arg(long, value_name = "PATH", value_parser = parse_base)]
     pub base: Option<String>,
+}
+
+/// Options of `precompress serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub site: SiteArgs,
+
+    /// Address to listen on: IP:PORT, localhost:PORT, or a bare PORT (on 127.0.0.1); loopback unless you say otherwise.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR", value_parser = parse_addr)]
+    pub addr: std::net::SocketAddr,
 
     /// A single-page app: a path with no file, whose last segment has no `.`, gets index.html (a client-side route survives a reload).
     #[arg(long)]
@@ -109,31 +117,15 @@ pub struct ServeArgs {
 /// Options of `precompress nginx-map`.
 #[derive(Debug, Args)]
 pub struct NginxMapArgs {
-    /// The folder precompress ran on.
-    pub dir: PathBuf,
-
-    /// The manifest [default: DIR/precompress-manifest.json].
-    #[arg(long, value_name = "PATH")]
-    pub manifest: Option<PathBuf>,
-
-    /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
-    #[arg(long, value_name = "PATH", value_parser = parse_base)]
-    pub base: Option<String>,
+    #[command(flatten)]
+    pub site: SiteArgs,
 }
 
 /// Options of `precompress apache-map`.
 #[derive(Debug, Args)]
 pub struct ApacheMapArgs {
-    /// The folder precompress ran on.
-    pub dir: PathBuf,
-
-    /// The manifest [default: DIR/precompress-manifest.json].
-    #[arg(long, value_name = "PATH")]
-    pub manifest: Option<PathBuf>,
-
-    /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
-    #[arg(long, value_name = "PATH", value_parser = parse_base)]
-    pub base: Option<String>,
+    #[command(flatten)]
+    pub site: SiteArgs,
 
     /// Write it for DIR/.htaccess (shared hosting) instead of a server or virtual host.
     #[arg(long)]
@@ -143,31 +135,15 @@ pub struct ApacheMapArgs {
 /// Options of `precompress caddy-map`.
 #[derive(Debug, Args)]
 pub struct CaddyMapArgs {
-    /// The folder precompress ran on.
-    pub dir: PathBuf,
-
-    /// The manifest [default: DIR/precompress-manifest.json].
-    #[arg(long, value_name = "PATH")]
-    pub manifest: Option<PathBuf>,
-
-    /// The URL path DIR is served at (e.g. /app/) [default: the manifest's `base`, else /].
-    #[arg(long, value_name = "PATH", value_parser = parse_base)]
-    pub base: Option<String>,
+    #[command(flatten)]
+    pub site: SiteArgs,
 }
 
 /// Options of `precompress objects`.
 #[derive(Debug, Args)]
 pub struct ObjectsArgs {
-    /// The folder precompress ran on.
-    pub dir: PathBuf,
-
-    /// The manifest [default: DIR/precompress-manifest.json].
-    #[arg(long, value_name = "PATH")]
-    pub manifest: Option<PathBuf>,
-
-    /// The URL path DIR is served at (e.g. /app/): object keys start with it [default: the manifest's `base`, else /].
-    #[arg(long, value_name = "PATH", value_parser = parse_base)]
-    pub base: Option<String>,
+    #[command(flatten)]
+    pub site: SiteArgs,
 
     /// What to print: json (an object per line), tsv, aws (a script of `aws s3 cp` lines, run with BUCKET set), rclone (`rclone copyto` lines, run with REMOTE set).
     #[arg(long, value_enum, default_value = "json", conflicts_with = "edge")]
@@ -205,7 +181,12 @@ pub struct MergeArgs {
     pub manifest: Option<PathBuf>,
 
     /// Record the merged release in this cache folder's release store, as a whole run does, for the next run's deltas [default: precompress.toml's cache-dir, else node_modules/.cache/precompress of the project above DIR].
-    #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "PRECOMPRESS_CACHE_DIR",
+        hide_env_values = true
+    )]
     pub cache_dir: Option<PathBuf>,
 
     /// Use no cache folder, whatever --cache-dir, PRECOMPRESS_CACHE_DIR or precompress.toml say.
@@ -291,7 +272,12 @@ pub struct CheckArgs {
     pub dictionary_from: Vec<PathBuf>,
 
     /// The run's cache folder: deltas whose dictionary its release store holds are decoded and compared too [default: precompress.toml's cache-dir, else node_modules/.cache/precompress of the project above DIR].
-    #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "PRECOMPRESS_CACHE_DIR",
+        hide_env_values = true
+    )]
     pub cache_dir: Option<PathBuf>,
 
     /// Use no cache folder, whatever --cache-dir, PRECOMPRESS_CACHE_DIR or precompress.toml say.
@@ -370,8 +356,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Cache encoder outputs and the last releases (for deltas) here, keyed by content and settings, to reuse across runs and clean checkouts [default: node_modules/.cache/precompress of the project above DIR, the nearest folder with a package.json].
-    #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
+    /// The cache: the last releases, which the next run makes RFC 9842 deltas against with no --dictionary-from, and the encoders' outputs, reused across runs and clean checkouts [default: node_modules/.cache/precompress of the nearest folder above DIR with a package.json].
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "PRECOMPRESS_CACHE_DIR",
+        hide_env_values = true
+    )]
     pub cache_dir: Option<PathBuf>,
 
     /// Use no cache folder, whatever --cache-dir, PRECOMPRESS_CACHE_DIR, precompress.toml or the default say.
@@ -386,7 +377,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PREV")]
     pub dictionary_from: Vec<PathBuf>,
 
-    /// Delta codings to write with --dictionary-from, comma-separated: dcb, dcz.
+    /// Delta codings to write against earlier releases (--dictionary-from, and the cache's), comma-separated: dcb, dcz.
     #[arg(long, value_delimiter = ',', default_value = "dcb,dcz", value_parser = parse_delta_coding, value_name = "CODINGS")]
     pub delta_formats: Vec<DeltaCoding>,
 
@@ -398,7 +389,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_use_as_dictionary: bool,
 
-    /// Which dictionaries every page links (a first visit fetches them at idle; the summary says how much): auto, the code dictionary for chunks with no name of their own when it adds little to the chunk marked for them, and the documents dictionary where it pays; on, the code dictionary whatever it adds; off, none (the marked chunks still serve their groups, at no cost to a first visit).
+    /// The dictionaries every page links, fetched at idle by a first visit: auto, only where they add little (the summary says how much); on, always; off, none.
     #[arg(long, value_name = "MODE", value_parser = parse_shared_dictionary, conflicts_with = "no_shared_dictionary")]
     pub shared_dictionary: Option<precompressor::config::SharedDictionary>,
 
