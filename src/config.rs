@@ -10,6 +10,9 @@ use crate::encode::{Codec, Levels};
 /// library caller gets the same refusal).
 pub mod limits {
     use std::ops::RangeInclusive;
+    /// Sources of this size or more are mapped rather than read into each
+    /// job's own buffer (every job of a huge file shares one mapping).
+    pub const MAP_MIN: u64 = 64 << 20;
     /// `--brotli-quality`.
     pub const BROTLI_QUALITY: RangeInclusive<i64> = 0..=11;
     /// `--zstd-level`.

@@ -17,9 +17,9 @@
 // The API: `Config` → `run` → `Report` (+ the `Manifest` written),
 // `check` (and `probe`, its live check of a deploy), `merge`, `tune`,
 // and for servers `serve::Index` and `serve::http::ServeManifest`, with
-// `coding`, `dictionary`, `manifest` and `error` for their types. Modules
-// marked `doc(hidden)` are public only for the `precompress` binary, its tests
-// and benchmarks: no API promise.
+// `coding`, `dictionary`, `manifest` and `error` for their types; `encode`
+// (the codecs) and `model` (the vocabulary) for what a tool beside ours
+// builds on. The binary uses nothing else: no `doc(hidden)` door.
 // The binary's own modules (arguments, precompress.toml, budgets, GitHub
 // output) are not here: they live with it in `src/cli/`.
 //
@@ -34,7 +34,6 @@ pub mod config;
 #[cfg(feature = "deploy")]
 pub mod deploy;
 #[cfg(feature = "compress")]
-#[doc(hidden)]
 pub mod encode;
 pub mod error;
 #[cfg(feature = "compress")]
@@ -42,15 +41,13 @@ pub mod merge;
 // Parts of it serve only the run (feature `compress`).
 #[cfg_attr(not(feature = "compress"), allow(dead_code))]
 mod fsutil;
-#[doc(hidden)]
 pub mod model;
 #[cfg(feature = "probe")]
 pub mod probe;
 #[cfg(feature = "compress")]
 pub mod report;
 #[cfg(feature = "compress")]
-#[doc(hidden)]
-pub mod run;
+mod run;
 pub mod serve;
 #[cfg(feature = "compress")]
 pub mod tune;
@@ -67,13 +64,13 @@ pub use model::manifest::Manifest;
 pub use model::{coding, dictionary, manifest};
 #[cfg(feature = "compress")]
 pub use report::{DocumentsDictionary, FirstVisit, Report};
+/// The `--include`/`--exclude` glob rules (`Pattern`), which budgets use too.
 #[cfg(feature = "compress")]
-#[doc(hidden)]
 pub use run::filter;
 
-/// `--shard K/N` and `precompress merge`, as the binary and tests name them.
+/// `--shard K/N` and `precompress merge`: a sharded run's units and sealed
+/// partial manifests, and the merge of them into the one manifest.
 #[cfg(feature = "compress")]
-#[doc(hidden)]
 pub mod shard {
     pub use crate::merge::{merge, merge_with, Merged};
     pub use crate::model::shard::*;

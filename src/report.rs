@@ -39,7 +39,6 @@ pub struct JobTiming {
     pub verify_micros: u64,
 }
 
-#[doc(hidden)]
 /// CPU time consumed by the calling thread, in µs: unlike wall time, not
 /// inflated when other processes share the cores.
 pub fn thread_cpu_micros() -> u64 {
@@ -296,13 +295,11 @@ impl Report {
     }
 }
 
-#[doc(hidden)]
 /// `1 file`, `2 files`.
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-#[doc(hidden)]
 /// Bytes in KiB/MiB/GiB with one decimal.
 pub fn human(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];

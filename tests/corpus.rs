@@ -121,7 +121,7 @@ fn a_file_split_into_brotli_parts_gives_the_same_bytes_on_1_and_2_threads_and_de
 fn a_source_over_the_mapping_threshold_is_split_and_encoded_from_the_mapping_with_the_same_bytes_on_1_and_2_threads(
 ) {
     // Just over MAP_MIN: jobs read it through a mapping instead of a buffer each.
-    let len = precompressor::run::MAP_MIN as usize + 12_345;
+    let len = precompressor::config::limits::MAP_MIN as usize + 12_345;
     let mut text = Vec::with_capacity(len);
     let mut i = 0u64;
     while text.len() < len {

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use precompressor::run::filter::Pattern;
+use precompressor::filter::Pattern;
 
 use precompressor::error::{Error, Result};
 use precompressor::model::manifest::Manifest;

@@ -215,17 +215,22 @@ impl FileConfig {
         if let (Some(b), false) = (&self.base, explicit("base")) {
             args.base = Some(crate::cli::args::parse_base(b).map_err(|e| bad("base", e))?);
         }
+        self.budgets(path)
+    }
+
+    /// The `[budget]` table's budgets, each limit kept as written.
+    fn budgets(&self, path: &Path) -> Result<Vec<Budget>> {
+        let bad = |glob: &str, detail: String| {
+            Error::Config(format!("{}: budget.{glob:?}: {detail}", path.display()))
+        };
         let mut budgets = Vec::new();
         for (glob, v) in self.budget.iter().flatten() {
-            let limit = size_value(v).map_err(|e| bad(&format!("budget.{glob:?}"), e))?;
+            let limit = size_value(v).map_err(|e| bad(glob, e))?;
             let written = match v {
                 toml::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            budgets.push(
-                Budget::new(glob, limit, &written)
-                    .map_err(|e| bad(&format!("budget.{glob:?}"), e.to_string()))?,
-            );
+            budgets.push(Budget::new(glob, limit, &written).map_err(|e| bad(glob, e.to_string()))?);
         }
         Ok(budgets)
     }

@@ -172,6 +172,7 @@ impl Partial {
         crate::fsutil::write_atomic(path, s.as_bytes(), None)
     }
 
+    #[cfg_attr(not(feature = "compress"), allow(dead_code))]
     pub(crate) fn read(path: &Path) -> Result<Partial> {
         let bytes = crate::fsutil::read_regular(path, crate::model::manifest::MAX_SIZE).map_err(
             |source| Error::Read {

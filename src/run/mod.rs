@@ -9,10 +9,10 @@
 //! no stale variant behind), and a `.br`/`.zst`/`.gz` that precompress did not
 //! write is never deleted or overwritten without `--force`.
 //!
-//! The scan keeps small sources in memory (up to [`HELD_FILE_MAX`] each and
-//! [`HELD_TOTAL_MAX`] in all), so their codec jobs share one read and one hash.
+//! The scan keeps small sources in memory (up to [`HELD_FILE_MAX`](scan::HELD_FILE_MAX) each and
+//! [`HELD_TOTAL_MAX`](scan::HELD_TOTAL_MAX) in all), so their codec jobs share one read and one hash.
 //! Larger sources are re-read by each job and checked against the scan's hash,
-//! and from [`MAP_MIN`] on they are mapped instead: every job of a huge file
+//! and from [`MAP_MIN`](crate::config::limits::MAP_MIN) on they are mapped instead: every job of a huge file
 //! then shares the page cache's one copy, and a brotli part job touches only
 //! its part and the window before it. Either way a source that changes mid-run
 //! is caught (size and mtime after each write) instead of getting a stale
@@ -62,9 +62,7 @@ use crate::run::scan::{on_disk_map, plan_sources, scan_stage, Dict, ScanOut, Sca
 use crate::run::shard::take_shard;
 use crate::run::walk::LOCK_NAME;
 
-pub use self::env::{settings_of, NoProgress, Progress};
-pub use self::scan::{HELD_FILE_MAX, HELD_TOTAL_MAX, PROBE_MIN};
-pub use self::worker::MAP_MIN;
+pub use self::env::{NoProgress, Progress};
 
 /// Runs precompress over `cfg.root`. Per-file failures are in the report's
 /// `errors`; `Err` is returned only when the run cannot happen at all.

@@ -28,9 +28,7 @@ use crate::run::plan::JobKind;
 use crate::run::releases;
 use crate::run::scan::{Dict, Scanned};
 
-/// Sources of this size or more are mapped rather than read into each job's
-/// own buffer.
-pub const MAP_MIN: u64 = 64 << 20;
+pub use crate::config::limits::MAP_MIN;
 
 /// What one (file, codec) job produced.
 pub(crate) enum JobOutcome {

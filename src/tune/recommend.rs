@@ -66,7 +66,6 @@ pub struct Recommendation {
 }
 
 /// `a` relative to `b` as a signed percentage (`+0.31%`).
-#[doc(hidden)]
 pub fn signed_pct(a: u64, b: u64) -> String {
     if b == 0 {
         return "n/a".into();
