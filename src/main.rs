@@ -1,31 +1,16 @@
 //! The `precompress` binary: parse arguments, call the library, map the outcome
 //! to an exit code. All the work is in the library.
 
+#[macro_use]
 mod cli;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use cli::args::{CheckArgs, Cli, Command, RunArgs};
-use precompressor::{Error, Progress};
-
-/// `eprintln!` as one write per line: std's stderr is unbuffered and writes a
-/// formatted line piece by piece, so a reader of both streams on one pipe (the
-/// Vite plugin, CI logs) could see stdout land inside a stderr line.
-macro_rules! eprintln {
-    ($($t:tt)*) => {{
-        let line = format!("{}\n", format_args!($($t)*));
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
-    }};
-}
-
-/// Exit codes, in one place: documented in `--help` and docs/config.md.
-mod exit {
-    pub const SUCCESS: u8 = 0;
-    pub const FAILURE: u8 = 1;
-    pub const USAGE: u8 = 2;
-}
+use cli::args::{Cli, Command, RunArgs};
+use cli::{exit, exit_code, failed};
+use precompressor::Progress;
 
 struct Bar(indicatif::ProgressBar);
 
@@ -72,11 +57,11 @@ fn main() -> ExitCode {
             );
             exit::SUCCESS
         }
-        Some(Command::Check(args)) => check(args),
+        Some(Command::Check(args)) => cli::check::check(args),
         Some(Command::Merge(args)) => merge(args),
         Some(Command::Tune(args)) => tune(args),
-        Some(Command::Serve(args)) => serve(args),
-        Some(Command::NginxMap(args)) => server_map(
+        Some(Command::Serve(args)) => cli::servers::serve(args),
+        Some(Command::NginxMap(args)) => cli::servers::server_map(
             "nginx-map",
             &args.site.dir,
             args.site.manifest.as_deref(),
@@ -86,7 +71,7 @@ fn main() -> ExitCode {
                 (m.config, m.skipped)
             },
         ),
-        Some(Command::CaddyMap(args)) => server_map(
+        Some(Command::CaddyMap(args)) => cli::servers::server_map(
             "caddy-map",
             &args.site.dir,
             args.site.manifest.as_deref(),
@@ -96,7 +81,7 @@ fn main() -> ExitCode {
                 (m.config, m.skipped)
             },
         ),
-        Some(Command::ApacheMap(args)) => server_map(
+        Some(Command::ApacheMap(args)) => cli::servers::server_map(
             "apache-map",
             &args.site.dir,
             args.site.manifest.as_deref(),
@@ -115,7 +100,7 @@ fn main() -> ExitCode {
                 (m.config, m.skipped)
             },
         ),
-        Some(Command::Objects(args)) => objects(args),
+        Some(Command::Objects(args)) => cli::servers::objects(args),
     };
     ExitCode::from(code)
 }
@@ -158,157 +143,6 @@ fn tune(args: cli::args::TuneArgs) -> u8 {
     }
 }
 
-fn serve(args: cli::args::ServeArgs) -> u8 {
-    use precompressor::serve::http::{run, ServeError, ServeOptions};
-    let opts = ServeOptions {
-        root: args.site.dir,
-        manifest: args.site.manifest,
-        addr: args.addr,
-        base: args.site.base,
-        spa: args.spa,
-    };
-    match run(&opts) {
-        Ok(()) => exit::SUCCESS,
-        Err(e) => {
-            eprintln!("precompress: error: {e}");
-            match e {
-                ServeError::Root { .. } => exit::USAGE,
-                _ => exit::FAILURE,
-            }
-        }
-    }
-}
-
-/// `precompress objects DIR`: DIR as bucket objects with their headers, or
-/// the CloudFront Functions in front of them, on stdout; what is left out on
-/// stderr.
-fn objects(args: cli::args::ObjectsArgs) -> u8 {
-    let site = &args.site;
-    use cli::args::{EdgeFunction, ObjectsFormat};
-    use precompressor::deploy::{cloudfront, objects};
-    if !site.dir.is_dir() {
-        eprintln!("precompress: error: {}: not a folder", site.dir.display());
-        return exit::USAGE;
-    }
-    if let Some(EdgeFunction::CloudfrontResponse) = args.edge {
-        let _ = std::io::stdout().write_all(cloudfront::viewer_response().as_bytes());
-        return exit::SUCCESS;
-    }
-    // `load`, as `serve` does: a source rebuilt since the run is a plain file.
-    let mut index = match precompressor::serve::Index::load(&site.dir, site.manifest.as_deref()) {
-        Ok(i) => i,
-        Err(e) => return failed(&e),
-    };
-    if let Some(b) = site.base.as_deref() {
-        if let Some(w) = precompressor::serve::base_mismatch(&index, b) {
-            eprintln!("precompress: warning: objects: {w}");
-        }
-        index.set_base(b);
-    }
-    let manifest = site
-        .manifest
-        .clone()
-        .unwrap_or_else(|| precompressor::model::manifest::default_path(&site.dir));
-    // The manifest's key, when it lies in DIR: never uploaded, never served.
-    let inside = std::fs::canonicalize(&manifest)
-        .ok()
-        .zip(std::fs::canonicalize(&site.dir).ok())
-        .and_then(|(m, d)| {
-            m.strip_prefix(d)
-                .ok()
-                .and_then(|r| r.to_str())
-                .map(|r| r.replace('\\', "/"))
-        });
-    let scan = match objects::scan(&site.dir) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("precompress: error: {e}");
-            return exit::FAILURE;
-        }
-    };
-    let listing = objects::plan(&index, &scan, inside.as_deref());
-    for s in &listing.skipped {
-        eprintln!("precompress: warning: objects: skipped {s}");
-    }
-    let out = match (args.edge, args.format) {
-        (Some(_), _) => match cloudfront::viewer_request(&listing, &site.dir) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("precompress: error: {e}");
-                return exit::FAILURE;
-            }
-        },
-        (None, ObjectsFormat::Json) => objects::json_lines(&listing.objects),
-        (None, ObjectsFormat::Tsv) => objects::tsv(&listing.objects),
-        (None, format) => {
-            let Some(dir) = site.dir.to_str() else {
-                eprintln!(
-                    "precompress: error: {}: not UTF-8, so the upload commands cannot name it",
-                    site.dir.display()
-                );
-                return exit::USAGE;
-            };
-            if matches!(format, ObjectsFormat::Aws) {
-                objects::aws(&listing.objects, dir)
-            } else {
-                objects::rclone(&listing.objects, dir)
-            }
-        }
-    };
-    let _ = std::io::stdout().write_all(out.as_bytes());
-    exit::SUCCESS
-}
-
-/// `precompress nginx-map`, `caddy-map` and `apache-map`: the configuration `render` makes
-/// from DIR's manifest on stdout, what it left out on stderr.
-fn server_map(
-    name: &str,
-    dir: &std::path::Path,
-    manifest: Option<&std::path::Path>,
-    base: Option<&str>,
-    render: impl Fn(&precompressor::serve::Index) -> (String, Vec<String>),
-) -> u8 {
-    if !dir.is_dir() {
-        eprintln!("precompress: error: {}: not a folder", dir.display());
-        return exit::USAGE;
-    }
-    // `load`, as `serve` does: a source rebuilt since the run gets no deltas.
-    let mut index = match precompressor::serve::Index::load(dir, manifest) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("precompress: error: {e}");
-            return exit::FAILURE;
-        }
-    };
-    if let Some(b) = base {
-        if let Some(w) = precompressor::serve::base_mismatch(&index, b) {
-            eprintln!("precompress: warning: {name}: {w}");
-        }
-        index.set_base(b);
-    }
-    let (config, skipped) = render(&index);
-    for s in &skipped {
-        eprintln!("precompress: warning: {name}: skipped {s}");
-    }
-    let _ = std::io::stdout().write_all(config.as_bytes());
-    exit::SUCCESS
-}
-
-/// The exit code of an error that stopped a command: 2 for a usage error
-/// (bad settings, DIR missing), else 1.
-fn exit_code(e: &Error) -> u8 {
-    match e {
-        Error::Config(_) => exit::USAGE,
-        _ => exit::FAILURE,
-    }
-}
-
-/// Prints `e` and returns its exit code.
-fn failed(e: &Error) -> u8 {
-    eprintln!("precompress: error: {e}");
-    exit_code(e)
-}
-
 /// `precompress merge DIR`: the shards' partial manifests into one.
 fn merge(args: cli::args::MergeArgs) -> u8 {
     let manifest = args
@@ -338,164 +172,6 @@ fn merge(args: cli::args::MergeArgs) -> u8 {
         }
         Err(e) => failed(&e),
     }
-}
-
-fn check(args: CheckArgs) -> u8 {
-    if !args.dir.is_dir() {
-        eprintln!("precompress: error: {}: not a folder", args.dir.display());
-        return exit::USAGE;
-    }
-    // What the run used: the flags, else precompress.toml's, else the defaults.
-    let file = match cli::configfile::for_check(&args.dir) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("precompress: error: {e}");
-            return exit::USAGE;
-        }
-    };
-    let manifest = args
-        .manifest
-        .clone()
-        .or(file.manifest)
-        .unwrap_or_else(|| precompressor::model::manifest::default_path(&args.dir));
-    if let Some(url) = &args.url {
-        return check_url(url, &manifest, &args);
-    }
-    let given = if args.dictionary_from.is_empty() {
-        file.dictionary_from
-    } else {
-        args.dictionary_from.clone()
-    };
-    let (mut folders, live) = cli::live::take_sites(&given, &args.dir, args.json);
-    folders.extend(live.folders.iter().cloned());
-    let cache = args.cache_dir.clone().or(file.cache_dir);
-    let options = precompressor::check::Options {
-        dictionary_from: folders,
-        cache_dir: cli::configfile::cache_dir(cache, args.no_cache, &args.dir),
-    };
-    if let Err(e) = options.validate(&args.dir) {
-        return failed(&e);
-    }
-    let report = precompressor::check::check_with(&args.dir, &manifest, &options);
-    if args.json {
-        let _ = std::io::stdout().write_all(
-            (serde_json::to_string_pretty(&report).expect("plain data") + "\n").as_bytes(),
-        );
-    } else {
-        for p in &report.problems {
-            eprintln!(
-                "precompress: check: {}: {}: {}",
-                p.path, p.problem, p.detail
-            );
-        }
-        if report.ok {
-            println!(
-                "precompress: check: ok, {} files and {} variants verified",
-                report.files, report.variants
-            );
-            if report.deltas > 0 {
-                println!(
-                    "precompress: check: {} deltas verified, {} of them decoded with their dictionary{}",
-                    report.deltas,
-                    report.deltas_decoded,
-                    if report.deltas_decoded < report.deltas {
-                        " (give the earlier releases with --dictionary-from to decode the rest)"
-                    } else {
-                        ""
-                    }
-                );
-            }
-        } else {
-            eprintln!(
-                "precompress: check: {}",
-                precompressor::report::plural(report.problems.len() as u64, "problem", "problems")
-            );
-        }
-    }
-    if report.ok {
-        exit::SUCCESS
-    } else {
-        exit::FAILURE
-    }
-}
-
-/// `precompress check --url URL DIR`: the live origin against DIR's
-/// manifest. The report is the output, so all of it goes to stdout: the
-/// summary, a line per problem, what was sent, and notes.
-fn check_url(url: &str, manifest: &std::path::Path, args: &CheckArgs) -> u8 {
-    use precompressor::probe;
-    let opts = probe::Options {
-        rate: args.rate,
-        max_requests: args.max_requests,
-        timeout: std::time::Duration::from_secs(args.timeout),
-    };
-    let report = match probe::probe(manifest, url, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("precompress: check --url: error: {e}");
-            return exit::FAILURE;
-        }
-    };
-    let out = if args.json {
-        serde_json::to_string_pretty(&report).expect("plain data") + "\n"
-    } else {
-        probe_text(&report)
-    };
-    let _ = std::io::stdout().write_all(out.as_bytes());
-    if report.ok {
-        exit::SUCCESS
-    } else {
-        exit::FAILURE
-    }
-}
-
-/// The ten-second reading of a live check.
-fn probe_text(r: &precompressor::probe::Report) -> String {
-    use precompressor::report::plural;
-    let with_problems = r.checked - r.ok_assets;
-    let mut out = format!(
-        "precompress: check --url {}: {}, {}: {} ok, {} with problems{}\n",
-        r.url,
-        plural(r.assets, "asset", "assets"),
-        plural(r.requests, "request", "requests"),
-        r.ok_assets,
-        with_problems,
-        if r.checked < r.assets {
-            format!(", {} not checked", r.assets - r.checked)
-        } else {
-            String::new()
-        }
-    );
-    for p in &r.problems {
-        let at = if p.url.is_empty() { &p.path } else { &p.url };
-        out.push_str(&format!("  {at}: {}: {}\n", p.problem, p.detail));
-    }
-    let s = &r.sent;
-    let mut codings = format!(
-        "{} br, {} zstd, {} gzip, {} identity",
-        s.br, s.zstd, s.gzip, s.identity
-    );
-    if s.other > 0 {
-        codings.push_str(&format!(", {} other", s.other));
-    }
-    let deltas = if s.delta_requests == 0 {
-        "no request with a dictionary".to_string()
-    } else {
-        format!(
-            "{} of {} with a dictionary got a delta ({} dcb, {} dcz)",
-            s.dcb + s.dcz,
-            plural(s.delta_requests, "request", "requests"),
-            s.dcb,
-            s.dcz
-        )
-    };
-    out.push_str(&format!(
-        "precompress: check --url: sent {codings}; {deltas}\n"
-    ));
-    for n in &r.notes {
-        out.push_str(&format!("precompress: check --url: note: {n}\n"));
-    }
-    out
 }
 
 fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
