@@ -469,6 +469,56 @@ mod tests {
         (cli.run, m)
     }
 
+    /// `apply` asks clap whether each option was given by its id, a string:
+    /// every id it asks must be one of the run's, or a typo there would
+    /// silently let the file win over the command line.
+    #[test]
+    fn every_id_apply_asks_about_is_a_flag_of_the_run() {
+        let text = r#"
+            formats = ["br"]
+            brotli-quality = 5
+            zstd-level = 3
+            gzip-level = 6
+            min-ratio = 0.9
+            include = ["*.js"]
+            exclude = ["*.map"]
+            min-size = 10
+            follow-links = true
+            manifest = "m.json"
+            threads = 2
+            cache-dir = "c"
+            cache-max-size = "1GiB"
+            dictionary-from = ["prev"]
+            delta-formats = ["dcz"]
+            use-as-dictionary = false
+            base = "/app/"
+            shared-dictionary = "on"
+            [budget]
+            "*.js" = "1KB"
+        "#;
+        let file = FileConfig::parse(Path::new("p.toml"), text).unwrap();
+        let (mut run, _) = args(&["dist"]);
+        let asked = std::cell::RefCell::new(Vec::new());
+        file.apply(Path::new("p.toml"), &mut run, |id| {
+            asked.borrow_mut().push(id.to_string());
+            false
+        })
+        .unwrap();
+        let cmd = <crate::cli::args::Cli as clap::CommandFactory>::command();
+        let ids: Vec<String> = cmd
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .collect();
+        let asked = asked.into_inner();
+        assert!(asked.len() >= FileConfig::keys().len() - 1, "{asked:?}");
+        for id in &asked {
+            assert!(
+                ids.contains(id),
+                "apply asks about {id:?}, which is no flag's id"
+            );
+        }
+    }
+
     #[test]
     fn unknown_keys_are_rejected_by_name() {
         let e = FileConfig::parse(
