@@ -36,10 +36,10 @@ export function rum(endpoint, sample = 0.1, w = globalThis) {
     for (const e of entries) {
       const url = new URL(e.name, w.location.href);
       // The site's own files only: another origin's sizes are hidden without
-      // Timing-Allow-Origin, and they are not this deploy's.
-      if (url.origin !== w.location.origin || url.href === new URL(endpoint, w.location.href).href) {
-        continue;
-      }
+      // Timing-Allow-Origin, and they are not this deploy's; nor are errors
+      // (the favicon.ico a browser asks for by itself).
+      const own = url.origin === w.location.origin && url.href !== new URL(endpoint, w.location.href).href;
+      if (!own || e.responseStatus >= 400) continue;
       const kind = (kinds[kindOf(e, url.pathname)] ??= {});
       const sum = (kind[codingOf(e)] ??= { n: 0, transfer: 0, body: 0, file: 0 });
       sum.n += 1;

@@ -64,6 +64,8 @@ test('sums per kind and coding, the site only, once, without credentials', () =>
       entry('https://cdn.example.net/lib.js', { transferSize: 800, encodedBodySize: 500,
         decodedBodySize: 900, contentEncoding: 'br' }),
       entry('https://example.com/rum', { initiatorType: 'fetch', transferSize: 300 }),
+      entry('https://example.com/favicon.ico', { initiatorType: 'other', transferSize: 314,
+        encodedBodySize: 14, decodedBodySize: 14, responseStatus: 404 }),
     ],
   );
   const send = rum('/rum', 1, w);
