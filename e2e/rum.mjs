@@ -1,8 +1,8 @@
 // The RUM snippet in a real browser (tests/rum_browser.rs): a collector on
 // 127.0.0.1:PORT receives what the page's snippet posts; headless Chromium
 // loads URL, leaves it (about:blank, so the snippet reports), prints one JSON
-// line, waits for a line on stdin (the test deploys the next release), and
-// does it again as the same returning visitor. Each line: the page's #marker,
+// line, and for each line on stdin (the test deploys the next release, or
+// not) does it again as the same returning visitor, until stdin closes. Each line: the page's #marker,
 // its errors, the report the collector got, and Chromium's own record of each
 // response of the page's origin: its Content-Encoding, its encoded body size
 // (request.sizes()) and its decoded length.
@@ -47,16 +47,17 @@ try {
   });
   let errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  for (let load = 1; load <= 2; load++) {
-    if (load === 2 && (await lines.next()).done) break;
+  for (let load = 1; ; load++) {
+    if (load > 1 && (await lines.next()).done) break;
     errors = [];
     await page.goto(url, { waitUntil: 'load' });
     await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null,
       { timeout: 30_000 });
     const marker = await page.textContent('#marker');
     // For the test's messages: what the page's timing entries name.
-    const entries = await page.evaluate(() => performance.getEntriesByType('resource')
-      .map((e) => `${e.initiatorType} ${e.name} ${e.responseStatus}`));
+    const entries = await page.evaluate(() => performance.getEntriesByType('navigation')
+      .concat(performance.getEntriesByType('resource'))
+      .map((e) => `${e.initiatorType} ${e.name} ${e.responseStatus} ${e.transferSize} ${e.encodedBodySize}`));
     const network = await Promise.all(pending);
     pending = [];
     // Leaving the page fires pagehide: the snippet posts its report.

@@ -4,10 +4,11 @@
 //! collector on 127.0.0.1, every view sampled), served by `precompress serve`;
 //! release 2 is precompressed with deltas against release 1. Headless
 //! Chromium visits release 1, then comes back after the deploy
-//! (`e2e/rum.mjs`). Asserted: each visit posted one report, without cookies,
-//! whose counts and body and file bytes per kind and coding equal what
-//! Chromium's own network log saw for the same responses, and the returning
-//! visit's script is counted as the delta Chromium got.
+//! (`e2e/rum.mjs`), and once more with nothing deployed. Asserted: each
+//! visit posted one report, without cookies, whose counts and body and file
+//! bytes per kind and coding equal what Chromium's own network log saw for
+//! the same responses; the returning visit's script is counted as the delta
+//! Chromium got, and the last visit's page and script as `cache`.
 
 mod serve_util;
 
@@ -39,7 +40,10 @@ fn paste(page: &std::path::Path, script: &str) {
     std::fs::write(page, html.replace("</body>", &format!("{script}\n</body>"))).unwrap();
 }
 
-/// The report the network log implies: per kind, per coding, `n`, `body`, `file`.
+/// The report the network log implies: per kind, per coding, `n`, `file`,
+/// and `body` for a response whose body crossed the network (one Chromium
+/// took from its cache, or revalidated, received no body bytes: it is
+/// `cache`, and the report's `body` is the stored one).
 fn expected(network: &Value) -> BTreeMap<String, BTreeMap<String, Value>> {
     let mut out: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
     for r in network.as_array().unwrap() {
@@ -51,40 +55,47 @@ fn expected(network: &Value) -> BTreeMap<String, BTreeMap<String, Value>> {
             Some("css") => "style",
             _ => "other",
         };
-        let coding = r["contentEncoding"].as_str().unwrap_or("identity");
+        let (body, file) = (r["body"].as_i64().unwrap(), r["file"].as_u64().unwrap());
+        let cached = body <= 0 && file > 0;
+        let coding = match r["contentEncoding"].as_str() {
+            _ if cached => "cache",
+            Some(c) => c,
+            None => "identity",
+        };
         let sum = out
             .entry(kind.into())
             .or_default()
             .entry(coding.into())
-            .or_insert(json!({"n": 0, "body": 0, "file": 0}));
-        for (k, add) in [
-            ("n", 1),
-            ("body", r["body"].as_u64().unwrap()),
-            ("file", r["file"].as_u64().unwrap()),
-        ] {
-            sum[k] = json!(sum[k].as_u64().unwrap() + add);
+            .or_insert(json!({"n": 0, "file": 0}));
+        sum["n"] = json!(sum["n"].as_u64().unwrap() + 1);
+        sum["file"] = json!(sum["file"].as_u64().unwrap() + file);
+        if !cached {
+            sum["body"] = json!(sum["body"].as_i64().unwrap_or(0) + body);
         }
     }
     out
 }
 
-/// The report's sums without `transfer`, after checking it is what Chromium
-/// counts for a response from the network: the body and 300 bytes for the
-/// headers, by the Resource Timing specification.
+/// The report's sums without `transfer` (nor `body` for `cache`), after
+/// checking `transfer` is what Chromium counts: for a response from the
+/// network the body and 300 bytes for the headers, by the Resource Timing
+/// specification; from the cache 0, revalidated the 300 alone.
 fn reported(report: &Value) -> BTreeMap<String, BTreeMap<String, Value>> {
     let mut out: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
     for (kind, codings) in report["kinds"].as_object().unwrap() {
         for (coding, s) in codings.as_object().unwrap() {
             let (n, body) = (s["n"].as_u64().unwrap(), s["body"].as_u64().unwrap());
-            assert_eq!(
-                s["transfer"].as_u64(),
-                Some(body + 300 * n),
-                "{kind} {coding}: {s}"
-            );
-            out.entry(kind.clone()).or_default().insert(
-                coding.clone(),
-                json!({"n": s["n"], "body": s["body"], "file": s["file"]}),
-            );
+            let transfer = s["transfer"].as_u64().unwrap();
+            let sums = if coding == "cache" {
+                assert!(transfer <= 300 * n, "{kind} {coding}: {s}");
+                json!({"n": n, "file": s["file"]})
+            } else {
+                assert_eq!(transfer, body + 300 * n, "{kind} {coding}: {s}");
+                json!({"n": n, "body": body, "file": s["file"]})
+            };
+            out.entry(kind.clone())
+                .or_default()
+                .insert(coding.clone(), sums);
         }
     }
     out
@@ -106,7 +117,7 @@ fn precompress(args: &[&std::ffi::OsStr]) {
 
 #[test]
 #[ignore = "e2e tier: needs Chromium and node; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
-fn the_snippet_reports_what_chromium_got_on_a_first_and_a_returning_visit() {
+fn the_snippet_reports_what_chromium_got_on_first_returning_and_cached_visits() {
     let e2e = browser_ready();
     let tmp = tempfile::tempdir().unwrap();
     let (r1, r2, old_js, new_js) = two_releases(tmp.path());
@@ -150,12 +161,20 @@ fn the_snippet_reports_what_chromium_got_on_a_first_and_a_returning_visit() {
     ]);
     writeln!(child.stdin.as_mut().unwrap()).unwrap();
     let second = next();
+    // Back once more, nothing deployed: the page revalidated, the script cached.
+    writeln!(child.stdin.as_mut().unwrap()).unwrap();
+    let third = next();
+    drop(child.stdin.take());
     assert!(
         child.wait().unwrap().success(),
         "rum.mjs failed: {first:#} {second:#}"
     );
 
-    for (visit, marker) in [(&first, "release-1:6"), (&second, "release-2:7")] {
+    for (visit, marker) in [
+        (&first, "release-1:6"),
+        (&second, "release-2:7"),
+        (&third, "release-2:7"),
+    ] {
         assert_eq!(visit["marker"], marker, "{visit:#}");
         let report = &visit["report"];
         assert_eq!(report["method"], "POST");
@@ -174,5 +193,15 @@ fn the_snippet_reports_what_chromium_got_on_a_first_and_a_returning_visit() {
     let file = body["kinds"]["script"]["dcb"]["file"].as_u64().unwrap();
     assert_eq!(file, std::fs::metadata(live.join(new_js)).unwrap().len());
     assert!(delta * 10 < file, "a delta of {delta} B for {file} B");
+    // Back with nothing deployed: the page revalidated and the script from
+    // the cache, no body over the network, and the report says so.
+    let body: Value = serde_json::from_str(third["report"]["body"].as_str().unwrap()).unwrap();
+    let kinds = &body["kinds"];
+    assert_eq!(kinds["document"]["cache"]["n"], 1, "{body:#}");
+    assert_eq!(kinds["script"]["cache"]["n"], 1, "{body:#}");
+    assert_eq!(
+        kinds["script"]["cache"]["body"], delta,
+        "the stored delta: {body:#}"
+    );
     drop(server);
 }

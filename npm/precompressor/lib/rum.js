@@ -1,7 +1,7 @@
 // precompressor/rum: what real visitors got. `check --url` proves a deploy
 // with one synthetic browser; this reports, from the visitors' own browsers,
 // which coding each of the site's responses came in (dcb, dcz, br, zstd,
-// gzip, identity; `cache` when nothing crossed the network) and its bytes,
+// gzip, identity; `cache` when no body crossed the network) and its bytes,
 // from PerformanceResourceTiming. Only sums per asset kind leave the page:
 // no URL, no user agent, no cookie (credentials: 'omit'), no identifier.
 //
@@ -25,7 +25,12 @@ export function rum(endpoint, sample = 0.1, w = globalThis) {
   // contentEncoding is '' for an uncompressed response and missing where the
   // browser does not report it (then `unknown`, not a guess).
   const codingOf = (e) => {
-    if (e.transferSize === 0 || e.responseStatus === 304) return 'cache';
+    // Nothing but headers crossed: from the cache (transferSize 0), or
+    // revalidated (a 304, which Chromium reports as the stored 200 with its
+    // 300-byte header estimate alone, where a fetched body adds to it).
+    const headersOnly = e.encodedBodySize > 0
+      && (e.transferSize === 300 || e.transferSize < e.encodedBodySize);
+    if (e.transferSize === 0 || e.responseStatus === 304 || headersOnly) return 'cache';
     if (typeof e.contentEncoding !== 'string') return 'unknown';
     return e.contentEncoding || 'identity';
   };

@@ -53,6 +53,8 @@ test('sums per kind and coding, the site only, once, without credentials', () =>
         decodedBodySize: 9000, contentEncoding: 'dcb' }),
       entry('https://example.com/assets/vendor.js', { transferSize: 0, encodedBodySize: 3000,
         decodedBodySize: 12000, contentEncoding: 'zstd' }),
+      entry('https://example.com/assets/old.css', { initiatorType: 'link', transferSize: 300,
+        encodedBodySize: 936, decodedBodySize: 2503, contentEncoding: 'br' }),
       entry('https://example.com/assets/site.css', { initiatorType: 'link', transferSize: 700,
         encodedBodySize: 400, decodedBodySize: 1600, contentEncoding: 'dcz' }),
       entry('https://example.com/assets/site.css?x', { initiatorType: 'link', transferSize: 350,
@@ -90,7 +92,10 @@ test('sums per kind and coding, the site only, once, without credentials', () =>
         dcb: { n: 1, transfer: 500, body: 200, file: 9000 },
         cache: { n: 1, transfer: 0, body: 3000, file: 12000 },
       },
-      style: { dcz: { n: 2, transfer: 1050, body: 450, file: 3200 } },
+      style: {
+        cache: { n: 1, transfer: 300, body: 936, file: 2503 },
+        dcz: { n: 2, transfer: 1050, body: 450, file: 3200 },
+      },
       other: {
         identity: { n: 1, transfer: 900, body: 600, file: 600 },
         cache: { n: 1, transfer: 340, body: 40, file: 80 },
