@@ -82,7 +82,7 @@ tar tzvf "$main_tgz" >"$work/main.list"
 grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
 ok "platform tarball holds an executable bin/precompress"
 grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
-for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/negotiate.js lib/serve.js serve.d.ts lib/worker.js worker.d.ts lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
+for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/negotiate.js lib/serve.js serve.d.ts lib/worker.js worker.d.ts lib/rum.js rum.d.ts lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
   grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
 done
 if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
@@ -182,6 +182,7 @@ cat >"$app/types-check.ts" <<'EOF'
 import { defineConfig, type Plugin } from 'vite';
 import precompress, { type PrecompressOptions } from 'precompressor/vite';
 import { binaryPath, VERSION } from 'precompressor';
+import { rum, type RumReport } from 'precompressor/rum';
 
 const options: PrecompressOptions = {
   formats: ['br', 'gzip'],
@@ -201,6 +202,8 @@ precompress({ brotliLevel: 5 });
 precompress({ formats: ['brotli'] });
 // @ts-expect-error the manifest cannot be turned off
 precompress({ manifest: false });
+export const send: (() => void) | undefined = rum('https://collect.example.com/rum', 0.1);
+export const report: RumReport = { v: 1, sample: 0.1, kinds: { script: { dcb: { n: 1, transfer: 1, body: 1, file: 9 } } } };
 EOF
 cat >"$app/tsconfig.json" <<'EOF'
 { "compilerOptions": { "strict": true, "noEmit": true, "module": "nodenext", "moduleResolution": "nodenext",

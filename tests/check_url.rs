@@ -4,7 +4,8 @@
 //! goes wrong: headers lost, a dictionary sent `no-cache` or with no
 //! `Cache-Control` at all, a file rebuilt after
 //! precompress ran, nothing listening, a URL that is not http, and a redirect
-//! off the origin (never followed).
+//! off the origin (never followed); and notes, without failing, an asset sent in
+//! a larger coding than the smallest the request accepts.
 
 mod serve_util;
 
@@ -121,8 +122,48 @@ fn passes_against_the_readme_caddy_setup_with_deltas() {
         )
     });
     let stdout = assert_passes(&url_of(&site.server), &site.live);
-    assert!(stdout.contains("1 zstd"), "{stdout}");
+    // caddy-map's snippet sends br where it is smaller than zstd (Caddy's
+    // `precompressed zstd br gzip` alone sends zstd).
+    assert!(stdout.contains("sent 1 br, 0 zstd"), "{stdout}");
     assert!(!stdout.contains("Cache-Control"), "{stdout}");
+    assert!(!stdout.contains("larger coding"), "{stdout}");
+}
+
+#[test]
+#[ignore = "e2e tier: needs Caddy; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
+fn notes_a_larger_coding_than_the_smallest_accepted() {
+    // Without the snippet's line that lets br win, Caddy's `precompressed zstd
+    // br gzip` sends the script's zstd, larger than its br.
+    let site = deploy_with_deltas("caddy-map", |snippet, live, work| {
+        let text = std::fs::read_to_string(snippet).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.contains("request_header @pc_br_first"))
+            .expect("the line that lets br win");
+        std::fs::write(snippet, text.replace(line, "")).unwrap();
+        start_caddy_from(
+            "Caddyfile-deltas",
+            live,
+            work,
+            &[("@SNIPPET@", snippet.to_str().unwrap())],
+        )
+    });
+    let size = |c: &str| {
+        let v = site.asset["encodings"].as_array().unwrap();
+        v.iter().find(|v| v["coding"] == c).unwrap()["size"].clone()
+    };
+    let (br, zstd) = (size("br"), size("zstd"));
+    assert!(br.as_u64() < zstd.as_u64(), "br {br}, zstd {zstd}");
+    // A note, not a problem: the browser decodes it.
+    let stdout = assert_passes(&url_of(&site.server), &site.live);
+    let want = format!(
+        "note: 1 asset sent in a larger coding than the smallest the request accepts ({}: zstd ({zstd} B) where br is {br} B): {} B more per visit",
+        &site.url[1..],
+        zstd.as_u64().unwrap() - br.as_u64().unwrap()
+    );
+    assert!(stdout.contains(&want), "{want}\n{stdout}");
+    let (_, json, _) = check_url(&url_of(&site.server), &site.live, &["--json"]);
+    assert!(json.contains("larger coding"), "{json}");
 }
 
 #[test]

@@ -47,8 +47,25 @@ fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
         listed,
         ..
     } = DictionaryForms::of(&dict);
+    // The smaller of the script's br and zstd: Caddy's `precompressed zstd br
+    // gzip` would send zstd, caddy-map's snippet sends br where it is smaller.
+    let size = |c: &str| {
+        site.asset["encodings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["coding"] == c)
+            .unwrap()["size"]
+            .as_u64()
+            .unwrap()
+    };
+    let best = if size("br") < size("zstd") {
+        "br"
+    } else {
+        "zstd"
+    };
+    eprintln!("br {} B, zstd {} B: {best}", size("br"), size("zstd"));
     // (Accept-Encoding, Available-Dictionary, Content-Encoding Caddy sends).
-    // Between variants Caddy follows `precompressed zstd br gzip`.
     #[rustfmt::skip]
     let table: &[(Option<&str>, Option<&str>, Option<&str>)] = &[
         (Some(CHROME), Some(&dict), Some(smaller)),
@@ -57,8 +74,8 @@ fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
         (Some("gzip, DCZ"), Some(&padded), Some("dcz")),
         (Some("gzip, dcb;q=1.0, dcz;q=0.001"), Some(&dict), Some(smaller)),
         // The coding without the dictionary, the dictionary without the coding.
-        (Some(CHROME), None, Some("zstd")),
-        (Some("gzip, deflate, br, zstd"), Some(&dict), Some("zstd")),
+        (Some(CHROME), None, Some(best)),
+        (Some("gzip, deflate, br, zstd"), Some(&dict), Some(best)),
         (Some("br, dcb;q=0, dcz;q=0.000"), Some(&dict), Some("br")),
         (Some("gzip, dcb;q=0"), Some(&dict), Some("gzip")),
         // Malformed (a second parameter): no acceptance, as negotiate reads it.
@@ -69,11 +86,11 @@ fn caddy_sends_the_smaller_delta_only_to_clients_that_hold_the_dictionary() {
         (Some("identity"), Some(&dict), None),
         (None, Some(&dict), None),
         // Unknown, malformed, and right but for case: ordinary negotiation.
-        (Some(CHROME), Some(&unknown), Some("zstd")),
-        (Some(CHROME), Some(&flipped), Some("zstd")),
-        (Some(CHROME), Some(&bare), Some("zstd")),
-        (Some(CHROME), Some(&listed), Some("zstd")),
-        (Some(CHROME), Some(":not base64!:"), Some("zstd")),
+        (Some(CHROME), Some(&unknown), Some(best)),
+        (Some(CHROME), Some(&flipped), Some(best)),
+        (Some(CHROME), Some(&bare), Some(best)),
+        (Some(CHROME), Some(&listed), Some(best)),
+        (Some(CHROME), Some(":not base64!:"), Some(best)),
     ];
     let index = Index::load(&site.live, None).unwrap();
     let use_as = site.asset["use_as_dictionary"].as_str().unwrap();

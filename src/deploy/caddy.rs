@@ -46,6 +46,14 @@
 //!   while `{path}` is still the asset's, and a `rewrite` to the delta's file.
 //!   The site's own `file_server` then sends it: it keeps a `Content-Type` that
 //!   is already set, and finds no `.br`/`.zst`/`.gz` beside a delta.
+//! - `precompressed zstd br gzip` breaks a tie between codings the client
+//!   weights alike by that order, not by size, and some files' zstd is larger
+//!   than their br (a page: 61,795 B against 58,868 B). `{pc_br_first}` maps
+//!   those files' URLs to `1`, and when the client accepts br, the route
+//!   rewrites `zstd` in the request's `Accept-Encoding` to `zstd;q=0`, so the
+//!   `file_server` sends the smaller br (the response is the same for the
+//!   same request, so `Vary: Accept-Encoding` still holds). Last in the
+//!   route: a delta's rewritten path is in no such map.
 //!
 //! Writing it down: keys and values that are not plain go in backticks (raw
 //! text, so the `"` of `Use-As-Dictionary` needs no escape). Caddy reads `{...}`
@@ -57,7 +65,8 @@
 //!
 //! What Caddy cannot do here: rank a delta against `br` or `zstd` by q-value (a
 //! client that names `dcb` or `dcz` with any weight above 0 and holds a
-//! dictionary gets the delta), or notice a source rebuilt after the snippet was
+//! dictionary gets the delta, and one that accepts br gets it where it is
+//! smaller than zstd, whatever weight it gives zstd), or notice a source rebuilt after the snippet was
 //! generated (regenerate and reload on every deploy).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,6 +74,7 @@ use std::fmt::Write as _;
 
 use super::config_assets;
 use super::generate::VARY_DELTAS as VARY;
+use crate::model::coding::Codec;
 use crate::model::dictionary::{available_dictionary, hex};
 use crate::model::manifest::DEFAULT_NAME;
 use crate::serve::{Coding, Entry, Index};
@@ -81,7 +91,7 @@ pub const SITE_LINES: &str = "import precompress_deltas\n";
 /// rule [`super::accept_encoding_regex`] the nginx map shares).
 fn accept_maps() -> String {
     let mut out = String::from("\t# Accept-Encoding names the coding with a weight above 0.\n");
-    for token in ["dcb", "dcz"] {
+    for token in ["dcb", "dcz", "br"] {
         out.push_str(&format!(
             "\tmap {{header.Accept-Encoding}} {{pc_{token}}} {{\n\t\t~(?i){} {token}\n\t\tdefault none\n\t}}\n",
             super::accept_encoding_regex(token)
@@ -114,6 +124,7 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 		try_files {path}
 	}
 	@pc_not_served expression `{pc_not_served} != "-"`
+	@pc_br_first expression `{pc_br_first} != "-" && {pc_br} == "br"`
 
 	route {
 		error @pc_direct 404
@@ -131,6 +142,7 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 			header Content-Type {pc_type}
 			rewrite {http.matchers.file.relative}
 		}
+		request_header @pc_br_first Accept-Encoding `(?i)(^|,)[\x20\t]*zstd[\x20\t]*(;[^,]*)?` `$1 zstd;q=0`
 	}
 "#;
 
@@ -166,6 +178,9 @@ struct Maps {
     /// The URLs never served by their own names: every variant's, whatever
     /// it holds, and the manifest's.
     not_served: BTreeSet<String>,
+    /// The URLs of the assets whose br is smaller than their zstd, a folder's
+    /// `index.html` by its folder too.
+    br_first: BTreeSet<String>,
 }
 
 /// The snippet for the deltas and dictionaries of `index`, served at its
@@ -208,11 +223,17 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
     }
     for a in config_assets(index, unwritable, skipped) {
         let (k, entry, uri) = (a.key, a.entry, a.uri);
-        maps.cache_control.insert(uri.clone(), entry.cache_control);
+        let br_first = br_smaller_than_zstd(entry);
+        let mut urls = vec![uri.clone()];
         if let Some(folder) = k.strip_suffix("index.html") {
             if folder.is_empty() || folder.ends_with('/') {
-                maps.cache_control
-                    .insert(index.url(folder), entry.cache_control);
+                urls.push(index.url(folder));
+            }
+        }
+        for u in urls {
+            maps.cache_control.insert(u.clone(), entry.cache_control);
+            if br_first {
+                maps.br_first.insert(u);
             }
         }
         let use_as = a.use_as.map(str::to_string);
@@ -242,6 +263,19 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
         }
     }
     maps
+}
+
+/// Whether `entry` has br and zstd variants and its br is the smaller:
+/// Caddy's `precompressed zstd br gzip` would send the zstd.
+fn br_smaller_than_zstd(entry: &Entry) -> bool {
+    let size = |codec| {
+        entry
+            .variants
+            .iter()
+            .find(|r| r.coding == Some(Coding::Variant(codec)))
+            .map(|r| r.size)
+    };
+    matches!((size(Codec::Brotli), size(Codec::Zstd)), (Some(br), Some(zstd)) if br < zstd)
 }
 
 /// The dictionaries of the deltas of asset `k` (served at `uri`) that the
@@ -374,6 +408,14 @@ fn write_snippet(out: &mut String, maps: &Maps) {
         let _ = writeln!(out, "\t\t{key} 1");
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
+    out.push_str(
+        "\t# Assets whose br is smaller than their zstd (and their folders' URLs).\n\
+         \tmap {path} {pc_br_first} {\n",
+    );
+    for uri in &maps.br_first {
+        let _ = writeln!(out, "\t\t{} 1", quote(uri).expect("checked"));
+    }
+    out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(&accept_maps());
     out.push_str(ROUTES);
     out.push_str("}\n");
@@ -454,6 +496,51 @@ mod tests {
             .take_while(|l| !l.trim_start().starts_with("default "))
             .map(str::trim)
             .collect()
+    }
+
+    /// A manifest whose files have br and zstd variants of these sizes.
+    fn sized(files: &[(&str, u64, u64)]) -> Index {
+        let files: Vec<String> = files
+            .iter()
+            .map(|(key, br, zstd)| {
+                format!(
+                    r#""{key}": {{"blake3": "00", "content_type": "text/html", "etag": "\"i\"", "sha256": "x", "size": 90000, "skipped": {{}},
+                      "encodings": [{{"coding": "br", "path": "{key}.br", "size": {br}, "blake3": "00", "etag": "\"b\""}},
+                                    {{"coding": "zstd", "path": "{key}.zst", "size": {zstd}, "blake3": "00", "etag": "\"z\""}}]}}"#
+                )
+            })
+            .collect();
+        let json = format!(
+            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{ {} }} }}"#,
+            files.join(",")
+        );
+        Index::from_json(std::path::Path::new("m.json"), &json).unwrap()
+    }
+
+    #[test]
+    fn files_whose_br_is_smaller_than_their_zstd_get_br_first() {
+        let out = render(&sized(&[
+            ("index.html", 58_868, 61_795),
+            ("docs/index.html", 500, 501),
+            ("assets/app.js", 9_000, 8_000),
+            ("assets/tie.css", 700, 700),
+        ]));
+        assert_eq!(
+            entries(&out.config, "pc_br_first"),
+            ["/ 1", "/docs/ 1", "/docs/index.html 1", "/index.html 1"]
+        );
+        // Only when the client accepts br, zstd's weight is set to 0; last in
+        // the route, after a delta's rewrite.
+        assert!(out
+            .config
+            .contains("@pc_br_first expression `{pc_br_first} != \"-\" && {pc_br} == \"br\"`"));
+        let route = &out.config[out.config.find("\troute {").unwrap()..];
+        let rewrite = route.find("rewrite {http.matchers.file.relative}").unwrap();
+        let demote = route
+            .find("request_header @pc_br_first Accept-Encoding")
+            .unwrap();
+        assert!(rewrite < demote, "{route}");
+        assert!(out.config.contains("map {header.Accept-Encoding} {pc_br}"));
     }
 
     #[test]

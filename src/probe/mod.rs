@@ -44,13 +44,13 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
-use crate::model::manifest::{Asset, Manifest};
+use crate::model::manifest::{Asset, Manifest, Variant};
 
 pub use self::client::{Answer, Client, Fetch, FetchError};
 pub use self::headers::*;
 pub use self::terms::*;
-use self::verdict::judge_etags;
 pub use self::verdict::{judge, Ask, Decoders, Seen, Target};
+use self::verdict::{judge_etags, smaller_accepted};
 
 /// One asset's requests.
 struct Job<'m> {
@@ -135,6 +135,7 @@ pub fn probe_with(
         sent: Sent::default(),
         requests: 0,
         seen: Vec::new(),
+        larger: Vec::new(),
         stop: None,
     };
     let (mut checked, mut unchecked, mut needed) = (Vec::new(), 0u64, 0u64);
@@ -152,6 +153,7 @@ pub fn probe_with(
         }
     }
     problems.extend(judge_etags(&session.seen, &mut notes));
+    notes.extend(larger_notes(&session.larger));
     let not_checked = format!("{unchecked} of {} assets not checked", manifest.files.len());
     problems.extend(
         session
@@ -232,6 +234,9 @@ struct Session<'a, 'm> {
     sent: Sent,
     requests: u64,
     seen: Vec<(&'m str, &'m Url, Seen)>,
+    /// Assets sent in a larger coding than the smallest accepted: what was
+    /// sent and what was not.
+    larger: Vec<(&'m str, &'m Variant, &'m Variant)>,
     stop: Option<Stop>,
 }
 
@@ -309,6 +314,11 @@ impl<'m> Session<'_, 'm> {
                 };
                 if let Some(seen) = judge(target, ask, &answer, &mut self.dec, found) {
                     count(&mut self.sent, seen.coding.as_deref());
+                    if ask == Ask::Plain {
+                        let smaller = smaller_accepted(job.asset, seen.coding.as_deref(), accept);
+                        self.larger
+                            .extend(smaller.map(|(sent, small)| (job.key, sent, small)));
+                    }
                     self.seen.push((job.key, &job.url, seen));
                 }
                 true
@@ -336,6 +346,33 @@ impl<'m> Session<'_, 'm> {
             }
         }
     }
+}
+
+/// Notes (not problems: the browser decodes it) for the assets sent in a
+/// larger coding than the smallest the request accepted, the first few by
+/// name.
+fn larger_notes(larger: &[(&str, &Variant, &Variant)]) -> Option<String> {
+    const NAMED: usize = 5;
+    let extra: u64 = larger.iter().map(|(_, s, m)| s.size - m.size).sum();
+    let named: Vec<String> = larger
+        .iter()
+        .take(NAMED)
+        .map(|(k, s, m)| {
+            format!(
+                "{k}: {} ({} B) where {} is {} B",
+                s.coding, s.size, m.coding, m.size
+            )
+        })
+        .collect();
+    let more = match larger.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    (!larger.is_empty()).then(|| format!(
+        "{} sent in a larger coding than the smallest the request accepts ({}{more}): {extra} B more per visit; the server breaks ties by its own order, not by size (Caddy: use precompress caddy-map, which sends the smaller)",
+        crate::report::plural(larger.len() as u64, "asset", "assets"),
+        named.join("; ")
+    ))
 }
 
 /// The problem that says why the check stopped early and what it left.

@@ -8,7 +8,7 @@ use url::Url;
 
 use crate::encode::{new_encoder, Codec, Encoder, Levels};
 use crate::model::coding::DeltaCoding;
-use crate::model::manifest::Asset;
+use crate::model::manifest::{Asset, Variant};
 
 use super::client::Answer;
 use super::headers::*;
@@ -427,6 +427,40 @@ fn judge_headers(target: Target<'_>, answer: &Answer, out: &mut Vec<(ProbeKind, 
     }
 }
 
+/// When the variant sent (`coding`) is larger than another the manifest lists
+/// and `accept` (the request's `Accept-Encoding`) allows, that one: the
+/// server breaks ties by its own order, not by size (Caddy's `precompressed
+/// zstd br gzip`), and every visitor downloads the difference. `None` for
+/// identity or a delta (judged elsewhere) and for the smallest.
+pub(crate) fn smaller_accepted<'a>(
+    asset: &'a Asset,
+    coding: Option<&str>,
+    accept: &str,
+) -> Option<(&'a Variant, &'a Variant)> {
+    let allowed = |token: &str| {
+        accept.split(',').any(|item| {
+            let mut parts = item.split(';').map(str::trim);
+            let named = parts.next().is_some_and(|t| t.eq_ignore_ascii_case(token));
+            let refused = parts.any(|p| {
+                p.split_once('=').is_some_and(|(k, v)| {
+                    k.trim().eq_ignore_ascii_case("q") && v.trim().parse::<f32>() == Ok(0.0)
+                })
+            });
+            named && !refused
+        })
+    };
+    let sent = asset
+        .encodings
+        .iter()
+        .find(|v| Some(v.coding.as_str()) == coding)?;
+    let smallest = asset
+        .encodings
+        .iter()
+        .filter(|v| allowed(&v.coding))
+        .min_by_key(|v| v.size)?;
+    (smallest.size < sent.size).then_some((sent, smallest))
+}
+
 /// ETags over the whole origin. A weak one is always a problem (the server
 /// re-encoded the body or no longer vouches for its bytes). A server that
 /// sends the manifest's ETags (any response carries one) must send the one
@@ -553,6 +587,37 @@ mod tests {
         let mut notes = Vec::new();
         let p = judge_etags(&all, &mut notes);
         (p.into_iter().map(|p| p.detail).collect(), notes)
+    }
+
+    #[test]
+    fn a_larger_coding_than_the_smallest_accepted_is_named() {
+        let mut a = asset_json();
+        let v = |coding: &str, size| Variant {
+            blake3: "00".into(),
+            coding: coding.into(),
+            etag: format!("\"{coding}\""),
+            path: format!("index.html.{coding}"),
+            size,
+        };
+        a.encodings = vec![v("br", 58_868), v("zstd", 61_795), v("gzip", 70_000)];
+        let pick = |coding, accept| {
+            smaller_accepted(&a, Some(coding), accept)
+                .map(|(s, m)| (s.coding.clone(), m.coding.clone()))
+        };
+        // Chromium accepts all three: zstd is not the smallest, br is.
+        assert_eq!(
+            pick("zstd", ACCEPT_ENCODING),
+            Some(("zstd".to_string(), "br".to_string()))
+        );
+        assert_eq!(pick("gzip", ACCEPT_ENCODING_DELTAS).unwrap().1, "br");
+        assert_eq!(pick("br", ACCEPT_ENCODING), None);
+        // A client that refuses br, or does not name it, gets zstd rightly.
+        assert_eq!(pick("zstd", "gzip, br;q=0, zstd"), None);
+        assert_eq!(pick("zstd", "gzip, zstd"), None);
+        assert_eq!(pick("gzip", "gzip, zstd").unwrap().1, "zstd");
+        // Identity and codings the manifest does not list are judged elsewhere.
+        assert_eq!(smaller_accepted(&a, None, ACCEPT_ENCODING), None);
+        assert_eq!(pick("dcb", ACCEPT_ENCODING_DELTAS), None);
     }
 
     #[test]
