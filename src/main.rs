@@ -285,7 +285,7 @@ fn after_run(
         eprintln!("precompress: over budget: {v}");
     }
     if args.github {
-        let env = github::Env::from_env();
+        let runner = github::Runner::from_env();
         let dir = cfg.root.as_path();
         let title = dir.to_string_lossy();
         let md = github::render_summary(
@@ -297,15 +297,19 @@ fn after_run(
             cfg.dry_run,
         );
         let outputs = github::format_outputs(&github::outputs(report, &checked.violations));
-        for (path, text) in [(&env.step_summary, md), (&env.output, outputs)] {
+        for (path, text) in [(&runner.step_summary, md), (&runner.output, outputs)] {
             if let Some(p) = path {
                 if let Err(e) = github::append(p, &text) {
                     eprintln!("precompress: warning: {}: cannot append: {e}", p.display());
                 }
             }
         }
-        let mut notes =
-            github::annotations(report, &checked.violations, dir, env.workspace.as_deref());
+        let mut notes = github::annotations(
+            report,
+            &checked.violations,
+            dir,
+            runner.workspace.as_deref(),
+        );
         for w in &report.run.warnings {
             notes.push_str(&github::warning(w));
         }

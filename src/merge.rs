@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::manifest::{Asset, Manifest};
+use crate::model::names::variant_path;
 use crate::model::shard::{digest_keys, partial_of, Partial, Shard};
 
 /// What `merge` did.
@@ -395,7 +396,7 @@ fn verify_asset(root: &Path, rel: &str, a: &Asset) -> std::result::Result<(), St
     }
     for v in &a.encodings {
         let coding = Codec::parse(&v.coding).filter(|c| c.token() == v.coding);
-        if coding.map(|c| format!("{rel}.{}", c.suffix())) != Some(v.path.clone()) {
+        if coding.map(|c| variant_path(rel, c)) != Some(v.path.clone()) {
             return Err(format!("{rel}: a {:?} variant at {}", v.coding, v.path));
         }
         same(
@@ -416,7 +417,7 @@ fn verify_asset(root: &Path, rel: &str, a: &Asset) -> std::result::Result<(), St
                 d.path
             ));
         };
-        if crate::model::dictionary::delta_path(rel, &sha, coding) != d.path {
+        if crate::model::names::delta_path(rel, &sha, coding) != d.path {
             return Err(format!(
                 "{rel}: delta {} is not the {} against {}",
                 d.path, d.coding, d.dictionary

@@ -462,3 +462,158 @@ fn no_file_or_function_is_too_long() {
     ));
     assert_eq!(n, 701);
 }
+
+/// The `format!` calls in `text` (less its tests and comments) that make
+/// the name of a variant or delta: a placeholder, a dot and a coding's
+/// suffix or token (`"{}.{}"` with `codec.suffix()`, `"{key}.gz"`,
+/// `"{p}.{}.dcz"`). Each is the macro's text.
+fn sibling_names_formatted(text: &str) -> Vec<String> {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let code: String = text
+        .lines()
+        .map(|l| match l.trim_start().starts_with("//") {
+            true => "\n".to_string(),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut at = code.as_str();
+    while let Some(i) = at.find("format!(") {
+        let call = &at[i..];
+        let mut depth = 0;
+        let end = call
+            .char_indices()
+            .find(|&(_, c)| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                c == ')' && depth == 0
+            })
+            .map_or(call.len(), |(e, _)| e + 1);
+        let call = &call[..end];
+        let lit = call.split('"').nth(1).unwrap_or("");
+        let args = call.rsplit('"').next().unwrap_or("");
+        let coded_arg = args.contains(".suffix()") || args.contains(".token()");
+        let literal_coding = [".br", ".gz", ".zst", ".dcb", ".dcz"]
+            .iter()
+            .any(|s| lit.ends_with(&format!("}}{s}")) || lit.ends_with(&format!("}}.{{}}{s}")));
+        if (lit.contains("}.{") && coded_arg) || literal_coding {
+            found.push(call.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+        at = &at[i + 8..];
+    }
+    found
+}
+
+/// ARCHITECTURE.md: `model/names.rs` holds the one name a variant or delta
+/// may have, so no other file spells it out (a second spelling is how a
+/// writer and a server come to disagree on it).
+#[test]
+fn only_names_rs_spells_a_variants_or_deltas_name() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &src, &mut files);
+    let mut wrong = Vec::new();
+    for f in files.iter().filter(|f| *f != "model/names.rs") {
+        for call in sibling_names_formatted(&std::fs::read_to_string(src.join(f)).unwrap()) {
+            wrong.push(format!("src/{f}: {call}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "variant or delta names made outside model/names.rs (use names::variant_path, delta_path):\n{}",
+        wrong.join("\n")
+    );
+    // The rule itself: each spelling is seen, and names that are not a
+    // sibling's (a cache entry, an escaped suffix, a test's) are not.
+    let seen = |t: &str| sibling_names_formatted(t).len();
+    assert_eq!(
+        seen("let d = format!(\"{}.{}\", f.rel, codec.suffix());"),
+        1
+    );
+    assert_eq!(
+        seen("let d = format!(\n    \"{rel}.{}\",\n    c.suffix()\n);"),
+        1
+    );
+    assert_eq!(
+        seen("format!(\"{path}.{}.{}\", hex(dict), coding.token())"),
+        1
+    );
+    assert_eq!(seen("let g = format!(\"{key}.gz\");"), 1);
+    assert_eq!(seen("format!(\"{key}.{}.dcz\", hex(&h))"), 1);
+    assert_eq!(seen("sub.join(format!(\"{}.{suffix}\", &hex[..40]))"), 0);
+    assert_eq!(seen("escape(&format!(\".{}\", c.suffix()))"), 0);
+    assert_eq!(seen("// format!(\"{}.{}\", f.rel, codec.suffix())"), 0);
+    assert_eq!(
+        seen("#[cfg(test)]\nmod tests {\n  format!(\"{key}.gz\");\n}"),
+        0
+    );
+}
+
+/// A run's stages, each the files it owns (ARCHITECTURE.md's diagram).
+const STAGES: &[(&str, &[&str])] = &[
+    ("walk", &["run/walk.rs"]),
+    ("scan", &["run/scan.rs"]),
+    ("plan", &["run/plan.rs", "run/shard.rs"]),
+    ("execute", &["run/execute.rs", "run/worker.rs"]),
+    ("commit", &["run/commit.rs"]),
+];
+
+/// Arrows from one stage's file to another stage's.
+fn across_stages(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let stage = |f: &str| STAGES.iter().find(|(_, fs)| fs.contains(&f)).map(|s| s.0);
+    let mut wrong = Vec::new();
+    for (from, tos) in edges {
+        let Some(a) = stage(from) else { continue };
+        for to in tos {
+            if let Some(b) = stage(to).filter(|b| *b != a) {
+                wrong.push(format!("src/{from} ({a}) uses src/{to} ({b})"));
+            }
+        }
+    }
+    wrong
+}
+
+/// ARCHITECTURE.md: no stage names another's file for a type; what they
+/// hand on lives apart (`run/tree.rs`, `run/scanned.rs`, `run/jobs.rs`),
+/// and only `run/mod.rs` calls them in order.
+#[test]
+fn no_stage_names_another_stages_file() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = graph(&src);
+    for (_, files) in STAGES {
+        for f in *files {
+            assert!(edges.contains_key(*f), "src/{f} is gone: update STAGES");
+        }
+    }
+    let wrong = across_stages(&edges);
+    assert!(
+        wrong.is_empty(),
+        "a stage names another's file:\n{}",
+        wrong.join("\n")
+    );
+    // The rule itself: across stages is caught, within one and to a shared
+    // file is not.
+    let e = |pairs: &[(&str, &str)]| {
+        let mut m: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in pairs {
+            m.entry(a.to_string()).or_default().insert(b.to_string());
+        }
+        m
+    };
+    assert_eq!(
+        across_stages(&e(&[("run/commit.rs", "run/plan.rs")])).len(),
+        1
+    );
+    assert!(across_stages(&e(&[
+        ("run/execute.rs", "run/worker.rs"),
+        ("run/commit.rs", "run/jobs.rs"),
+        ("run/mod.rs", "run/plan.rs"),
+    ]))
+    .is_empty());
+}

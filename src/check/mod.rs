@@ -20,7 +20,8 @@ use serde::Serialize;
 
 use crate::model::manifest::{Asset, Manifest};
 use crate::model::path::check_relative;
-use crate::run::walk::{walk, Tree, LOCK_NAME};
+use crate::run::tree::Tree;
+use crate::run::walk::{walk, LOCK_NAME};
 
 mod deltas;
 mod problem;

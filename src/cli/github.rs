@@ -313,7 +313,7 @@ pub fn render_summary(
 
 /// Where `--github` writes, from the runner's environment.
 #[derive(Debug, Clone, Default)]
-pub struct Env {
+pub struct Runner {
     /// `$GITHUB_STEP_SUMMARY`.
     pub step_summary: Option<PathBuf>,
     /// `$GITHUB_OUTPUT`.
@@ -322,15 +322,15 @@ pub struct Env {
     pub workspace: Option<PathBuf>,
 }
 
-impl Env {
+impl Runner {
     /// Reads the variables; unset or empty ones are `None`.
-    pub fn from_env() -> Env {
+    pub fn from_env() -> Runner {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         };
-        Env {
+        Runner {
             step_summary: var("GITHUB_STEP_SUMMARY"),
             output: var("GITHUB_OUTPUT"),
             workspace: var("GITHUB_WORKSPACE"),

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use crate::model::dictionary::{available_dictionary, hex};
+use crate::model::coding::{Codec, DeltaCoding};
+use crate::model::dictionary::available_dictionary;
+use crate::model::names::{delta_path, variant_path};
 use crate::serve::Index;
 
 /// An asset: key, deltas as (coding, dictionary byte, size), use_as_dictionary.
@@ -21,7 +23,8 @@ pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
                     format!(
                         r#"{{"blake3": "00", "coding": "{coding}", "dictionary": "{}", "dictionary_path": "old.js", "etag": "\"{coding}{d}\"", "path": {}, "size": {size}}}"#,
                         available_dictionary(&h),
-                        serde_json::to_string(&format!("{key}.{}.{coding}", hex(&h))).unwrap()
+                        serde_json::to_string(&delta_path(key, &h, DeltaCoding::parse(coding).unwrap()))
+                            .unwrap()
                     )
                 })
                 .collect();
@@ -65,7 +68,7 @@ pub fn gzip_only(keys: &[&str]) -> Index {
                   "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{n}\""}}]}}"#,
                 k = serde_json::to_string(key).unwrap(),
                 c = cache_of(key),
-                gz = serde_json::to_string(&format!("{key}.gz")).unwrap(),
+                gz = serde_json::to_string(&variant_path(key, Codec::Gzip)).unwrap(),
             )
         })
         .collect();

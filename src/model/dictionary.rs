@@ -20,8 +20,6 @@
 
 use base64::Engine;
 
-use crate::model::coding::DeltaCoding;
-
 /// Extensions of assets that are marked as dictionaries: what a browser
 /// fetches again, changed a little, after each release.
 pub const DICTIONARY_TYPES: &[&str] = &["js", "mjs", "cjs", "css", "wasm", "json"];
@@ -537,23 +535,6 @@ pub fn parse_available_dictionary(value: &str) -> Option<[u8; 32]> {
     bytes.try_into().ok()
 }
 
-/// Where the delta of the asset at `path` against the dictionary with SHA-256
-/// `dict` is written: `path.HEX.dcb` (HEX: the 64 hex digits of the hash), so
-/// a server can find it from the request's URL and `Available-Dictionary`.
-pub fn delta_path(path: &str, dict: &[u8; 32], coding: DeltaCoding) -> String {
-    format!("{path}.{}.{}", hex(dict), coding.token())
-}
-
-/// The asset a delta's path belongs to, if `path` has the form of
-/// [`delta_path`].
-pub fn delta_source(path: &str) -> Option<(&str, DeltaCoding)> {
-    let (rest, token) = path.rsplit_once('.')?;
-    let coding = DeltaCoding::parse(token)?;
-    let (source, hash) = rest.rsplit_once('.')?;
-    let is_hash = hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    (is_hash && !source.is_empty() && !source.ends_with('/')).then_some((source, coding))
-}
-
 /// Lower-case hex.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -1013,28 +994,6 @@ mod tests {
             long.as_str(),
         ] {
             assert_eq!(parse_available_dictionary(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn delta_paths_name_the_asset_and_the_dictionary() {
-        let h = [0xabu8; 32];
-        let p = delta_path("assets/index-D8fKq1nN.js", &h, DeltaCoding::Dcz);
-        assert_eq!(
-            p,
-            format!("assets/index-D8fKq1nN.js.{}.dcz", "ab".repeat(32))
-        );
-        assert_eq!(
-            delta_source(&p),
-            Some(("assets/index-D8fKq1nN.js", DeltaCoding::Dcz))
-        );
-        for no in [
-            "a.js.dcb",
-            "a.js.ABAB.dcb",
-            &format!("{}.dcb", "ab".repeat(32)),
-            "a.js.br",
-        ] {
-            assert_eq!(delta_source(no), None, "{no}");
         }
     }
 }

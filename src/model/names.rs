@@ -13,7 +13,7 @@
 //! `fixtures/sibling-names.json` holds both to the same table.
 
 use crate::model::coding::{Codec, DeltaCoding};
-use crate::model::dictionary::delta_path;
+use crate::model::dictionary::hex;
 
 // Temporary files are named by `fsutil`, which writes them and sits below
 // this vocabulary; the names are re-exported here with the rest.
@@ -32,9 +32,32 @@ pub enum Sibling<'a> {
 /// what precompress writes, and all a server may send for it.
 pub fn sibling_path(key: &str, sibling: Sibling<'_>) -> String {
     match sibling {
-        Sibling::Variant(codec) => format!("{key}.{}", codec.suffix()),
+        Sibling::Variant(codec) => variant_path(key, codec),
         Sibling::Delta(dict, coding) => delta_path(key, dict, coding),
     }
+}
+
+/// Where the variant of the asset at `key` in `codec` is written: `KEY.br`,
+/// `KEY.zst`, `KEY.gz`.
+pub fn variant_path(key: &str, codec: Codec) -> String {
+    format!("{key}.{}", codec.suffix())
+}
+
+/// Where the delta of the asset at `path` against the dictionary with SHA-256
+/// `dict` is written: `path.HEX.dcb` (HEX: the 64 hex digits of the hash), so
+/// a server can find it from the request's URL and `Available-Dictionary`.
+pub fn delta_path(path: &str, dict: &[u8; 32], coding: DeltaCoding) -> String {
+    format!("{path}.{}.{}", hex(dict), coding.token())
+}
+
+/// The asset a delta's path belongs to, if `path` has the form of
+/// [`delta_path`].
+pub fn delta_source(path: &str) -> Option<(&str, DeltaCoding)> {
+    let (rest, token) = path.rsplit_once('.')?;
+    let coding = DeltaCoding::parse(token)?;
+    let (source, hash) = rest.rsplit_once('.')?;
+    let is_hash = hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    (is_hash && !source.is_empty() && !source.ends_with('/')).then_some((source, coding))
 }
 
 #[cfg(test)]
@@ -84,5 +107,27 @@ mod tests {
             sibling_path("a/app.js", Sibling::Delta(&h, DeltaCoding::Dcz)),
             format!("a/app.js.{}.dcz", "ab".repeat(32))
         );
+    }
+
+    #[test]
+    fn delta_paths_name_the_asset_and_the_dictionary() {
+        let h = [0xabu8; 32];
+        let p = delta_path("assets/index-D8fKq1nN.js", &h, DeltaCoding::Dcz);
+        assert_eq!(
+            p,
+            format!("assets/index-D8fKq1nN.js.{}.dcz", "ab".repeat(32))
+        );
+        assert_eq!(
+            delta_source(&p),
+            Some(("assets/index-D8fKq1nN.js", DeltaCoding::Dcz))
+        );
+        for no in [
+            "a.js.dcb",
+            "a.js.ABAB.dcb",
+            &format!("{}.dcb", "ab".repeat(32)),
+            "a.js.br",
+        ] {
+            assert_eq!(delta_source(no), None, "{no}");
+        }
     }
 }

@@ -61,7 +61,7 @@ pub fn group_key(rel: &str, coding: &str, dictionary: Option<&[u8; 32]>) -> Stri
 /// The group key of a variant or delta path (`app.js.br`, `app.js.HEX.dcz`),
 /// for telling which shard's a file on disk is.
 pub fn group_of_path(path: &str) -> Option<String> {
-    if let Some((src, coding)) = crate::model::dictionary::delta_source(path) {
+    if let Some((src, coding)) = crate::model::names::delta_source(path) {
         let hex = &path[src.len() + 1..src.len() + 65];
         return Some(format!("{src}\t{}\t{hex}", coding.token()));
     }

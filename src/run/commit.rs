@@ -10,16 +10,15 @@ use std::sync::atomic::Ordering;
 use crate::error::Error;
 use crate::fsutil::remove_if_exists;
 use crate::model::content::content_type;
-use crate::model::dictionary::delta_source;
 use crate::model::manifest::{etag, Asset, Caching, Manifest};
-use crate::model::shard::{self, Shard};
+use crate::model::names::delta_source;
+use crate::model::shard;
 use crate::report::{JobTiming, RunCounts};
+use crate::run::jobs::{FileProgress, Job, JobOutcome, Outcome, ShardPart, Timing};
 use crate::run::journal::Journal;
-use crate::run::plan::{Job, Outcome};
-use crate::run::scan::Scanned;
-use crate::run::worker::{FileProgress, JobOutcome, Timing};
+use crate::run::scanned::Scanned;
 
-use crate::run::env::{Env, Log};
+use crate::run::env::{remove_ours, Env, Log};
 
 /// Warns of the deltas on disk that the manifest will not list and this run
 /// left in place (against a dictionary it was not given, and no journal says
@@ -210,7 +209,7 @@ pub(crate) fn commit_entries(
             // Variants written before the change was seen are of content that is
             // no longer there: remove them, and leave the file to the next run.
             for p in &o.written {
-                log.remove(&env.root.join(p), p);
+                remove_ours(env.cfg, &env.root.join(p), p, log);
             }
             continue;
         }
@@ -269,7 +268,7 @@ pub(crate) fn commit_entries(
 pub(crate) fn write_outputs(
     env: &Env,
     manifest: &Manifest,
-    sharded: Option<(Shard, String, Vec<String>)>,
+    sharded: Option<ShardPart>,
     journal: Option<Journal>,
     journals_read: &[PathBuf],
     log: &mut Log,
@@ -278,10 +277,14 @@ pub(crate) fn write_outputs(
         return;
     }
     let written = match sharded {
-        Some((shard, jobs_digest, owned)) => shard::Partial {
+        Some(ShardPart {
+            shard,
+            units_digest,
+            owned,
+        }) => shard::Partial {
             shard: shard.index,
             of: shard.count,
-            jobs: jobs_digest,
+            jobs: units_digest,
             tree: shard::tree_digest(
                 manifest
                     .files
@@ -323,7 +326,7 @@ mod tests {
     use crate::fsutil::CopyMeta;
     use crate::model::manifest::{Delta, Variant};
     use crate::model::skip::SkipReason;
-    use crate::run::walk::Found;
+    use crate::run::tree::Found;
 
     fn variant(coding: &str, size: u64) -> Variant {
         Variant {

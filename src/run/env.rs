@@ -53,7 +53,7 @@ pub(crate) fn not_assets(cfg: &Config) -> Vec<PathBuf> {
 /// The walk a run makes: DIR without [`not_assets`], and without shards'
 /// partial manifests beside the manifest (precompress's, not the site's).
 /// `precompress tune` samples from the same walk.
-pub(crate) fn walk_assets(cfg: &Config) -> crate::run::walk::Tree {
+pub(crate) fn walk_assets(cfg: &Config) -> crate::run::tree::Tree {
     let manifest_path = cfg.manifest_path();
     let mut tree = walk(&cfg.root, cfg.follow_links, &not_assets(cfg));
     tree.files.retain(|f| {
@@ -211,17 +211,25 @@ impl Log {
         }
     }
 
-    /// Removes a file of ours at `path` (`rel` in DIR), unless dry run, and
-    /// counts it; a failure is an error of the run.
-    pub(crate) fn remove(&mut self, path: &Path, rel: &str) {
-        if !self.counts.dry_run {
-            if let Err(e) = remove_if_exists(path) {
-                self.errors.push(e);
-                return;
-            }
+    /// Records the removal of a file of ours, `rel` in DIR: counted, or,
+    /// failed, an error of the run.
+    pub(crate) fn removed(&mut self, rel: &str, outcome: Result<()>) {
+        match outcome {
+            Ok(()) => self.counts.removed.push(rel.to_string()),
+            Err(e) => self.errors.push(e),
         }
-        self.counts.removed.push(rel.to_string());
     }
+}
+
+/// Removes a file of ours at `path` (`rel` in DIR), unless dry run, and
+/// records it in `log`.
+pub(crate) fn remove_ours(cfg: &Config, path: &Path, rel: &str, log: &mut Log) {
+    let outcome = if cfg.dry_run {
+        Ok(())
+    } else {
+        remove_if_exists(path).map(|_| ())
+    };
+    log.removed(rel, outcome);
 }
 
 /// Fails with a write error naming the folder unless DIR, the manifest's

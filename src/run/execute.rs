@@ -11,11 +11,11 @@ use std::time::Instant;
 
 use crate::report::thread_cpu_micros;
 use crate::run::env::{delta_encoder, Env, Log, Progress};
+use crate::run::jobs::{FileProgress, Job, JobKind, JobOutcome, Timing};
 use crate::run::journal::Journal;
-use crate::run::plan::{Job, JobKind};
-use crate::run::scan::{Dict, Scanned};
+use crate::run::scanned::{Dict, Scanned};
 
-use crate::run::worker::{FileProgress, JobContext, JobOutcome, Timing, Worker};
+use crate::run::worker::{JobContext, Worker};
 
 /// The execute stage: the jobs run on the run's threads, each file's jobs
 /// counted so its last one checks the source once ([`JobContext::file_job_done`]).

@@ -30,6 +30,7 @@ pub(crate) mod env;
 pub(crate) mod execute;
 pub mod filter;
 pub(crate) mod first_visit;
+pub(crate) mod jobs;
 pub(crate) mod journal;
 pub(crate) mod plan;
 pub(crate) mod prior;
@@ -40,6 +41,7 @@ pub(crate) mod scanned;
 pub mod shard;
 pub(crate) mod shared;
 pub(crate) mod store;
+pub(crate) mod tree;
 pub(crate) mod walk;
 pub(crate) mod worker;
 
@@ -50,16 +52,20 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::fsutil::lock;
 use crate::model::manifest::Manifest;
-use crate::model::shard::{group_of_path, partial_path, Shard};
+use crate::model::shard::{group_of_path, partial_path};
+use crate::model::skip::Passed;
 use crate::report::Report;
 use crate::run::commit::{commit_entries, fold_outcomes, unlisted_deltas_left, write_outputs};
-use crate::run::env::{probe_folders, Env, Log};
+use crate::run::env::{probe_folders, remove_ours, Env, Log};
 use crate::run::execute::{execute_stage, sort_jobs};
+use crate::run::jobs::ShardPart;
 use crate::run::journal::Journal;
 use crate::run::plan::{plan, Inputs, Plan};
 use crate::run::prior::{previous_manifest, written_by};
-use crate::run::scan::{on_disk_map, plan_sources, scan_stage, Dict, ScanOut, Scanned};
+use crate::run::scan::{on_disk_map, plan_sources, scan_stage, ScanOut};
+use crate::run::scanned::{Dict, Scanned};
 use crate::run::shard::take_shard;
+use crate::run::tree::Tree;
 use crate::run::walk::LOCK_NAME;
 
 pub use self::env::{NoProgress, Progress};
@@ -276,11 +282,11 @@ fn record_release(env: &Env, files: &[Scanned], manifest: &Manifest, log: &mut L
 
 /// The walk stage: DIR's files as a run takes them; a killed run's
 /// temporary files removed; names no URL can hold said.
-fn walk_stage(cfg: &Config, log: &mut Log) -> walk::Tree {
+fn walk_stage(cfg: &Config, log: &mut Log) -> Tree {
     let mut tree = crate::run::env::walk_assets(cfg);
     log.errors.append(&mut tree.errors);
     for (rel, why) in &tree.passed {
-        if *why == walk::Passed::NameNotServable {
+        if *why == Passed::NameNotServable {
             log.counts.warnings.push(format!(
                 "{rel}: no URL path can name a file with a backslash in its name; not compressed, not in the manifest (rename it)"
             ));
@@ -288,27 +294,27 @@ fn walk_stage(cfg: &Config, log: &mut Log) -> walk::Tree {
     }
     for t in &tree.temps {
         // Left by a run that was killed: never a valid file, never served as a variant.
-        log.remove(&t.path, &t.rel);
+        remove_ours(cfg, &t.path, &t.rel, log);
     }
     log.counts.removed.clear(); // temporary files are not worth listing
     tree
 }
 
 /// Links passed over by the walk: where a variant would go, they are not ours.
-fn symlinks(passed: &[(String, walk::Passed)]) -> HashSet<&str> {
+fn symlinks(passed: &[(String, Passed)]) -> HashSet<&str> {
     passed
         .iter()
-        .filter(|(_, why)| *why == walk::Passed::Symlink)
+        .filter(|(_, why)| *why == Passed::Symlink)
         .map(|(rel, _)| rel.as_str())
         .collect()
 }
 
 /// What the plan stage leaves for the jobs.
 pub(crate) struct Planned {
-    pub(crate) jobs: Vec<crate::run::plan::Job>,
-    pub(crate) outcomes: Vec<crate::run::plan::Outcome>,
-    /// A shard's: the shard, the digest of all units, the units it owns.
-    pub(crate) sharded: Option<(Shard, String, Vec<String>)>,
+    pub(crate) jobs: Vec<crate::run::jobs::Job>,
+    pub(crate) outcomes: Vec<crate::run::jobs::Outcome>,
+    /// A shard's part, if the run is one.
+    pub(crate) sharded: Option<ShardPart>,
 }
 
 /// The plan stage: [`plan`], this shard's part of it, refusals as errors,
@@ -318,7 +324,7 @@ pub(crate) struct Planned {
 fn plan_stage(
     env: &Env,
     inputs: &Inputs,
-    sources: &[crate::run::plan::Source],
+    sources: &[crate::run::scanned::Source],
     (files, dicts): (&[Scanned], &[Dict]),
     log: &mut Log,
 ) -> Planned {
@@ -338,7 +344,11 @@ fn plan_stage(
         let mine = |path: &str| group_of_path(path).and_then(|g| owner.get(&g)) == Some(&s.index);
         stale.retain(|p| mine(p));
         refused.retain(|(p, _)| mine(p));
-        (shard, digest, owned)
+        ShardPart {
+            shard,
+            units_digest: digest,
+            owned,
+        }
     });
     for (rel, detail) in refused {
         log.errors.push(Error::Foreign {
@@ -358,7 +368,7 @@ fn plan_stage(
         ));
     }
     for rel in &stale {
-        log.remove(&env.root.join(rel), rel);
+        remove_ours(env.cfg, &env.root.join(rel), rel, log);
     }
     sort_jobs(&mut jobs, files, dicts);
     Planned {
@@ -372,7 +382,7 @@ fn plan_stage(
 fn report(
     env: &Env,
     manifest: Manifest,
-    passed: Vec<(String, walk::Passed)>,
+    passed: Vec<(String, Passed)>,
     timings: Vec<crate::report::JobTiming>,
     started: Instant,
     mut log: Log,

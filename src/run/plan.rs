@@ -13,11 +13,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::model::coding::{Codec, DeltaCoding};
-use crate::model::dictionary::{
-    available_dictionary, delta_path, delta_source, parse_available_dictionary,
-};
-use crate::model::manifest::{Asset, Delta, Manifest, SkippedDelta, Variant};
+use crate::model::dictionary::{available_dictionary, parse_available_dictionary};
+use crate::model::manifest::{Asset, Delta, Manifest, SkippedDelta};
+use crate::model::names::{delta_path, delta_source, variant_path};
 use crate::model::skip::SkipReason;
+use crate::run::jobs::{Job, JobKind, Outcome, Unit};
+use crate::run::scanned::Source;
 
 /// The largest dictionary plus file a `dcb` stream can reach across: brotli's
 /// window (16 MiB less 16 bytes, RFC 9842 §4). Beyond it the C decoder that
@@ -25,63 +26,6 @@ use crate::model::skip::SkipReason;
 /// a prefix-dictionary encoder meant the static dictionary, so no `dcb` is
 /// made for larger pairs (`dcz` still is).
 pub(crate) const DCB_MAX_SPAN: u64 = (1 << 24) - 16;
-
-/// What a job does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum JobKind {
-    Compress,
-    /// Part `index` of `of` of a brotli stream split across jobs.
-    Part {
-        index: usize,
-        of: usize,
-    },
-    /// Check a variant the manifest does not list against the source: kept
-    /// and listed if it decodes to it. `ours`: a killed run's, by its journal
-    /// ([`crate::run::journal`]), so one that does not decode is redone, not refused.
-    CheckForeign {
-        ours: bool,
-    },
-    /// Likewise for a delta against dictionary `dict`, decoded with it.
-    CheckDelta {
-        dict: usize,
-        coding: DeltaCoding,
-        ours: bool,
-    },
-    /// An RFC 9842 delta against dictionary `dict` (an index into the run's
-    /// dictionaries).
-    Delta {
-        dict: usize,
-        coding: DeltaCoding,
-    },
-}
-
-/// One unit of work for the pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Job {
-    /// Index of the source in the run's list.
-    pub file: usize,
-    /// The coding of a variant job (a delta job's is unused).
-    pub codec: Codec,
-    pub kind: JobKind,
-}
-
-impl Job {
-    /// The content-coding token this job produces.
-    pub fn token(&self) -> &'static str {
-        match self.kind {
-            JobKind::Delta { coding, .. } | JobKind::CheckDelta { coding, .. } => coding.token(),
-            _ => self.codec.token(),
-        }
-    }
-
-    /// The dictionary of a delta job.
-    pub fn dict(&self) -> Option<usize> {
-        match self.kind {
-            JobKind::Delta { dict, .. } | JobKind::CheckDelta { dict, .. } => Some(dict),
-            _ => None,
-        }
-    }
-}
 
 /// What the run knows of everything but the sources.
 pub(crate) struct Inputs<'a> {
@@ -106,53 +50,6 @@ pub(crate) struct Inputs<'a> {
     /// unchanged source are kept as they are: their dictionaries are what
     /// returning visitors hold, and this run could not make them again.
     pub earlier: bool,
-}
-
-/// One source, as the plan needs it.
-pub(crate) struct Source<'a> {
-    pub rel: &'a str,
-    pub size: u64,
-    pub blake3: &'a str,
-    /// Why the filter leaves it out, if it does.
-    pub decision: Option<SkipReason>,
-    /// The scan's fast probe did not shrink it: no variant is made (deltas
-    /// still are: an edited incompressible file is small against its old self).
-    pub incompressible: bool,
-    /// How many jobs its brotli encoding runs as (1 unless it is large, text,
-    /// and not already in the cache).
-    pub brotli_parts: usize,
-    /// Its dictionaries: (index in the run's list, the dictionary's size, its
-    /// SHA-256).
-    pub dictionaries: Vec<(usize, u64, [u8; 32])>,
-}
-
-/// What one source ends up with: the plan fills in what is kept and known as
-/// it is, the jobs add what they write or skip, and the commit stage turns it
-/// into the source's manifest entry.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Outcome {
-    /// Variants: kept from the last run, written or adopted by this one.
-    pub variants: Vec<Variant>,
-    /// Deltas, likewise.
-    pub deltas: Vec<Delta>,
-    /// Per coding token, why there is no variant.
-    pub skipped: BTreeMap<String, SkipReason>,
-    pub skipped_deltas: Vec<SkippedDelta>,
-    /// Paths this run wrote: taken out again if the source changed meanwhile.
-    pub written: Vec<String>,
-    /// The source changed while this run read it.
-    pub changed: bool,
-}
-
-/// One (source, coding[, dictionary]) the run is asked for, whether it is
-/// kept, checked or made: what `--shard` splits, so that every shard splits
-/// the same whatever is already on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Unit {
-    pub file: usize,
-    pub token: &'static str,
-    /// The dictionary of a delta (an index into the run's dictionaries).
-    pub dict: Option<usize>,
 }
 
 /// The plan: per source (by index), what is kept and skipped as it is; the
@@ -285,7 +182,7 @@ impl Planner<'_> {
     /// made.
     fn variant(&mut self, i: usize, f: &Source, before: Option<&Asset>, codec: Codec) {
         let inp = self.inp;
-        let dest = format!("{}.{}", f.rel, codec.suffix());
+        let dest = variant_path(f.rel, codec);
         let on_disk = inp.on_disk.contains_key(dest.as_str());
         let mine = self.is_ours(&dest);
         if inp.symlinks.contains(dest.as_str()) && f.decision.is_none() && !inp.force {
@@ -480,6 +377,7 @@ fn compress_jobs(file: usize, codec: Codec, brotli_parts: usize) -> Vec<Job> {
 mod tests {
     use super::*;
     use crate::model::manifest::etag;
+    use crate::model::manifest::Variant;
 
     const SETTINGS: [(&str, &str); 3] = [("br", "q11"), ("zstd", "l19"), ("gzip", "l12")];
 

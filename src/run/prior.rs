@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::model::coding::{Codec, DeltaCoding};
-use crate::model::dictionary::{delta_source, parse_available_dictionary};
+use crate::model::dictionary::parse_available_dictionary;
 use crate::model::manifest::Manifest;
-use crate::model::names::{sibling_path, Sibling};
+use crate::model::names::{delta_source, sibling_path, Sibling};
 use crate::run::journal::{self};
 
 /// The previous run's manifest, if there is one that can be read (a corrupt

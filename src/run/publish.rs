@@ -5,10 +5,10 @@
 //! the release marks nothing.
 
 use crate::model::published::{Listed, Published, FILE_NAME, MAX_BYTES};
-use crate::run::env::{Env, Log};
+use crate::run::env::{remove_ours, Env, Log};
 use crate::run::scanned::Scanned;
 use crate::run::shared::{Group, Marks, Shared};
-use crate::run::walk::Found;
+use crate::run::tree::Found;
 
 /// What the release marks (as its manifest will), as the list's entries.
 fn listed(env: &Env, files: &[Scanned], marks: &Marks) -> Vec<Listed> {
@@ -57,7 +57,7 @@ pub(crate) fn publish_stage(
     let list = listed(env, files, &marks);
     if list.is_empty() {
         if let Some((f, _)) = earlier {
-            log.remove(&f.found.path, &f.found.rel);
+            remove_ours(env.cfg, &f.found.path, &f.found.rel, log);
         }
         return;
     }

@@ -24,14 +24,13 @@ use crate::model::content::content_kind;
 use crate::model::dictionary::is_candidate;
 use crate::report::DocumentsDictionary;
 use crate::run::cache::Cache;
-use crate::run::env::{Env, Log};
+use crate::run::env::{remove_ours, Env, Log};
 use crate::run::filter::Filter;
-use crate::run::plan::Source;
 use crate::run::prior::recover;
 use crate::run::releases::{self, OldFile, Releases};
-pub(crate) use crate::run::scanned::{Chosen, Dict, Scanned};
+use crate::run::scanned::{Chosen, Dict, Scanned, Source};
 use crate::run::shared::Shared;
-use crate::run::walk::Found;
+use crate::run::tree::Found;
 
 /// Sources up to this size are kept in memory by the scan: with many small
 /// files, opening, reading and hashing each again per codec cost more than the
@@ -348,7 +347,7 @@ pub(crate) fn scan_stage(
     let journals_read = recorded.files;
     files.retain(|f| match ours.get(&f.found.rel) {
         Some(b3) if *b3 == f.blake3 => {
-            log.remove(&f.found.path, &f.found.rel);
+            remove_ours(env.cfg, &f.found.path, &f.found.rel, log);
             false
         }
         _ => true,
@@ -645,7 +644,7 @@ fn place_dictionaries(
         out.push(s);
     }
     for e in earlier {
-        log.remove(&e.found.path, &e.found.rel);
+        remove_ours(env.cfg, &e.found.path, &e.found.rel, log);
     }
     out
 }

@@ -1,11 +1,13 @@
-//! What the scan hands on: a source as read ([`Scanned`]) and the earlier
-//! files each asset gets deltas against ([`Chosen`], [`Dict`]). The plan,
+//! What the scan hands on: a source as read ([`Scanned`]), as the plan
+//! weighs it ([`Source`]), and the earlier files each asset gets deltas
+//! against ([`Chosen`], [`Dict`]). The plan,
 //! the jobs, the shard split and the commit all take these, so they live
 //! apart from any stage.
 
 use crate::fsutil::CopyMeta;
+use crate::model::skip::SkipReason;
 use crate::run::releases::OldFile;
-use crate::run::walk::Found;
+use crate::run::tree::Found;
 
 /// What the scan learned about one source.
 #[derive(Debug)]
@@ -51,4 +53,22 @@ impl Dict {
             blake3: b3,
         }
     }
+}
+
+/// One source, as the plan needs it.
+pub(crate) struct Source<'a> {
+    pub rel: &'a str,
+    pub size: u64,
+    pub blake3: &'a str,
+    /// Why the filter leaves it out, if it does.
+    pub decision: Option<SkipReason>,
+    /// The scan's fast probe did not shrink it: no variant is made (deltas
+    /// still are: an edited incompressible file is small against its old self).
+    pub incompressible: bool,
+    /// How many jobs its brotli encoding runs as (1 unless it is large, text,
+    /// and not already in the cache).
+    pub brotli_parts: usize,
+    /// Its dictionaries: (index in the run's list, the dictionary's size, its
+    /// SHA-256).
+    pub dictionaries: Vec<(usize, u64, [u8; 32])>,
 }

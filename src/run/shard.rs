@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::shard::{digest_keys, group_key, Shard};
-use crate::run::plan::{Job, Unit};
-use crate::run::scan::{Dict, Scanned};
+use crate::run::jobs::{Job, Unit};
+use crate::run::scanned::{Dict, Scanned};
 
 /// One unit the split assigns: all jobs of one (asset, coding[, dictionary]),
 /// so the parts of a split brotli stream stay in one shard. `cost` must not

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 use crate::config::Config;
@@ -18,54 +18,18 @@ use crate::encode::{new_encoder, BrotliEncoder, Codec, Encoder};
 use crate::error::{Error, Result};
 use crate::fsutil::{open_own, write_atomic};
 use crate::model::content::content_kind;
-use crate::model::dictionary::{available_dictionary, delta_path};
-use crate::model::manifest::{etag, Delta, SkippedDelta, Variant};
+use crate::model::dictionary::available_dictionary;
+use crate::model::manifest::{etag, SkippedDelta, Variant};
+use crate::model::names::{delta_path, variant_path};
 use crate::model::skip::SkipReason;
 use crate::report::thread_cpu_micros;
 use crate::run::cache::{Cache, Hit};
+use crate::run::jobs::{FileProgress, JobKind, JobOutcome};
 use crate::run::journal::Journal;
-use crate::run::plan::JobKind;
 use crate::run::releases;
-use crate::run::scan::{Dict, Scanned};
+use crate::run::scanned::{Dict, Scanned};
 
 pub use crate::config::limits::MAP_MIN;
-
-/// What one (file, codec) job produced.
-pub(crate) enum JobOutcome {
-    /// A new variant (written unless dry run).
-    Written {
-        variant: Variant,
-        cached: bool,
-    },
-    /// A `.br`/`.zst`/`.gz` precompress did not write, which decodes to the
-    /// source: kept as it is and listed.
-    Adopted(Variant),
-    Skipped(SkipReason),
-    /// A new delta (written unless dry run).
-    DeltaWritten {
-        delta: Delta,
-        cached: bool,
-    },
-    /// A delta the manifest did not list, which decodes with its dictionary
-    /// to the source: kept as it is and listed.
-    DeltaAdopted(Delta),
-    /// A delta that is not smaller than the source.
-    DeltaSkipped(SkippedDelta),
-    /// The dictionary could not be used (it vanished or changed): no delta,
-    /// and a warning rather than a failure.
-    NoDelta(String),
-    Failed(Error),
-    /// One part of a split brotli job, not the last to finish: nothing to record.
-    Part,
-}
-
-/// How long one job took.
-pub(crate) struct Timing {
-    pub(crate) micros: u64,
-    pub(crate) cpu_micros: u64,
-    pub(crate) encode_micros: u64,
-    pub(crate) verify_micros: u64,
-}
 
 /// What every job needs besides its own file.
 pub(crate) struct JobContext<'a> {
@@ -83,17 +47,6 @@ pub(crate) struct JobContext<'a> {
     pub(crate) parts: Mutex<HashMap<usize, PartsState>>,
     /// Per file (by index in the run's list), shared by its jobs.
     pub(crate) files: Vec<FileProgress>,
-}
-
-/// A source's jobs as they run on the pool.
-#[derive(Default)]
-pub(crate) struct FileProgress {
-    /// Jobs not finished yet.
-    pub(crate) left: AtomicUsize,
-    /// One of them wrote a variant or delta.
-    pub(crate) wrote: AtomicBool,
-    /// The source was found changed after the last of them.
-    pub(crate) changed: AtomicBool,
 }
 
 impl JobContext<'_> {
@@ -359,7 +312,7 @@ impl<'a> Worker<'a> {
 
     /// Writes `self.output` as the variant (unless dry run).
     fn place(&mut self, f: &Scanned, codec: Codec, cached: bool) -> Result<JobOutcome> {
-        let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
+        let dest_rel = variant_path(&f.found.rel, codec);
         let b3 = blake3::hash(&self.output).to_hex().to_string();
         // Checked against the source once all of its jobs are done
         // (JobContext::file_job_done).
@@ -597,7 +550,7 @@ impl<'a> Worker<'a> {
         input: &[u8],
         ours: bool,
     ) -> Result<JobOutcome> {
-        let dest_rel = format!("{}.{}", f.found.rel, codec.suffix());
+        let dest_rel = variant_path(&f.found.rel, codec);
         let dest = self.ctx.root.join(&dest_rel);
         self.output.clear();
         open_own(&dest)

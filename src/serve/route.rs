@@ -237,7 +237,7 @@ pub fn fallback<L: Lookup>(
 fn internal<L: Lookup>(key: &str, file: &L::File, lookup: &L) -> bool {
     let beside_its_asset = |src: &str| matches!(lookup.node(src), Node::File(_));
     crate::model::content::variant_source(key).is_some_and(|(src, _)| beside_its_asset(src))
-        || crate::model::dictionary::delta_source(key).is_some_and(|(src, _)| beside_its_asset(src))
+        || crate::model::names::delta_source(key).is_some_and(|(src, _)| beside_its_asset(src))
         || lookup.is_manifest(file)
 }
 

@@ -45,7 +45,7 @@ use serde::Serialize;
 
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::content::variant_source;
-use crate::model::dictionary::delta_source;
+use crate::model::names::delta_source;
 use crate::serve::{Coding, Entry, Index, CACHE_REVALIDATE};
 
 pub use scan::{scan, Scan};
