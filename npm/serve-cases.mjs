@@ -131,8 +131,9 @@ async function checkCase(t, root, site, url, c, unlengthed) {
       want = whole.subarray(a, b + 1);
     }
     const length = r.headers['content-length'];
-    if (unlengthed) {
-      if (length !== undefined) return `Content-Length ${length}, expected none (${unlengthed})`;
+    const lengthless = unlengthed?.(r);
+    if (lengthless) {
+      if (length !== undefined) return `Content-Length ${length}, expected none (${lengthless})`;
     } else if (length !== String(want.length)) {
       return `Content-Length ${length}, expected ${want.length}`;
     }
@@ -155,9 +156,10 @@ async function checkCase(t, root, site, url, c, unlengthed) {
 /**
  * Runs table `t` against a server: `start(site)` starts it on the built site
  * and resolves to { url, close }; `supports` lists the `needs` it meets;
- * `skip` maps case names to why they do not apply; `unlengthed`, why the
- * server sends no Content-Length (each body is still compared byte for byte,
- * and a Content-Length is then a failure). Returns { sent, failures }.
+ * `skip` maps case names to why they do not apply; `unlengthed(response)`,
+ * why the server sends that response no Content-Length, or undefined (each
+ * body is still compared byte for byte, and a Content-Length is then a
+ * failure). Returns { sent, failures }.
  */
 export async function runTable(t, { bin, start, supports, skip = {}, unlengthed }) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'precompress-serve-cases-'));
