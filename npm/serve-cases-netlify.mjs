@@ -62,6 +62,19 @@ function rawHeaders(req) {
   return out;
 }
 
+/** The regular file of `site` that the URL path names, its segments percent-decoded; else undefined. */
+function deployed(site, pathname) {
+  let parts;
+  try {
+    parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return undefined;
+  }
+  if (parts.some((p) => p === '..' || p === '.' || p.includes('/') || p.includes('\0'))) return undefined;
+  const file = path.join(site, ...parts);
+  return fs.statSync(file, { throwIfNoEntry: false })?.isFile() ? file : undefined;
+}
+
 /** Sends `req` to host:port as it came, with `extra` headers set, and pipes the answer back untouched. */
 function forward(req, res, port, extra) {
   const headers = rawHeaders(req).filter(([n]) => !(n.toLowerCase() in extra));
@@ -82,6 +95,7 @@ export async function startNetlify(site) {
   const { EdgeFunctionsHandler } = await import('@netlify/edge-functions-dev');
   const { find } = await import('@netlify/edge-bundler');
   const { StaticHandler } = await import('@netlify/static');
+  const { default: mime } = await import('mime-types');
   const { root, functions } = project(site);
   const logger = { log: (m) => console.error(`netlify: ${m}`), warn: (m) => console.error(`netlify: ${m}`), error: (m) => console.error(`netlify: ${m}`) };
   const edge = new EdgeFunctionsHandler({
@@ -129,16 +143,20 @@ export async function startNetlify(site) {
           return;
         }
       }
-      // The deploy's files, as Netlify's origin serves them (a missing one: 404).
-      const match = await files.match(new Request(url));
-      if (!match) {
+      // The deploy's files (a missing one: 404). A file is found by its
+      // percent-decoded name first, as a host's origin finds it (the
+      // function asks for exact names); else as @netlify/static finds it,
+      // which reads the path undecoded and adds Netlify's pretty URLs.
+      const file = deployed(site, url.pathname);
+      const match = file ? undefined : await files.match(new Request(url));
+      if (!file && !match) {
         res.writeHead(404, { 'Content-Type': 'text/plain' });
         res.end('Not Found');
         return;
       }
-      const r = await match.handle();
-      const body = Buffer.from(await r.arrayBuffer());
-      res.writeHead(r.status, { ...Object.fromEntries(r.headers), 'content-length': String(body.length) });
+      const body = file ? fs.readFileSync(file) : Buffer.from(await (await match.handle()).arrayBuffer());
+      const type = (file && mime.contentType(path.extname(file))) || 'application/octet-stream';
+      res.writeHead(200, { 'content-type': type, 'cache-control': 'public, max-age=0, must-revalidate', 'content-length': String(body.length) });
       res.end(req.method === 'HEAD' ? undefined : body);
     } catch (e) {
       console.error(`netlify: ${e.stack ?? e}`);
@@ -170,9 +188,6 @@ const SKIP = {
   'If-Modified-Since in the asctime form': 'no Last-Modified (as above)',
   'a browser gets the smallest variant it accepts': 'expects a Last-Modified (as above); its coding, body and other headers are checked by the cases below',
   'a file too small for variants: identity, no Vary': "the emulator's Deno server (edge-functions-dev server.mjs, Deno.serve) compresses an identity answer on the fly for a client that accepts br or gzip (weak ETag, Vary added); an answer with Content-Encoding set, every variant and delta, it leaves as it is",
-  "a name with a newline: its variant, negotiated": "@netlify/static, the emulator's origin, does not percent-decode a path: %0A names no file",
-  "a name with '#': its variant, negotiated": "@netlify/static does not percent-decode a path: %23 names no file",
-  "a name with '%': its variant, negotiated": "@netlify/static does not percent-decode a path: %25 names no file",
 };
 
 /** Why there is no Content-Length: Netlify's bootstrap deletes it from every response a function returns. */
