@@ -121,14 +121,19 @@ fn the_pages_function_answers_the_shared_table() {
 
 /// A runner's `--serve SITE`: the host's local runtime until dropped (its
 /// process group ended by its own pid).
-struct Host(Child, String, tempfile::TempDir);
+struct Host {
+    child: Child,
+    url: String,
+    /// The runner files, removed once the runtime has stopped.
+    _runners: tempfile::TempDir,
+}
 
 impl Drop for Host {
     fn drop(&mut self) {
         let _ = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
+            .args(["-TERM", &self.child.id().to_string()])
             .status();
-        let _ = self.0.wait();
+        let _ = self.child.wait();
     }
 }
 
@@ -151,7 +156,11 @@ fn serve(file: &str, site: &Path) -> Host {
         .find(|w| w.starts_with("http://127.0.0.1:"))
         .unwrap_or_else(|| panic!("no URL in {first:?}"))
         .to_string();
-    Host(child, url, dir)
+    Host {
+        child,
+        url,
+        _runners: dir,
+    }
 }
 
 /// `check --url URL SITE --json`: (exit code, report).
@@ -198,7 +207,7 @@ fn check_url_against_the_netlify_edge_function() {
     let tmp = tempfile::tempdir().unwrap();
     let site = build(&t, tmp.path());
     let host = serve("serve-cases-netlify.mjs", &site);
-    let (code, report) = check_url(&host.1, &site);
+    let (code, report) = check_url(&host.url, &site);
     let plain = without_variants(&site);
     let problems = report["problems"].as_array().unwrap();
     for p in problems {
@@ -245,7 +254,7 @@ fn check_url_against_the_pages_function() {
     let tmp = tempfile::tempdir().unwrap();
     let site = build(&t, tmp.path());
     let host = serve("serve-cases-pages.mjs", &site);
-    let (_, report) = check_url(&host.1, &site);
+    let (_, report) = check_url(&host.url, &site);
     for p in report["problems"].as_array().unwrap() {
         let kind = p["problem"].as_str().unwrap();
         let detail = p["detail"].as_str().unwrap();
