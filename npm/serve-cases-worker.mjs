@@ -35,7 +35,7 @@ import { addTarget, main, request } from './serve-cases.mjs';
  * (worker-direct answers each as the table says); a new case it rewrites
  * fails until it is added.
  */
-const EDGE = {
+export const EDGE = {
   'without zstd, brotli': 'br re-encoded as gzip, the first of gzip/br the client lists',
   'identity;q=0 and nothing else acceptable: 406': 'the 406 replaced by a 415',
   'a page: its variant, revalidated, no deltas so no Available-Dictionary in Vary': 'br re-encoded as gzip',
@@ -59,7 +59,7 @@ const EDGE = {
  * first. The Worker reads the path of any request.url it is given
  * (negotiate.js's splitTarget).
  */
-const WORKERD = {
+export const WORKERD = {
   'an absolute-form target is served by its path (RFC 9112 3.2.2)': "workerd's own 500 (invalid URL) before the Worker runs",
   'an absolute-form target of a folder is redirected by its path': "workerd's own 500 (invalid URL) before the Worker runs",
 };

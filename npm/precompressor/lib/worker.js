@@ -209,6 +209,11 @@ export function createWorker(options = {}) {
     if (job.head || count === 0) {
       await res?.body?.cancel();
       data = null;
+    } else if (data === res?.body && typeof FixedLengthStream === 'function') {
+      // A stream of no known length goes out chunked, its Content-Length
+      // dropped (Pages' env.ASSETS gives such streams); workerd's
+      // FixedLengthStream keeps the length the manifest gives.
+      data = data.pipeThrough(new FixedLengthStream(count));
     }
     return respond(reply.status, reply.headers, data);
   }

