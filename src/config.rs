@@ -75,6 +75,12 @@ pub struct Config {
     pub threads: usize,
     /// Compress and report, but write and delete nothing (default false).
     pub dry_run: bool,
+    /// A DIR with no file to compress is fine (default false: an error, the
+    /// sign of a build that did not run).
+    pub allow_empty: bool,
+    /// A DIR that holds `package.json` or `node_modules/` is fine (default
+    /// false: an error, the sign of a project root passed for its output).
+    pub allow_project_root: bool,
     /// Recompress everything, and overwrite variants precompress did not write (default false).
     pub force: bool,
     /// Content-addressed cache of encoder outputs shared across runs and checkouts (default none).
@@ -166,6 +172,8 @@ impl Config {
             manifest: None,
             threads: 0,
             dry_run: false,
+            allow_empty: false,
+            allow_project_root: false,
             force: false,
             cache_dir: None,
             cache_max_size: DEFAULT_CACHE_MAX_SIZE,

@@ -1,6 +1,6 @@
 //! What a run tells the user: a one-screen summary, or JSON with per-job timings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -180,6 +180,10 @@ pub struct Report {
     pub dictionaries: u64,
     /// (file, coding) pairs without a variant, by reason.
     pub skipped: BTreeMap<String, u64>,
+    /// Files with a coding without a variant, by reason (each file once per
+    /// reason): what the summary counts.
+    #[serde(skip)]
+    pub skipped_files: BTreeMap<String, u64>,
     /// Directory entries passed over (symlinks, FIFOs, ...), by reason.
     pub passed: BTreeMap<String, u64>,
     /// Per-file errors; non-empty means exit code 1.
@@ -239,6 +243,7 @@ impl Report {
             .map(|c| (c.token().to_string(), CodecStats::default()))
             .collect();
         let mut skipped = BTreeMap::new();
+        let mut skipped_files = BTreeMap::new();
         let mut compressed = 0;
         let mut bytes = 0;
         let mut dictionaries = 0;
@@ -256,6 +261,10 @@ impl Report {
             for r in a.skipped.values() {
                 *skipped.entry(r.as_str().to_string()).or_insert(0) += 1;
             }
+            let reasons: BTreeSet<&str> = a.skipped.values().map(|r| r.as_str()).collect();
+            for r in reasons {
+                *skipped_files.entry(r.to_string()).or_insert(0) += 1;
+            }
         }
         let mut passed_count = BTreeMap::new();
         for (_, p) in &passed {
@@ -268,6 +277,7 @@ impl Report {
             codecs: by_codec,
             dictionaries,
             skipped,
+            skipped_files,
             passed: passed_count,
             errors: errors
                 .into_iter()

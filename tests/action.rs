@@ -26,10 +26,10 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use common::{copy_dir, repo, snapshot};
-use serde_yaml::Value;
+use serde_norway::Value;
 
 fn action() -> Value {
-    serde_yaml::from_str(&fs::read_to_string(repo().join("action.yml")).unwrap()).unwrap()
+    serde_norway::from_str(&fs::read_to_string(repo().join("action.yml")).unwrap()).unwrap()
 }
 
 fn map_keys(v: &Value) -> Vec<String> {
@@ -1014,7 +1014,7 @@ fn release_archives_are_the_same_bytes_for_the_same_binary_and_commit() {
 fn the_release_workflow_builds_and_publishes_the_archive_of_every_runner_the_action_downloads_for()
 {
     let text = fs::read_to_string(repo().join(".github/workflows/release.yml")).unwrap();
-    let wf: Value = serde_yaml::from_str(&text).unwrap();
+    let wf: Value = serde_norway::from_str(&text).unwrap();
     assert_eq!(
         wf["on"]["push"]["tags"].as_sequence().unwrap(),
         &[Value::from("v*")]
@@ -1151,7 +1151,7 @@ fn a_check_input_other_than_true_or_false_is_refused() {
 fn workflows_are_yaml_with_the_jobs_ci_needs() {
     let load = |name: &str| -> (String, Value) {
         let text = fs::read_to_string(repo().join(".github/workflows").join(name)).unwrap();
-        let v = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let v = serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         (text, v)
     };
     let (ci_text, ci) = load("ci.yml");
@@ -1192,7 +1192,7 @@ fn every_bash_script_of_the_action_and_workflows_passes_shellcheck() {
     }
     for wf in ["ci.yml", "action.yml", "release.yml"] {
         let text = fs::read_to_string(repo().join(".github/workflows").join(wf)).unwrap();
-        let v: Value = serde_yaml::from_str(&text).unwrap();
+        let v: Value = serde_norway::from_str(&text).unwrap();
         for (job, j) in v["jobs"].as_mapping().unwrap() {
             for step in j["steps"].as_sequence().unwrap() {
                 if let Some(run) = step["run"].as_str() {

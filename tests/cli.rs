@@ -298,7 +298,8 @@ fn fifo_socket_and_odd_names_do_not_block_or_break_the_run() {
     assert!(dir.join("assets/quote\"and\nnewline.js.zst").exists());
     assert!(m["files"].get("assets/quote\"and\nnewline.js").is_some());
     // A backslash: no URL can name it (serve and check refuse it), so it is
-    // passed over, not compressed (tests/hostile.rs).
+    // passed over, not compressed (tests/serve_robust.rs:
+    // a_backslash_in_a_name_is_passed_over_and_serve_still_starts).
     assert!(!dir
         .join("assets/quote\"back\\slash\nnewline.js.zst")
         .exists());

@@ -237,7 +237,11 @@ fn verbose_says_why_a_file_has_no_variant_in_words() {
         .success()
         .stderr(contains("assets/tiny-under-min-size.js").and(contains("(under `--min-size`)")))
         .stderr(contains("img/photo.png").and(contains("not a compressible type")))
-        .stdout(contains("no variant (counted per file and coding)"))
+        .stdout(contains(
+            "no variant in some coding: 2 files not a compressible type",
+        ))
+        .stdout(contains("; 1 file under `--min-size`"))
+        .stdout(contains("counted per file and coding").not())
         .stdout(contains("excluded_type").not());
 }
 
@@ -444,4 +448,87 @@ fn the_progress_bar_shows_no_eta() {
     assert!(text.contains(" jobs "), "no progress bar drawn: {text}");
     // Count-based, it said "eta 10m" on a 9 s run.
     assert!(!text.contains("eta"), "{text}");
+}
+
+/// `precompress .` in a project root would compress node_modules/ and src/
+/// with the site: refused in words that name the way on, unless asked.
+#[test]
+fn a_project_root_is_refused_with_the_way_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(root.join("package.json"), "{}").unwrap();
+    std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
+    std::fs::write(root.join("node_modules/x/index.js"), "x;".repeat(2000)).unwrap();
+    std::fs::write(root.join("index.html"), "<p>hi</p>".repeat(300)).unwrap();
+    bin().arg(root).arg("--no-config").assert().code(2).stderr(
+        contains("looks like a project root")
+            .and(contains("package.json and node_modules/"))
+            .and(contains("dist/"))
+            .and(contains("--allow-project-root")),
+    );
+    assert!(!root.join("precompress-manifest.json").exists());
+    assert!(!root.join("node_modules/x/index.js.br").exists());
+    bin()
+        .arg(root)
+        .args(["--no-config", "--allow-project-root"])
+        .assert()
+        .success();
+    assert!(root.join("index.html.br").exists());
+}
+
+/// An empty DIR is a build that did not run: an error (exit 2) and no
+/// manifest, unless `--allow-empty`.
+#[test]
+fn an_empty_dir_is_an_error_unless_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dist");
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    bin()
+        .arg(&dir)
+        .arg("--no-config")
+        .assert()
+        .code(2)
+        .stderr(contains("no file to compress").and(contains("--allow-empty")));
+    assert!(!dir.join("precompress-manifest.json").exists());
+    bin()
+        .arg(&dir)
+        .args(["--no-config", "--allow-empty"])
+        .assert()
+        .success();
+    assert!(dir.join("precompress-manifest.json").exists());
+}
+
+/// `precompress 'dist\'` (a Windows habit in a POSIX shell) names a folder
+/// `dist\`: the error says so.
+#[cfg(unix)]
+#[test]
+fn a_backslash_in_a_missing_dir_gets_a_hint() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("dist")).unwrap();
+    bin()
+        .current_dir(tmp.path())
+        .args(["dist\\", "--no-config"])
+        .assert()
+        .code(2)
+        .stderr(contains("dist\\: no such folder").and(contains("did you mean dist/?")));
+    bin()
+        .current_dir(tmp.path())
+        .args(["nope", "--no-config"])
+        .assert()
+        .code(2)
+        .stderr(contains("nope: no such folder").and(contains("backslash").not()));
+}
+
+/// The summary's lines say something: a default run of a site with no
+/// shared dictionary has no first-visit line, and counts files.
+#[test]
+fn the_summary_says_only_what_tells_something() {
+    let (_tmp, site) = precompressed_site();
+    bin()
+        .arg(&site)
+        .arg("--no-config")
+        .assert()
+        .success()
+        .stdout(contains("first visit: fetches no dictionary").not())
+        .stdout(contains("counted per file and coding").not());
 }

@@ -413,6 +413,14 @@ pub struct RunArgs {
     #[arg(long, short = 'n')]
     pub dry_run: bool,
 
+    /// Succeed on a DIR with no file to compress (by default an error: a build that did not run).
+    #[arg(long)]
+    pub allow_empty: bool,
+
+    /// Compress a DIR that holds package.json or node_modules/ (by default an error: a project root, not a build's output).
+    #[arg(long)]
+    pub allow_project_root: bool,
+
     /// Print a line per asset (its best variant, or why it has none) on stderr.
     #[arg(long, short, conflicts_with = "quiet")]
     pub verbose: bool,
@@ -487,6 +495,8 @@ impl RunArgs {
         c.manifest = self.manifest.clone();
         c.threads = self.threads.map_or(0, usize::from);
         c.dry_run = self.dry_run;
+        c.allow_empty = self.allow_empty;
+        c.allow_project_root = self.allow_project_root;
         c.force = self.force;
         c.cache_dir = self.cache_dir.clone();
         c.cache_max_size = self.cache_max_size;

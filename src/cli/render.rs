@@ -33,18 +33,17 @@ pub fn run_summary(r0: &Report) -> String {
             human(c.bytes_after)
         );
     }
-    if !r0.skipped.is_empty() {
-        // Counted once per file and coding: a png with three codings counts 3.
+    if !r0.skipped_files.is_empty() {
+        // Files, each once per reason (--json counts (file, coding) pairs).
         let parts: Vec<String> = r0
-            .skipped
+            .skipped_files
             .iter()
-            .map(|(r, n)| format!("{n} {}", precompressor::model::skip::reason_in_words(r)))
+            .map(|(r, n)| {
+                let files = plural(*n, "file", "files");
+                format!("{files} {}", precompressor::model::skip::reason_in_words(r))
+            })
             .collect();
-        let _ = writeln!(
-            s,
-            "  no variant (counted per file and coding): {}",
-            parts.join("; ")
-        );
+        let _ = writeln!(s, "  no variant in some coding: {}", parts.join("; "));
     }
     if !r0.passed.is_empty() {
         let parts: Vec<String> = r0.passed.iter().map(|(r, n)| format!("{n} {r}")).collect();
@@ -57,8 +56,8 @@ pub fn run_summary(r0: &Report) -> String {
             r0.dictionaries
         );
     }
-    if let Some(f) = &r0.run.first_visit {
-        let _ = writeln!(s, "  {}", first_visit_line(f));
+    if let Some(line) = r0.run.first_visit.as_ref().and_then(first_visit_line) {
+        let _ = writeln!(s, "  {line}");
     }
     if let Some(d) = &r0.run.documents_dictionary {
         let _ = writeln!(s, "  {}", documents_line(d));
@@ -234,8 +233,13 @@ fn write_coding(s: &mut String, c: &CodingTable) {
     }
 }
 
-/// What the deltas cost a first-time visitor, in one line.
-fn first_visit_line(f: &precompressor::FirstVisit) -> String {
+/// What the deltas cost a first-time visitor, in one line; none when a
+/// first visit fetches nothing and nothing was grouped or asked for (the
+/// default run of a site with no shared dictionary has nothing to say).
+fn first_visit_line(f: &precompressor::FirstVisit) -> Option<String> {
+    if f.linked.is_empty() && f.groups == 0 && f.shared_dictionary != "on" {
+        return None;
+    }
     let groups = if f.groups > 0 {
         format!(
             "; {} with no name of their own are served by {} of them, marked, that a visit loads anyway",
@@ -245,7 +249,7 @@ fn first_visit_line(f: &precompressor::FirstVisit) -> String {
     } else {
         String::new()
     };
-    if f.linked.is_empty() {
+    Some(if f.linked.is_empty() {
         format!(
             "first visit: fetches no dictionary (--shared-dictionary {}){groups}",
             f.shared_dictionary
@@ -257,7 +261,7 @@ fn first_visit_line(f: &precompressor::FirstVisit) -> String {
             f.linked.join(", "),
             f.shared_dictionary
         )
-    }
+    })
 }
 
 /// What the run measured for a documents dictionary, in one line.

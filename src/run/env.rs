@@ -134,6 +134,7 @@ impl<'a> Env<'a> {
     pub(crate) fn open(cfg: &'a Config, warnings: &mut Vec<String>) -> Result<Env<'a>> {
         let root = cfg.root.as_path();
         check_root(cfg)?;
+        check_not_project_root(cfg)?;
         cfg.validate()?;
         check_outputs(cfg)?;
         let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
@@ -258,8 +259,9 @@ pub(crate) fn check_root(cfg: &Config) -> Result<()> {
     let root = cfg.root.as_path();
     if !root.exists() {
         return Err(crate::Error::Config(format!(
-            "{}: no such folder",
-            root.display()
+            "{}: no such folder{}",
+            root.display(),
+            backslash_hint(&root.to_string_lossy())
         )));
     }
     if !root.is_dir() {
@@ -269,6 +271,47 @@ pub(crate) fn check_root(cfg: &Config) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Refuses a `root` that looks like a project root rather than a build's
+/// output, unless `--allow-project-root` (a usage error): `precompress .`
+/// would compress node_modules/ and src/ along with the site.
+pub(crate) fn check_not_project_root(cfg: &Config) -> Result<()> {
+    let root = cfg.root.as_path();
+    let holds = |name: &str, dir: bool| {
+        let p = root.join(name);
+        if dir {
+            p.is_dir()
+        } else {
+            p.is_file()
+        }
+    };
+    let marks: Vec<&str> = [("package.json", false), ("node_modules/", true)]
+        .into_iter()
+        .filter(|(name, dir)| holds(name.trim_end_matches('/'), *dir))
+        .map(|(name, _)| name)
+        .collect();
+    if !marks.is_empty() && !cfg.allow_project_root {
+        return Err(crate::Error::Config(format!(
+            "{}: looks like a project root, not a build's output (it holds {}): every file under it would be compressed and listed, node_modules/ and src/ too. Pass the folder the build writes (dist/, build/, out/, public/), or --allow-project-root if this folder is what you serve",
+            root.display(),
+            marks.join(" and ")
+        )));
+    }
+    Ok(())
+}
+
+/// What to say of a missing DIR whose name holds a backslash: outside
+/// Windows it is a character of the name, not a separator (`'dist\'` is
+/// the folder named `dist\`).
+fn backslash_hint(root: &str) -> String {
+    if cfg!(windows) || !root.contains('\\') {
+        return String::new();
+    }
+    format!(
+        " (a backslash is part of a name here, not a separator: did you mean {}?)",
+        root.replace('\\', "/")
+    )
 }
 
 /// Refuses a run that would write where it must not (a configuration

@@ -94,6 +94,13 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     // Walk, then scan: every file hashed, the journals of interrupted runs
     // read, the variants of deleted sources out, the dictionaries chosen.
     let tree = walk_stage(cfg, &mut log);
+    if tree.files.is_empty() && !cfg.allow_empty {
+        // A build that did not run: no manifest that says "nothing" over it.
+        return Err(Error::Config(format!(
+            "{}: no file to compress (an empty folder: did the build run?); pass --allow-empty if an empty DIR is expected",
+            root.display()
+        )));
+    }
     let found = (tree.files, tree.variants, tree.deltas);
     let mut scanned = scan_stage(&env, found, &mut ours, &mut log);
     let journaled: HashSet<&str> = scanned.journaled.iter().map(String::as_str).collect();
