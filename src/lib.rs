@@ -54,6 +54,8 @@ pub mod run;
 pub mod serve;
 #[cfg(feature = "compress")]
 pub mod tune;
+#[cfg(feature = "compress")]
+pub mod view;
 
 #[cfg(feature = "compress")]
 pub use config::Config;

@@ -116,6 +116,7 @@ fn main() -> ExitCode {
             },
         ),
         Some(Command::Objects(args)) => objects(args),
+        Some(Command::Report(args)) => cli::report::report(args),
     };
     ExitCode::from(code)
 }
