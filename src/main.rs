@@ -116,7 +116,7 @@ fn main() -> ExitCode {
             },
         ),
         Some(Command::Objects(args)) => objects(args),
-        Some(Command::Report(args)) => cli::report::report(args),
+        Some(Command::Report(args)) => report(args),
     };
     ExitCode::from(code)
 }
@@ -300,6 +300,21 @@ fn exit_code(e: &Error) -> u8 {
     match e {
         Error::Config(_) => exit::USAGE,
         _ => exit::FAILURE,
+    }
+}
+
+/// `precompress report DIR --out FILE.html`.
+fn report(args: cli::args::ReportArgs) -> u8 {
+    match cli::report::report(args) {
+        Ok(()) => exit::SUCCESS,
+        Err((usage, msg)) => {
+            eprintln!("precompress: error: {msg}");
+            if usage {
+                exit::USAGE
+            } else {
+                exit::FAILURE
+            }
+        }
     }
 }
 

@@ -328,9 +328,19 @@ pub fn report_summary(f: &precompressor::view::figures::Figures, out: &Path) -> 
     let site = std::iter::once(("every asset, once".to_string(), &f.site));
     let pages = f.pages.iter().map(|p| (md_code(&p.page), &p.visit));
     for (name, v) in pages.chain(site) {
-        let _ = write!(s, "| {name} | {} | {} |", human(v.first["best"]), human(v.idle));
+        let _ = write!(
+            s,
+            "| {name} | {} | {} |",
+            human(v.first["best"]),
+            human(v.idle)
+        );
         if let Some(r) = v.returning.first() {
-            let _ = write!(s, " {} | {} |", human(r.with_deltas), human(r.without_deltas));
+            let _ = write!(
+                s,
+                " {} | {} |",
+                human(r.with_deltas),
+                human(r.without_deltas)
+            );
         }
         s.push('\n');
     }

@@ -6,24 +6,24 @@ use std::io::Write;
 
 use crate::cli::args::ReportArgs;
 use crate::cli::github;
-use crate::exit;
 
-/// Runs the command; its exit code.
-pub fn report(args: ReportArgs) -> u8 {
-    let fail = |code: u8, msg: String| {
-        let _ = writeln!(std::io::stderr(), "precompress: error: {msg}");
-        code
-    };
+/// Why the command failed: a usage error (bad DIR or --out) or not, and
+/// the message, which names the path.
+pub type Failure = (bool, String);
+
+/// Runs the command.
+pub fn report(args: ReportArgs) -> Result<(), Failure> {
+    let fail = |usage: bool, msg: String| Err((usage, msg));
     if !args.dir.is_dir() {
-        return fail(exit::USAGE, format!("{}: not a folder", args.dir.display()));
+        return fail(true, format!("{}: not a folder", args.dir.display()));
     }
     if let Err(e) = precompressor::view::check_out(&args.dir, &args.out) {
-        return fail(exit::USAGE, e.to_string());
+        return fail(true, e.to_string());
     }
     let cache = match crate::cli::configfile::cache_dir_of(&args.dir, args.cache_dir, args.no_cache)
     {
         Ok(c) => c,
-        Err(e) => return fail(exit::USAGE, e.to_string()),
+        Err(e) => return fail(true, e.to_string()),
     };
     let options = precompressor::view::Options {
         manifest: args.manifest,
@@ -31,14 +31,14 @@ pub fn report(args: ReportArgs) -> u8 {
     };
     let (figures, warnings) = match precompressor::view::gather(&args.dir, &options) {
         Ok(f) => f,
-        Err(e) => return fail(exit::FAILURE, e.to_string()),
+        Err(e) => return fail(false, e.to_string()),
     };
     for w in &warnings {
         let _ = writeln!(std::io::stderr(), "precompress: warning: {w}");
     }
     let page = precompressor::view::html::render(&figures);
     if let Err(e) = std::fs::write(&args.out, page) {
-        return fail(exit::FAILURE, format!("{}: cannot write: {e}", args.out.display()));
+        return fail(false, format!("{}: cannot write: {e}", args.out.display()));
     }
     println!(
         "precompress: report: {} ({} pages, {} earlier releases compared)",
@@ -50,9 +50,9 @@ pub fn report(args: ReportArgs) -> u8 {
         if let Some(summary) = github::Env::from_env().step_summary {
             let text = github::report_summary(&figures, &args.out);
             if let Err(e) = github::append(&summary, &text) {
-                return fail(exit::FAILURE, format!("{}: {e}", summary.display()));
+                return fail(false, format!("{}: {e}", summary.display()));
             }
         }
     }
-    exit::SUCCESS
+    Ok(())
 }

@@ -107,7 +107,12 @@ pub const BIGGEST: usize = 15;
 
 /// The smallest variant's size, else the file's own.
 fn best(a: &Asset) -> u64 {
-    a.encodings.iter().map(|v| v.size).min().unwrap_or(a.size).min(a.size)
+    a.encodings
+        .iter()
+        .map(|v| v.size)
+        .min()
+        .unwrap_or(a.size)
+        .min(a.size)
 }
 
 /// What a client that accepts only `coding` gets.
@@ -134,7 +139,10 @@ fn returning(m: &Manifest, keys: &BTreeSet<&str>, e: &Earlier) -> Returning {
     let mut r = Returning::default();
     for k in keys {
         let Some(a) = m.files.get(*k) else { continue };
-        let same = e.files.get(*k).is_some_and(|sha| named(sha) == format!(":{}:", a.sha256));
+        let same = e
+            .files
+            .get(*k)
+            .is_some_and(|sha| named(sha) == format!(":{}:", a.sha256));
         if same {
             continue;
         }
@@ -181,7 +189,10 @@ fn visit(m: &Manifest, keys: &BTreeSet<&str>, idle: &[String], earlier: &[Earlie
     Visit {
         first,
         idle: idle_bytes,
-        returning: earlier.iter().map(|e| returning(m, &with_idle, e)).collect(),
+        returning: earlier
+            .iter()
+            .map(|e| returning(m, &with_idle, e))
+            .collect(),
     }
 }
 
@@ -215,7 +226,11 @@ pub fn figures(
         .map(|(path, a)| AssetRow {
             path: path.clone(),
             size: a.size,
-            variants: a.encodings.iter().map(|v| (v.coding.clone(), v.size)).collect(),
+            variants: a
+                .encodings
+                .iter()
+                .map(|v| (v.coding.clone(), v.size))
+                .collect(),
             delta: a
                 .deltas
                 .iter()
@@ -263,7 +278,7 @@ fn skipped(m: &Manifest) -> Vec<Skip> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::model::dictionary::sha256;
     use crate::model::manifest::{Delta, Variant};
@@ -318,7 +333,11 @@ pub(crate) mod tests {
             "index.html".into(),
             asset("<html>", 2000, &[("br", 500), ("gzip", 600), ("zstd", 550)]),
         );
-        let mut js = asset("js v2", 10_000, &[("br", 3000), ("gzip", 3500), ("zstd", 3200)]);
+        let mut js = asset(
+            "js v2",
+            10_000,
+            &[("br", 3000), ("gzip", 3500), ("zstd", 3200)],
+        );
         js.deltas = vec![delta("js v1", "dcb", 400), delta("js v1", "dcz", 450)];
         js.skipped_deltas = vec![crate::model::manifest::SkippedDelta {
             coding: "dcz".into(),
@@ -329,7 +348,8 @@ pub(crate) mod tests {
         let mut png = asset("png", 5000, &[]);
         png.skipped.insert("br".into(), SkipReason::ExcludedType);
         m.files.insert("b.png".into(), png);
-        m.files.insert("c.css".into(), asset("css", 4000, &[("br", 1000)]));
+        m.files
+            .insert("c.css".into(), asset("css", 4000, &[("br", 1000)]));
         let loads = BTreeMap::from([(
             "index.html".to_string(),
             BTreeSet::from(["index.html", "a.js", "c.css"].map(String::from)),
@@ -396,3 +416,7 @@ pub(crate) mod tests {
         assert_eq!(skips, [("excluded_type", "b.png"), ("not_smaller", "a.js")]);
     }
 }
+
+/// The fixture `view::html`'s tests draw too.
+#[cfg(test)]
+pub(crate) use self::tests::release;

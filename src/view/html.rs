@@ -329,7 +329,7 @@ fn skipped(s: &mut String, f: &Figures) {
 mod tests {
     use super::*;
     use crate::view::figures::figures;
-    use crate::view::figures::tests::release;
+    use crate::view::figures::release;
 
     #[test]
     fn the_page_draws_every_section_and_fetches_nothing() {

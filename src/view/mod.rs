@@ -10,13 +10,13 @@ pub mod svg;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
+use self::figures::{Earlier, Figures};
 use crate::error::{Error, Result};
 use crate::model::dictionary::{is_page, parse_hex32};
 use crate::model::manifest::{default_path, Manifest};
 use crate::model::path::check_relative;
 use crate::run::first_visit::loads;
 use crate::run::store::{site_of, Store};
-use self::figures::{Earlier, Figures};
 
 /// A page or script read to follow what a visit loads is at most this big.
 const READ_MAX: u64 = 32 << 20;
@@ -40,7 +40,10 @@ pub fn gather(dir: &Path, options: &Options) -> Result<(Figures, Vec<String>)> {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a folder"),
         });
     }
-    let path = options.manifest.clone().unwrap_or_else(|| default_path(dir));
+    let path = options
+        .manifest
+        .clone()
+        .unwrap_or_else(|| default_path(dir));
     let manifest = Manifest::read(&path)?;
     let mut warnings = Vec::new();
     let earlier = match &options.cache_dir {

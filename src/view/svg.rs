@@ -150,8 +150,14 @@ mod tests {
         let svg = bars("t", &TWO, &rows);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert!(svg.contains(&format!(r##"width="{BARS_W}" height="11" fill="#111""##)));
-        assert!(svg.contains(&format!(r##"width="{}" height="11" fill="#222""##, BARS_W / 2)));
-        assert!(svg.contains(&format!(r##"width="{}" height="11" fill="#222""##, BARS_W / 4)));
+        assert!(svg.contains(&format!(
+            r##"width="{}" height="11" fill="#222""##,
+            BARS_W / 2
+        )));
+        assert!(svg.contains(&format!(
+            r##"width="{}" height="11" fill="#222""##,
+            BARS_W / 4
+        )));
         // Three bars: the missing value draws none.
         assert_eq!(svg.matches("bytes</title></rect>").count(), 3);
         assert!(svg.contains("&lt;x&gt;&amp;&quot;y&quot;"));
