@@ -18,7 +18,7 @@ pub const SKIPS_LISTED: usize = 200;
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222;padding:0 1em}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;font-size:13px;margin:.5em 0}td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}\
-td:first-child,th:first-child{text-align:left}code{font-size:12px}.note{color:#555;font-size:13px}\
+td:first-child,th:first-child,td.words{text-align:left}code{font-size:12px}.note{color:#555;font-size:13px}\
 svg.chart{max-width:100%;height:auto;display:block;margin:.5em 0}";
 
 const FIRST: Series = Series {
@@ -299,14 +299,14 @@ fn skipped(s: &mut String, f: &Figures) {
     for (r, n) in &counts {
         let _ = writeln!(
             s,
-            "<tr><td><code>{r}</code></td><td>{n}</td><td>{}</td></tr>",
-            escape(reason_in_words(r))
+            "<tr><td><code>{r}</code></td><td>{n}</td><td class=\"words\">{}</td></tr>",
+            escape(&reason_in_words(r).replace('`', ""))
         );
     }
     s.push_str("</table>\n");
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<details><summary>Each of them{}</summary><table><tr><th>asset</th><th>coding</th><th>reason</th></tr>\n",
+        "<details><summary>Each of them{}</summary><table><tr><th>asset</th><th>coding</th><th>reason</th></tr>",
         if f.skipped.len() > SKIPS_LISTED {
             format!(" (the first {SKIPS_LISTED} of {})", f.skipped.len())
         } else {
@@ -329,7 +329,7 @@ fn skipped(s: &mut String, f: &Figures) {
 mod tests {
     use super::*;
     use crate::view::figures::figures;
-    use crate::view::figures::release;
+    use crate::view::fixture::release;
 
     #[test]
     fn the_page_draws_every_section_and_fetches_nothing() {

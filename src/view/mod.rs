@@ -4,6 +4,8 @@
 //! `figures` makes the numbers, `html` the page, `svg` its charts.
 
 pub mod figures;
+#[cfg(test)]
+mod fixture;
 pub mod html;
 pub mod svg;
 
