@@ -51,6 +51,8 @@ mod run;
 pub mod serve;
 #[cfg(feature = "compress")]
 pub mod tune;
+#[cfg(feature = "compress")]
+pub mod view;
 
 #[cfg(feature = "compress")]
 pub use config::Config;

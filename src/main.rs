@@ -101,6 +101,7 @@ fn main() -> ExitCode {
             },
         ),
         Some(Command::Objects(args)) => cli::servers::objects(args),
+        Some(Command::Report(args)) => report(args),
     };
     ExitCode::from(code)
 }
@@ -140,6 +141,21 @@ fn tune(args: cli::args::TuneArgs) -> u8 {
             exit::SUCCESS
         }
         Err(e) => failed(&e),
+    }
+}
+
+/// `precompress report DIR --out FILE.html`.
+fn report(args: cli::args::ReportArgs) -> u8 {
+    match cli::report::report(args) {
+        Ok(()) => exit::SUCCESS,
+        Err((usage, msg)) => {
+            eprintln!("precompress: error: {msg}");
+            if usage {
+                exit::USAGE
+            } else {
+                exit::FAILURE
+            }
+        }
     }
 }
 

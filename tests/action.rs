@@ -691,6 +691,14 @@ fn action_steps_run_on_the_example_site_with_every_input_wired_through() {
         "{s}"
     );
     assert!(s.contains("wall time "), "{s}");
+    // report (default true): the page outside PATH, its main chart in the summary.
+    let page = Path::new(&o["report"]);
+    assert!(page.is_absolute() && !page.starts_with(&dist), "{page:?}");
+    assert!(fs::read_to_string(page).unwrap().contains("id=\"main\""));
+    assert!(
+        s.contains("### precompress report: `dist`") && s.contains(&o["report"]),
+        "{s}"
+    );
     assert!(job.cargo_calls.is_empty(), "cargo ran on a cache hit");
 }
 

@@ -30,6 +30,7 @@ const ROOMS: &[(&str, u8)] = &[
     ("merge", 7),
     ("tune", 7),
     ("probe", 7),
+    ("view", 7),
 ];
 
 /// The room of a module path's first segment (`crate::Error` and

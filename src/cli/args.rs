@@ -76,6 +76,8 @@ pub enum Command {
     Tune(TuneArgs),
     /// Merge the partial manifests that `precompress DIR --shard K/N` runs left in DIR into the one manifest a single run would have written.
     Merge(MergeArgs),
+    /// Write an HTML page of what precompress did for DIR: what a first visit and a returning visitor download, per page and coding, what deltas saved, the biggest assets, what was skipped (writes nothing into DIR).
+    Report(ReportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions {
         /// The shell.
@@ -192,6 +194,33 @@ pub struct MergeArgs {
     /// Use no cache folder, whatever --cache-dir, PRECOMPRESS_CACHE_DIR or precompress.toml say.
     #[arg(long)]
     pub no_cache: bool,
+}
+
+/// Options of `precompress report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The folder precompress ran on; nothing is written into it.
+    pub dir: PathBuf,
+
+    /// The HTML file to write (outside DIR).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// The manifest [default: DIR/precompress-manifest.json].
+    #[arg(long, value_name = "PATH")]
+    pub manifest: Option<PathBuf>,
+
+    /// The cache folder whose release store holds the earlier releases [default: precompress.toml's cache-dir, else node_modules/.cache/precompress of the project above DIR].
+    #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Read no release store: no returning visitor.
+    #[arg(long)]
+    pub no_cache: bool,
+
+    /// Append the main chart, as a table, and where the page is to $GITHUB_STEP_SUMMARY.
+    #[arg(long)]
+    pub github: bool,
 }
 
 /// Options of `precompress tune`.

@@ -311,6 +311,47 @@ pub fn render_summary(
     s
 }
 
+/// `precompress report --github`'s part of the job summary: the page's main
+/// chart as a table (a job summary shows no SVG), and where the page is.
+pub fn report_summary(f: &precompressor::view::figures::Figures, out: &Path) -> String {
+    let mut s = format!("### precompress report: {}\n\n", md_code(&f.dir));
+    let back = f.earlier.first();
+    s.push_str("| page | first visit (best coding) | dictionaries at idle |");
+    if let Some(e) = back {
+        let _ = write!(s, " back from {e}, with deltas | without deltas |");
+    }
+    s.push_str("\n| --- | ---: | ---: |");
+    if back.is_some() {
+        s.push_str(" ---: | ---: |");
+    }
+    s.push('\n');
+    let site = std::iter::once(("every asset, once".to_string(), &f.site));
+    let pages = f.pages.iter().map(|p| (md_code(&p.page), &p.visit));
+    for (name, v) in pages.chain(site) {
+        let _ = write!(
+            s,
+            "| {name} | {} | {} |",
+            human(v.first["best"]),
+            human(v.idle)
+        );
+        if let Some(r) = v.returning.first() {
+            let _ = write!(
+                s,
+                " {} | {} |",
+                human(r.with_deltas),
+                human(r.without_deltas)
+            );
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "\nThe page with the charts (per coding, the deltas over the last releases, the biggest assets, what was skipped): {} (upload it with actions/upload-artifact to keep it).",
+        md_code(&out.display().to_string())
+    );
+    s
+}
+
 /// Where `--github` writes, from the runner's environment.
 #[derive(Debug, Clone, Default)]
 pub struct Runner {

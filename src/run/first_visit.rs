@@ -12,6 +12,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::model::dictionary::folder_of;
+use crate::model::manifest::Manifest;
 
 /// The keys (paths under DIR) a first visit of any page in `pages` (key and
 /// bytes) loads, given `read` for a script's bytes and `keys` the release's
@@ -49,6 +50,37 @@ pub fn loads(
         }
     }
     out
+}
+
+/// The dictionaries every page links (code, then documents), which a
+/// browser fetches at idle.
+pub fn linked(manifest: &Manifest) -> Vec<String> {
+    [&manifest.shared_dictionary, &manifest.documents_dictionary]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
+}
+
+/// What a visit that holds the assets `held` (keys) pays for the
+/// dictionary `key` the pages link: its smallest variant (or itself), or a
+/// delta of it against one of `held` when smaller. `None` when the manifest
+/// does not list it. The run's summary and `precompress report` both ask.
+pub fn dictionary_cost(manifest: &Manifest, key: &str, held: &[&str]) -> Option<u64> {
+    let a = manifest.files.get(key)?;
+    let whole = a.encodings.iter().map(|v| v.size).min().unwrap_or(a.size);
+    let held: Vec<String> = held
+        .iter()
+        .filter_map(|k| manifest.files.get(*k))
+        .map(|m| format!(":{}:", m.sha256))
+        .collect();
+    let delta = a
+        .deltas
+        .iter()
+        .filter(|d| held.contains(&d.dictionary))
+        .map(|d| d.size)
+        .min();
+    Some(delta.map_or(whole, |d| d.min(whole)))
 }
 
 fn is_script(key: &str) -> bool {

@@ -228,28 +228,17 @@ fn first_visit(
     groups: &[crate::run::shared::Group],
 ) -> crate::report::FirstVisit {
     use crate::model::dictionary::folder_of;
-    let linked: Vec<String> = [&manifest.shared_dictionary, &manifest.documents_dictionary]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect();
-    let cost = |k: &String| -> Option<u64> {
-        let a = manifest.files.get(k)?;
-        let whole = a.encodings.iter().map(|v| v.size).min().unwrap_or(a.size);
-        let marked = groups
+    let linked = crate::run::first_visit::linked(manifest);
+    // The chunk marked in a dictionary's folder, which the visit loaded
+    // before it went idle.
+    let held = |k: &String| -> Vec<&str> {
+        groups
             .iter()
             .filter(|g| g.first_visit && folder_of(&g.marked) == folder_of(k))
-            .filter_map(|g| manifest.files.get(&g.marked))
-            .map(|m| format!(":{}:", m.sha256))
-            .collect::<Vec<_>>();
-        let delta = a
-            .deltas
-            .iter()
-            .filter(|d| marked.contains(&d.dictionary))
-            .map(|d| d.size)
-            .min();
-        Some(delta.map_or(whole, |d| d.min(whole)))
+            .map(|g| g.marked.as_str())
+            .collect()
     };
+    let cost = |k: &String| crate::run::first_visit::dictionary_cost(manifest, k, &held(k));
     let linked_bytes = linked.iter().filter_map(cost).sum();
     crate::report::FirstVisit {
         shared_dictionary: cfg.shared_dictionary.as_str(),

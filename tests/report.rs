@@ -1,0 +1,210 @@
+//! `precompress report DIR --out FILE.html` on temp folders: a release with
+//! deltas against the one before it (the release store), the page written
+//! where asked and nothing into DIR, `--github`'s table, and errors that
+//! name the path.
+
+mod common;
+
+use std::path::Path;
+
+use common::{bin, snapshot};
+
+/// Release `n` of a small app in `dist` (emptied first): a page, a script
+/// that changes a little per release (fingerprinted), a stylesheet that does
+/// not, and an image no coding shrinks.
+fn build(dist: &Path, n: usize) {
+    let _ = std::fs::remove_dir_all(dist);
+    std::fs::create_dir_all(dist.join("assets")).unwrap();
+    let mut js = String::from("'use strict';\n");
+    for f in 0..600 {
+        let extra = if f % 150 == 3 {
+            format!(" + {n}")
+        } else {
+            String::new()
+        };
+        js.push_str(&format!(
+            "export function widget{f}(s) {{ return {{ id: {f}, label: 'widget {f}', total: s.count * {f}{extra} }}; }}\n"
+        ));
+    }
+    std::fs::write(dist.join(format!("assets/index-Q{n}x7Zk9w.js")), js).unwrap();
+    let css: String = (0..300)
+        .map(|i| format!(".w{i} {{ margin: {i}px; color: #{:06x}; }}\n", i * 997))
+        .collect();
+    std::fs::write(dist.join("assets/style-B8c2Dq1x.css"), css).unwrap();
+    std::fs::write(
+        dist.join("assets/logo.png"),
+        [0x89u8, b'P', b'N', b'G', 1, 2, 3],
+    )
+    .unwrap();
+    std::fs::write(
+        dist.join("index.html"),
+        format!(
+            "<!doctype html><title>release {n}</title><link rel=\"stylesheet\" href=\"/assets/style-B8c2Dq1x.css\"><script type=\"module\" src=\"/assets/index-Q{n}x7Zk9w.js\"></script>\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// Two releases run with one cache folder: the second has deltas.
+fn two_releases(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (dist, cache) = (tmp.join("dist"), tmp.join("cache"));
+    for n in 1..=2 {
+        build(&dist, n);
+        bin()
+            .arg(&dist)
+            .arg("--no-config")
+            .arg("--cache-dir")
+            .arg(&cache)
+            .assert()
+            .success();
+    }
+    (dist, cache)
+}
+
+#[test]
+fn a_release_with_deltas_is_drawn_and_nothing_is_written_into_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dist, cache) = two_releases(tmp.path());
+    let m = common::manifest(&dist);
+    assert!(
+        m["files"]["assets/index-Q2x7Zk9w.js"]["deltas"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty()),
+        "no delta to draw: {m:#}"
+    );
+    let before = snapshot(&dist);
+    let out = tmp.path().join("report.html");
+    let done = bin()
+        .args([
+            "report".as_ref(),
+            dist.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ])
+        .arg("--cache-dir")
+        .arg(&cache)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&done.get_output().stdout).into_owned();
+    assert!(stdout.contains("1 pages, 1 earlier releases"), "{stdout}");
+    assert_eq!(snapshot(&dist), before, "report wrote into DIR");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!doctype html>"));
+    for id in ["main", "codings", "deltas", "biggest", "skipped"] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "no #{id}");
+    }
+    // The changed script came as a delta to the visitor back from release 1;
+    // the stylesheet was held. Fetched again: the page, the list of
+    // dictionaries and the png (none in the store's list), and the script.
+    assert!(
+        html.contains("<tr><td>release -1</td><td>4</td><td>1</td>"),
+        "{html}"
+    );
+    assert!(html.contains("<code>index.html</code></td><td>3</td>"));
+    // The png has no variant: said, with why.
+    assert!(html.contains("<code>assets/logo.png</code>"));
+    // Without the store, no returning visitor, said so.
+    bin()
+        .args([
+            "report".as_ref(),
+            dist.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ])
+        .arg("--no-cache")
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("No earlier release in the release store"));
+}
+
+#[test]
+fn github_appends_the_main_chart_as_a_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dist, cache) = two_releases(tmp.path());
+    let out = tmp.path().join("report.html");
+    let summary = tmp.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    bin()
+        .args([
+            "report".as_ref(),
+            dist.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ])
+        .arg("--cache-dir")
+        .arg(&cache)
+        .arg("--github")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .assert()
+        .success();
+    let s = std::fs::read_to_string(&summary).unwrap();
+    assert!(s.starts_with("earlier step\n### precompress report"), "{s}");
+    assert!(s.contains("| page | first visit (best coding) | dictionaries at idle | back from release -1, with deltas | without deltas |"), "{s}");
+    assert!(s.contains("| `index.html` |"), "{s}");
+    assert!(s.contains(&out.display().to_string()), "{s}");
+}
+
+#[test]
+fn errors_name_the_path_and_write_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dist = tmp.path().join("dist");
+    build(&dist, 1);
+    let inside = dist.join("report.html");
+    let r = bin()
+        .args([
+            "report".as_ref(),
+            dist.as_os_str(),
+            "--out".as_ref(),
+            inside.as_os_str(),
+        ])
+        .arg("--no-cache")
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
+    assert!(
+        err.contains(&inside.display().to_string()) && err.contains("inside DIR"),
+        "{err}"
+    );
+    assert!(!inside.exists());
+    // No run yet: the manifest it needs is named.
+    let out = tmp.path().join("r.html");
+    let r = bin()
+        .args([
+            "report".as_ref(),
+            dist.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ])
+        .arg("--no-cache")
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
+    assert!(err.contains("precompress-manifest.json"), "{err}");
+    assert!(!out.exists());
+    let missing = tmp.path().join("nope");
+    let r = bin()
+        .args([
+            "report".as_ref(),
+            missing.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    let no_folder = tmp.path().join("gone/r.html");
+    let r = bin()
+        .args([
+            "report".as_ref(),
+            dist.as_os_str(),
+            "--out".as_ref(),
+            no_folder.as_os_str(),
+        ])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
+    assert!(err.contains(&no_folder.display().to_string()), "{err}");
+}
