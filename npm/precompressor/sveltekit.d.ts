@@ -12,12 +12,13 @@ export interface PrecompressSvelteKitOptions extends Omit<PrecompressOptions, 'l
 /**
  * Wraps a SvelteKit adapter: once it has written and prerendered everything, precompresses
  * its output folder (`.br`, `.zst`, `.gz` and `precompress-manifest.json`) with
- * `kit.paths.base` as the base. The build fails when precompress fails.
+ * `paths.base` as the base. The build fails when precompress fails.
  *
  * @example
- * // svelte.config.js
+ * // vite.config.js (SvelteKit 3; on SvelteKit 2, `kit.adapter` in svelte.config.js)
  * import adapter from '@sveltejs/adapter-static';
+ * import { sveltekit } from '@sveltejs/kit/vite';
  * import precompress from 'precompressor/sveltekit';
- * export default { kit: { adapter: precompress(adapter()) } };
+ * export default { plugins: [sveltekit({ adapter: precompress(adapter()) })] };
  */
 export default function precompress(adapter: Adapter, options?: PrecompressSvelteKitOptions): Adapter;

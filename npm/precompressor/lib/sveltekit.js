@@ -1,5 +1,6 @@
-// SvelteKit: `precompress(adapter(...), options)` in svelte.config.js wraps
-// the adapter, so precompress runs when the adapter has written and
+// SvelteKit: `precompress(adapter(...), options)` as the adapter (SvelteKit
+// 3: `sveltekit({ adapter })` in vite.config.js; 2: svelte.config.js's
+// `kit.adapter`) wraps it, so precompress runs when the adapter has written and
 // prerendered everything, on the folder it deploys. A Vite plugin cannot:
 // SvelteKit bundles into .svelte-kit/output/ first, and the adapter copies
 // (and prerenders into) its own folder after every Vite hook.
@@ -40,12 +41,20 @@ export default function precompress(adapter, options = {}) {
         );
       }
       const bin = prepare(o, root, WHO);
-      // kit.paths.base is '' or '/app' (no trailing slash).
-      const base = basePath(builder.config?.kit?.paths?.base);
+      const base = basePath(configuredBase(builder.config));
       const log = builder.log;
       // log.info and log.minor print only with --verbose; the summary is worth a line.
       const logger = { info: (m) => log(m), warn: (m) => (log.warn ?? log)(m) };
       await precompressFolder({ bin, o, root, outDir, base, logger, who: WHO });
     },
   };
+}
+
+/**
+ * The configured `paths.base` ('' or '/app', no trailing slash): SvelteKit 3
+ * hands the adapter its options flat (`config.paths`), SvelteKit 2 under
+ * `config.kit`.
+ */
+export function configuredBase(config) {
+  return config?.kit?.paths?.base ?? config?.paths?.base;
 }
