@@ -2,19 +2,17 @@
 
   python3 bench/serve.py gen BYTES SEED          JS-like text on stdout (deterministic)
   python3 bench/serve.py port                    a free loopback port
-  python3 bench/serve.py seq PORT PATH [N]       N sequential GETs on one keep-alive
-                                                 connection: "median_ms p99_ms"
   python3 bench/serve.py wrk FILE                wrk --latency output: "rps p50_ms p99_ms"
-  python3 bench/serve.py table ROWS NOTES        markdown from ROWS (tab-separated:
-                                                 server file rps p50 p99 seq_med seq_p99)
+  python3 bench/serve.py mem PID                 "rss / peak" of PID and its children
+  python3 bench/serve.py rounds ROWS NOTES       markdown from ROWS (tab-separated:
+                                                 round answer server rps p50 p99): medians
 """
-import http.client
-import math
+import os
 import random
 import re
 import socket
+import statistics
 import sys
-import time
 
 
 def gen(size, seed):
@@ -46,31 +44,6 @@ def port():
         print(s.getsockname()[1])
 
 
-def pct(xs, p):  # nearest rank
-    xs = sorted(xs)
-    return xs[max(0, math.ceil(p / 100 * len(xs)) - 1)]
-
-
-def seq(port, path, n=200, warmup=20):
-    c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=10)
-    c.connect()
-    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    times = []
-    for k in range(warmup + n):
-        t = time.perf_counter()
-        c.request("GET", path, headers={"Accept-Encoding": "br"})
-        resp = c.getresponse()
-        resp.read()
-        dt = (time.perf_counter() - t) * 1000
-        if resp.status != 200 or resp.getheader("Content-Encoding") != "br" or resp.will_close:
-            sys.exit(f"seq: {path} on :{port}: status {resp.status}, "
-                     f"Content-Encoding {resp.getheader('Content-Encoding')}, will_close {resp.will_close}")
-        if k >= warmup:
-            times.append(dt)
-    c.close()
-    print(f"{pct(times, 50):.3f} {pct(times, 99):.3f}")
-
-
 def ms(v):
     m = re.fullmatch(r"([\d.]+)(us|ms|s|m)", v)
     return float(m[1]) * {"us": 1e-3, "ms": 1, "s": 1e3, "m": 6e4}[m[2]]
@@ -87,25 +60,44 @@ def wrk(path):
     print(f"{rps:.0f} {p50:.3f} {p99:.3f}")
 
 
-def table(rows_path, notes_path):
+def mem(pid):
+    """VmRSS and VmHWM of PID and its children (nginx's master and worker), kB."""
+    pids = [pid]
+    for t in os.listdir(f"/proc/{pid}/task"):
+        pids += open(f"/proc/{pid}/task/{t}/children").read().split()
+    rss = hwm = 0
+    for q in pids:
+        for line in open(f"/proc/{q}/status"):
+            k, _, v = line.partition(":")
+            if k == "VmRSS":
+                rss += int(v.split()[0])
+            elif k == "VmHWM":
+                hwm += int(v.split()[0])
+    print(f"{rss} kB / {hwm} kB")
+
+
+def rounds(rows_path, notes_path):
     rows = [l.rstrip("\n").split("\t") for l in open(rows_path) if l.strip()]
     print(open(notes_path).read().rstrip() + "\n")
-    print("| server | file | requests/s | p50 ms | p99 ms | keep-alive seq median ms | keep-alive seq p99 ms |")
-    print("|---|---|---:|---:|---:|---:|---:|")
     by = {}
-    for server, file, rps, p50, p99, sm, s99 in rows:
-        by[server, file] = (float(rps), float(p99), float(sm), float(s99))
-        print(f"| {server} | {file} | {float(rps):.0f} | {p50} | {p99} | {sm} | {s99} |")
-    print("\n| file | req/s precompress/nginx | p99 precompress/nginx | seq median precompress/nginx | seq p99 precompress/nginx |")
-    print("|---|---:|---:|---:|---:|")
-    for file in dict.fromkeys(f for _, f, *_ in rows):
-        a, b = by.get(("precompress serve", file)), by.get(("nginx", file))
-        if a and b:
-            print(f"| {file} | {a[0] / b[0]:.2f} | {a[1] / b[1]:.2f} | {a[2] / b[2]:.2f} | {a[3] / b[3]:.2f} |")
+    for r, case, server, rps, p50, p99 in rows:
+        by.setdefault((case, server), []).append((float(rps), float(p50), float(p99)))
+    servers = list(dict.fromkeys(s for _, _, s, *_ in rows))
+    med = lambda xs: statistics.median(xs)
+    print("| answer | server | requests/s (median) | ratio to nginx | p99 ms (median) | p99 ratio to nginx | p50 ms | requests/s per round |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for case in dict.fromkeys(c for _, c, *_ in rows):
+        base = by[case, "nginx"]
+        b_rps, b_p99 = med([x[0] for x in base]), med([x[2] for x in base])
+        for s in servers:
+            xs = by[case, s]
+            rps, p50, p99 = med([x[0] for x in xs]), med([x[1] for x in xs]), med([x[2] for x in xs])
+            each = " ".join(f"{x[0]:.0f}" for x in xs)
+            print(f"| {case} | {s} | {rps:.0f} | {rps / b_rps:.2f} | {p99:.3f} | {p99 / b_p99:.2f} | {p50:.3f} | {each} |")
 
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"gen": lambda: gen(int(args[0]), int(args[1])), "port": port,
-     "seq": lambda: seq(args[0], args[1], int(args[2]) if len(args) > 2 else 200),
-     "wrk": lambda: wrk(args[0]), "table": lambda: table(args[0], args[1])}[cmd]()
+     "wrk": lambda: wrk(args[0]), "mem": lambda: mem(args[0]),
+     "rounds": lambda: rounds(args[0], args[1])}[cmd]()

@@ -1,90 +1,128 @@
 #!/usr/bin/env bash
-# `precompress serve` against nginx 1.22 (Debian, brotli_static; e2e/nginx.conf with
-# worker_processes auto) on fixtures/site plus assets/big.js (300 KB of JS-like text,
-# .br ~100 KB) and assets/small.js (1.2 KB, .br ~0.8 KB), both asked for with
-# `Accept-Encoding: br`. Per server and file: wrk -t2 -c50 -d10s --latency (req/s, p50,
-# p99) and 200 sequential GETs on one keep-alive connection (median, p99), with ratios
-# precompress/nginx. Client and servers share the machine's cores. Not a test.
+# Four servers on one precompressed folder, side by side in one run: nginx 1.22
+# (Debian, one worker process, brotli_static + gzip_static, default open_file_cache:
+# off), `precompress serve`, an axum app on precompressor's `ServeManifest`, and
+# the same axum app on tower-http's `ServeDir` (`precompressed_br`/`_gzip`), built
+# from bench/axum-serve/. Two requests for assets/app.js (about 70 KB as br):
+#   200  Accept-Encoding: br, the br variant sent
+#   304  the same with If-None-Match: the ETag the server gave (ServeDir gives none:
+#        If-Modified-Since: its Last-Modified)
+# Each is `wrk -t1 -c10 -d5s --latency`, interleaved (nginx, serve, axum, ServeDir,
+# then again) over ROUNDS rounds (default 3); reported: the median requests/s and
+# p99 over the rounds, and each one's ratio to nginx's. Client and servers share the
+# machine's cores. Not a test.
 #
 #   bash bench/serve.sh [OUT]     (default OUT: bench/results/serve-<UTC time>.md)
 #
-# Needs nginx, libnginx-mod-http-brotli-static, wrk, curl (Debian). Builds into
-# SERVE_BENCH_TARGET_DIR (default target/); PRECOMPRESS_BIN=PATH runs that binary
-# instead.
+# Needs nginx, libnginx-mod-http-brotli-static, wrk, curl, python3 (Debian). Builds
+# precompress into SERVE_BENCH_TARGET_DIR (default target/) and the axum app into
+# its target/bench-axum/; PRECOMPRESS_BIN=PATH runs that binary instead. ROUNDS,
+# DURATION (wrk -d, default 5s) and SITE (a built folder to serve instead of
+# fixtures/site + the generated app.js: a copy is precompressed; ASSET names the
+# file to ask for, relative to it) can be set in the environment.
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-bench/results/serve-$(date -u +%Y%m%dT%H%M%SZ).md}
+rounds=${ROUNDS:-3}
+duration=${DURATION:-5s}
 module=/usr/lib/nginx/modules/ngx_http_brotli_static_module.so
-for c in nginx wrk curl python3; do command -v $c >/dev/null || { echo "serve.sh: needs $c" >&2; exit 1; }; done
+for c in nginx wrk curl python3 cargo; do command -v $c >/dev/null || { echo "serve.sh: needs $c" >&2; exit 1; }; done
 [[ -f $module ]] || { echo "serve.sh: needs $module (apt-get install libnginx-mod-http-brotli-static)" >&2; exit 1; }
 # what is built: the work tree, which someone may be editing
 src_state="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ', src/ modified')"
+tdir=${SERVE_BENCH_TARGET_DIR:-target}
 if [[ -z ${PRECOMPRESS_BIN:-} ]]; then
-  tdir=${SERVE_BENCH_TARGET_DIR:-target}
   cargo build --release --locked -q --target-dir "$tdir"
 fi
 bin=${PRECOMPRESS_BIN:-$tdir/release/precompress}
+cargo build --release --locked -q --manifest-path bench/axum-serve/Cargo.toml --target-dir "$tdir/bench-axum"
+axum_bin=$tdir/bench-axum/release/axum-serve-bench
 
 work=$(mktemp -d); pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
 site=$work/site
-cp -r fixtures/site "$site"
-python3 bench/serve.py gen 307200 1 >"$site/assets/big.js"
-python3 bench/serve.py gen 1200 2 >"$site/assets/small.js"
+if [[ -n ${SITE:-} ]]; then
+  cp -r "$SITE" "$site"
+  asset=${ASSET:?serve.sh: SITE needs ASSET, the file to ask for}
+else
+  cp -r fixtures/site "$site"
+  python3 bench/serve.py gen 200000 1 >"$site/assets/app.js"
+  asset=assets/app.js
+fi
 "$bin" --no-config -q "$site"
-for f in big small; do [[ -f $site/assets/$f.js.br ]] || { echo "serve.sh: no assets/$f.js.br" >&2; exit 1; }; done
+[[ -f $site/$asset.br ]] || { echo "serve.sh: no $asset.br" >&2; exit 1; }
 
-# nginx: the e2e config, as tests/serve_util start_nginx writes it, with one worker per core.
+# nginx: the e2e config, one worker process, room for the connections.
 np=$(python3 bench/serve.py port)
 mkdir -p "$work/nginx/tmp"
-sed -e "s|@PORT@|$np|; s|@ROOT@|$site|; s|^worker_processes 1;|worker_processes auto;|; s|worker_connections 64;|worker_connections 1024;|" \
+sed -e "s|@PORT@|$np|; s|@ROOT@|$site|; s|worker_connections 64;|worker_connections 1024;|" \
   e2e/nginx.conf >"$work/nginx/nginx.conf"
-grep -q '^worker_processes auto;' "$work/nginx/nginx.conf"
+grep -q '^worker_processes 1;' "$work/nginx/nginx.conf"
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx/" & pids+=($!)
-pp=$(python3 bench/serve.py port)
-"$bin" serve "$site" --addr "127.0.0.1:$pp" >/dev/null & pids+=($!)   # its access log: one line per request
+sp=$(python3 bench/serve.py port)
+# its access log (one line per request) to /dev/null, as nginx's is off
+"$bin" serve "$site" --addr "127.0.0.1:$sp" >/dev/null & pids+=($!)
+mp=$(python3 bench/serve.py port)
+"$axum_bin" manifest "$site" "127.0.0.1:$mp" >/dev/null & pids+=($!)
+dp=$(python3 bench/serve.py port)
+"$axum_bin" servedir "$site" "127.0.0.1:$dp" >/dev/null & pids+=($!)
 
-declare -A port=([nginx]=$np ["precompress serve"]=$pp)
-for s in nginx "precompress serve"; do
+servers=(nginx serve axum-ServeManifest axum-ServeDir)
+declare -A port=([nginx]=$np [serve]=$sp [axum-ServeManifest]=$mp [axum-ServeDir]=$dp)
+declare -A pid=([nginx]=${pids[0]} [serve]=${pids[1]} [axum-ServeManifest]=${pids[2]} [axum-ServeDir]=${pids[3]})
+declare -A cond
+for s in "${servers[@]}"; do
+  url=http://127.0.0.1:${port[$s]}/$asset
   for ((i = 0; ; i++)); do
-    curl -sf -o /dev/null "http://127.0.0.1:${port[$s]}/" && break
+    curl -sf -o /dev/null "$url" && break
     ((i < 100)) || { echo "serve.sh: $s not answering on ${port[$s]}" >&2; exit 1; }
     sleep 0.1
   done
-  for f in big small; do
-    h=$(curl -sf -H 'Accept-Encoding: br' -o "$work/body" -D - "http://127.0.0.1:${port[$s]}/assets/$f.js")
-    grep -qi '^content-encoding: br' <<<"$h" && cmp -s "$work/body" "$site/assets/$f.js.br" ||
-      { echo "serve.sh: $s did not send assets/$f.js.br for Accept-Encoding: br:" >&2; echo "$h" >&2; exit 1; }
-  done
+  h=$(curl -sf -H 'Accept-Encoding: br' -o "$work/body" -D - "$url" | tr -d '\r')
+  grep -qi '^content-encoding: br' <<<"$h" && cmp -s "$work/body" "$site/$asset.br" ||
+    { echo "serve.sh: $s did not send $asset.br for Accept-Encoding: br:" >&2; echo "$h" >&2; exit 1; }
+  etag=$(sed -n 's/^etag: *//Ip' <<<"$h")
+  if [[ -n $etag ]]; then cond[$s]="If-None-Match: $etag"
+  else cond[$s]="If-Modified-Since: $(sed -n 's/^last-modified: *//Ip' <<<"$h")"; fi
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: br' -H "${cond[$s]}" "$url")
+  [[ $code == 304 ]] || { echo "serve.sh: $s answered $code, not 304, to ${cond[$s]}" >&2; exit 1; }
 done
 
 sz() { stat -c %s "$1"; }
 {
-  echo "# precompress serve vs nginx: $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "# Serving one precompressed file: nginx, precompress serve, ServeManifest, ServeDir ($(date -u +%Y-%m-%dT%H:%MZ))"
   echo
-  echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); wrk, the sequential client and both servers share them; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "- $("$bin" --version) at $src_state; $(nginx -v 2>&1 | cut -d: -f2 | xargs) with brotli_static, worker_processes auto ($(nproc) workers), access_log off; precompress serve: its 2 tokio worker threads, access log to /dev/null"
-  echo "- files (Accept-Encoding: br): big.js $(sz "$site/assets/big.js") B, .br $(sz "$site/assets/big.js.br") B; small.js $(sz "$site/assets/small.js") B, .br $(sz "$site/assets/small.js.br") B"
-  echo "- wrk -t2 -c50 -d10s --latency -H 'Accept-Encoding: br' URL; keep-alive seq: 20 warm-up + 200 GETs on one connection (python3 http.client), nearest-rank median and p99"
+  echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); wrk and the four servers share them; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "- $("$bin" --version) at $src_state (release profile); $(nginx -v 2>&1 | cut -d: -f2 | xargs), worker_processes 1, brotli_static + gzip_static on, open_file_cache off (the default), sendfile off (the default), access_log off; serve and both axum apps: 2 tokio worker threads; serve's access log to /dev/null"
+  echo "- file: $asset, $(sz "$site/$asset") B, .br $(sz "$site/$asset.br") B, asked for with Accept-Encoding: br"
+  echo "- 304: each server's own validator: $(for s in "${servers[@]}"; do printf '%s `%s`; ' "$s" "${cond[$s]}"; done)"
+  echo "- wrk -t1 -c10 -d$duration --latency, $rounds rounds, each round nginx, serve, axum-ServeManifest, axum-ServeDir for the 200, then the same for the 304; median of the rounds"
 } >"$work/notes"
 
 : >"$work/rows"
-for f in big small; do
-  for s in nginx "precompress serve"; do
-    url=http://127.0.0.1:${port[$s]}/assets/$f.js
-    echo "serve.sh: $s $f.js" >&2
-    wrk -t2 -c50 -d10s --latency -H 'Accept-Encoding: br' "$url" >"$work/wrk"
-    w=$(python3 bench/serve.py wrk "$work/wrk"); read -r rps p50 p99 <<<"$w"
-    q=$(python3 bench/serve.py seq "${port[$s]}" "/assets/$f.js" 200); read -r sm s99 <<<"$q"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$f.js" "$rps" "$p50" "$p99" "$sm" "$s99" >>"$work/rows"
+for ((r = 1; r <= rounds; r++)); do
+  for case in 200 304; do
+    for s in "${servers[@]}"; do
+      echo "serve.sh: round $r, $case, $s" >&2
+      hdr=(-H 'Accept-Encoding: br')
+      [[ $case == 304 ]] && hdr+=(-H "${cond[$s]}")
+      wrk -t1 -c10 -d"$duration" --latency "${hdr[@]}" "http://127.0.0.1:${port[$s]}/$asset" >"$work/wrk"
+      w=$(python3 bench/serve.py wrk "$work/wrk"); read -r rps p50 p99 <<<"$w"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$case" "$s" "$rps" "$p50" "$p99" >>"$work/rows"
+    done
   done
 done
-for p in "${pids[@]}"; do kill -0 "$p" || { echo "serve.sh: a server died during the run" >&2; exit 1; }; done
-echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$work/notes"
+for s in "${servers[@]}"; do kill -0 "${pid[$s]}" || { echo "serve.sh: $s died during the run" >&2; exit 1; }; done
+{
+  echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf -- '- memory at end (VmRSS / VmHWM peak, nginx: master + worker):'
+  for s in "${servers[@]}"; do printf ' %s %s;' "$s" "$(python3 bench/serve.py mem "${pid[$s]}")"; done
+  echo
+} >>"$work/notes"
 
 mkdir -p "$(dirname "$out")"
-python3 bench/serve.py table "$work/rows" "$work/notes" | tee "$out"
+python3 bench/serve.py rounds "$work/rows" "$work/notes" | tee "$out"
 echo "wrote $out" >&2

@@ -76,6 +76,61 @@ fn an_edit_after_start_is_never_served_stale_and_a_rerun_is_picked_up() {
     assert_ne!(r.header("etag"), Some(old_etag.as_str()));
 }
 
+/// Bodies up to 256 KiB are kept in memory once a file is older than 2 s at
+/// load (src/serve/http/known.rs). A kept `.br` or source is sent only while
+/// a stat of its path gives the stamp it had at load: the variant rewritten
+/// in place, replaced with its size and mtime kept, and the source rewritten,
+/// the next answer is never the body kept before.
+#[test]
+fn a_body_kept_in_memory_is_never_sent_after_its_file_changes() {
+    let (_tmp, site) = precompressed_site();
+    // Older than the 2 s within which nothing is kept.
+    std::thread::sleep(Duration::from_millis(2100));
+    let s = start_precompress(&site, &[]);
+    let app = site.join("assets/app.js");
+    let br = site.join("assets/app.js.br");
+    let source = std::fs::read(&app).unwrap();
+    let kept = std::fs::read(&br).unwrap();
+    for _ in 0..3 {
+        let r = get(s.addr, "/assets/app.js", Some("br"));
+        assert_eq!(r.header("content-encoding"), Some("br"));
+        assert!(r.body == kept);
+        let r = get(s.addr, "/assets/app.js", None);
+        assert!(r.body == source);
+    }
+    // The .br rewritten in place, same size: not valid brotli of app.js any
+    // more, so neither it nor the kept one may go out; app.js goes uncompressed.
+    let mtime = std::fs::metadata(&br).unwrap().modified().unwrap();
+    let mut other = kept.clone();
+    other[0] ^= 0xff;
+    std::fs::write(&br, &other).unwrap();
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), None, "a changed .br was sent");
+    assert!(r.body == source);
+    // Replaced by rename, with the old size and mtime (rsync -a).
+    let tmp = site.join("assets/.app.js.br.tmp");
+    std::fs::write(&tmp, &other).unwrap();
+    let f = std::fs::File::options().write(true).open(&tmp).unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    std::fs::rename(&tmp, &br).unwrap();
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(
+        r.header("content-encoding"),
+        None,
+        "a replaced .br was sent"
+    );
+    assert!(r.body == source);
+    // The source rewritten, same size: its new bytes, never the kept ones.
+    let mut new = source.clone();
+    new[0] = if new[0] == b'/' { b' ' } else { b'/' };
+    std::fs::write(&app, &new).unwrap();
+    let r = get(s.addr, "/assets/app.js", None);
+    assert!(r.body == new, "the kept source was sent");
+    assert!(r.header("etag").unwrap().starts_with("W/"));
+}
+
 /// Sequential requests on one keep-alive connection; returns each one's time.
 /// An atomic replacement of the same size with the mtime kept (`rsync -a`,
 /// `cp -p`, a `SOURCE_DATE_EPOCH` build) was judged unchanged by size and

@@ -1,7 +1,8 @@
 //! The bytes of a response and its head on hyper's types: a short text for
-//! an error or a redirect, nothing, a small file read whole, a larger one
-//! streamed in 64 KiB frames that fails the connection, never sends short,
-//! when the file shrinks.
+//! an error or a redirect, nothing, bytes kept in memory
+//! ([`super::known`]), a small file read whole, a larger one streamed in
+//! 64 KiB frames that fails the connection, never sends short, when the file
+//! shrinks.
 
 use std::io;
 use std::ops::ControlFlow::{self, Break, Continue};
@@ -26,11 +27,17 @@ pub type ResBody = BoxBody<Bytes, io::Error>;
 /// pool, and this is a preview server for local files.
 const INLINE_MAX: u64 = 1 << 20;
 
-/// `count` bytes of `file` from `start` (none for HEAD): read at once when
+/// What a reply sends: bytes kept in memory, or a file opened and checked.
+pub(super) enum Opened {
+    Kept(Bytes),
+    File(std::fs::File),
+}
+
+/// `count` bytes of `opened` from `start` (none for HEAD): read at once when
 /// small, else streamed; the 500 to send instead when the file cannot be
 /// read as far as it was.
 pub(super) fn body(
-    mut file: std::fs::File,
+    opened: Opened,
     head: bool,
     start: u64,
     count: u64,
@@ -38,6 +45,20 @@ pub(super) fn body(
     if head || count == 0 {
         return Continue(empty());
     }
+    let mut file = match opened {
+        Opened::File(f) => f,
+        Opened::Kept(b) => {
+            let (a, z) = (start as usize, (start + count) as usize);
+            if z > b.len() {
+                return Break(text(StatusCode::INTERNAL_SERVER_ERROR));
+            }
+            return Continue(
+                Full::new(b.slice(a..z))
+                    .map_err(|never| match never {})
+                    .boxed(),
+            );
+        }
+    };
     use std::io::{Read, Seek};
     if start > 0 {
         if let Err(e) = file.seek(io::SeekFrom::Start(start)) {

@@ -7,12 +7,14 @@
 //! routing, and owning the request path (instead of a router's decoded one) is
 //! what lets [`super::path`] refuse traversal before anything touches the disk.
 //!
-//! Files are streamed, never read whole. A preview server runs while its user
+//! Small files are read whole (bodies up to 256 KiB kept in memory once read,
+//! [`known`]), larger ones streamed. A preview server runs while its user
 //! rebuilds in another terminal, so nothing stale is ever sent: the manifest is
 //! reloaded when its size or mtime changes (a rerun of precompress); at load,
 //! an asset whose file no longer has the manifest's content is left out
 //! ([`Index::load`](crate::serve::Index::load)); and on every request the source and the representation
-//! are stat'ed and must still have the size, mtime, inode and ctime seen at load. A source
+//! are stat'ed and must still have the size, mtime, inode and ctime seen at load
+//! (a body kept in memory is sent only then, too). A source
 //! that changed since is served uncompressed with a weak ETag from its size and
 //! mtime (never the manifest's strong one), a variant that changed is not sent
 //! (the file goes uncompressed instead), each with a warning on stderr.
@@ -30,6 +32,7 @@
 //! around the Service.
 
 mod body;
+mod known;
 mod listen;
 mod site;
 
@@ -196,7 +199,7 @@ async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
 
 /// The response for `reply`: its file's bytes (none for HEAD), nothing for
 /// a 304, else a short text; what it says to log, on stderr.
-fn write(reply: Reply<std::fs::File>, head: bool) -> Response<ResBody> {
+fn write(reply: Reply<body::Opened>, head: bool) -> Response<ResBody> {
     for line in &reply.log {
         eprintln!("precompress serve: {line}");
     }

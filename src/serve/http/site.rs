@@ -5,13 +5,14 @@
 //! lookup ([`crate::serve::route::Lookup`], [`crate::serve::answer::Open`])
 //! over one load.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
+use super::body::Opened;
+use super::known::{stamp_of, Files, Stamp};
 use super::ServeError;
 use crate::serve::answer::{Open, Plain};
 use crate::serve::path::resolve;
@@ -44,46 +45,32 @@ pub(super) struct Loaded {
     /// refuse serving it.
     manifest_canonical: PathBuf,
     pub(super) index: Index,
+    /// What `stat` said of the folder as given at load: a swapped symlink
+    /// or a replaced folder gives another.
+    root_id: Option<FolderId>,
     /// The manifest's stamp, `None` when there was none.
     pub(super) stamp: Option<Stamp>,
-    /// Every listed file (sources, variants, deltas) that existed at load:
-    /// its stamp then.
-    files: HashMap<String, Stamp>,
+    /// Every listed file (sources, variants, deltas) that was a regular file
+    /// inside the folder at load: where, its stamp then, small bodies.
+    files: Files,
 }
 
-/// What tells a file was replaced or rewritten since it was last seen: size
-/// and mtime, and on Unix the inode and ctime too. Size and mtime alone miss
-/// an atomic replacement of the same size with the mtime kept (`rsync -a`,
-/// `cp -p`, a `SOURCE_DATE_EPOCH` build): a new file has a new inode, and any
-/// write or rename sets the ctime, which no tool can set back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Stamp {
-    size: u64,
-    modified: SystemTime,
-    #[cfg(unix)]
-    inode: (u64, u64),
-    #[cfg(unix)]
-    changed: (i64, i64),
-}
+/// Which folder a path reaches: device and inode on Unix (one `stat`), the
+/// canonical path elsewhere.
+#[cfg(unix)]
+type FolderId = (u64, u64);
+#[cfg(not(unix))]
+type FolderId = PathBuf;
 
-impl Stamp {
-    fn of(md: &std::fs::Metadata) -> Option<Stamp> {
-        #[cfg(unix)]
+fn folder_id(given: &Path) -> Option<FolderId> {
+    #[cfg(unix)]
+    {
         use std::os::unix::fs::MetadataExt;
-        Some(Stamp {
-            size: md.len(),
-            modified: md.modified().ok()?,
-            #[cfg(unix)]
-            inode: (md.dev(), md.ino()),
-            #[cfg(unix)]
-            changed: (md.ctime(), md.ctime_nsec()),
-        })
+        let md = std::fs::metadata(given).ok()?;
+        Some((md.dev(), md.ino()))
     }
-}
-
-/// A file's stamp, `None` if it cannot be stat'ed.
-fn stamp_of(path: &Path) -> Option<Stamp> {
-    Stamp::of(&std::fs::metadata(path).ok()?)
+    #[cfg(not(unix))]
+    std::fs::canonicalize(given).ok()
 }
 
 impl Site {
@@ -113,22 +100,27 @@ impl Site {
             index.set_base(b);
         }
         let root = &root;
-        let mut files = HashMap::new();
+        let root_id = folder_id(root);
+        let manifest_canonical =
+            std::fs::canonicalize(manifest).unwrap_or_else(|_| manifest.to_path_buf());
+        let mut files = Files::default();
         for (_, entry) in index.iter() {
             let deltas = entry.deltas.iter().map(|(_, r)| r);
             for r in std::iter::once(&entry.identity)
                 .chain(&entry.variants)
                 .chain(deltas)
             {
-                if let Some(st) = stamp_of(&root.join(&r.path)) {
-                    files.insert(r.path.clone(), st);
+                // Only what resolves inside the folder: a file reached by
+                // its stamp later is one that was inside then.
+                if let Some(p) = resolve(root, &r.path).filter(|p| *p != manifest_canonical) {
+                    files.insert(&r.path, p);
                 }
             }
         }
         Ok(Loaded {
             root: root.clone(),
-            manifest_canonical: std::fs::canonicalize(manifest)
-                .unwrap_or_else(|_| manifest.to_path_buf()),
+            manifest_canonical,
+            root_id,
             index,
             stamp,
             files,
@@ -141,10 +133,11 @@ impl Site {
     pub(super) fn current(&self) -> Arc<Loaded> {
         let loaded = self.loaded.read().unwrap().clone();
         let now = stamp_of(&self.manifest);
-        // The folder resolved again too: a manifest named with --manifest
-        // outside a swapped symlink does not change with it.
-        let same_root = || std::fs::canonicalize(&self.given).is_ok_and(|r| r == loaded.root);
-        if now == loaded.stamp && same_root() {
+        // The folder looked at again too: a manifest named with --manifest
+        // outside a swapped symlink does not change with it. One `stat`, not
+        // a `canonicalize` (a syscall per component) per request.
+        let same_root = |l: &Loaded| l.root_id.is_some() && folder_id(&self.given) == l.root_id;
+        if now == loaded.stamp && same_root(&loaded) {
             return loaded;
         }
         let Ok(_reloading) = self.reloading.try_lock() else {
@@ -152,8 +145,7 @@ impl Site {
         };
         // Another request may have reloaded while this one waited for the lock.
         let loaded = self.loaded.read().unwrap().clone();
-        if now == loaded.stamp && std::fs::canonicalize(&self.given).is_ok_and(|r| r == loaded.root)
-        {
+        if now == loaded.stamp && same_root(&loaded) {
             return loaded;
         }
         let fresh = match Site::load(&self.given, &self.manifest, self.base.as_deref()) {
@@ -172,6 +164,7 @@ impl Site {
                 Loaded {
                     root: loaded.root.clone(),
                     manifest_canonical: loaded.manifest_canonical.clone(),
+                    root_id: loaded.root_id.clone(),
                     index: loaded.index.clone(),
                     stamp: now,
                     files: loaded.files.clone(),
@@ -198,6 +191,10 @@ impl Lookup for Disk<'_> {
     type File = PathBuf;
 
     fn node(&self, key: &str) -> Node<PathBuf> {
+        // A listed file still as it was at load: one stat.
+        if let Some(k) = self.0.files.current(&self.0.root, key) {
+            return Node::File(k.path.clone());
+        }
         let Some(found) = resolve(&self.0.root, key) else {
             return Node::Missing;
         };
@@ -215,38 +212,39 @@ impl Lookup for Disk<'_> {
 }
 
 impl Open for Disk<'_> {
-    type Opened = std::fs::File;
+    type Opened = Opened;
 
-    fn open(
-        &self,
-        key: &str,
-        r: &Representation,
-        file: Option<PathBuf>,
-    ) -> Result<std::fs::File, String> {
+    fn open(&self, key: &str, r: &Representation, file: Option<PathBuf>) -> Result<Opened, String> {
         let loaded = self.0;
         // Identity is the source itself: open_checked makes the same check.
-        let source_ok = match r.coding {
-            None => Ok(()),
-            Some(_) => unchanged(loaded, key),
-        };
-        // Identity is the file the route found: not resolved again.
+        if r.coding.is_some() {
+            unchanged(loaded, key)?;
+        }
+        let known = loaded.files.stamp(&r.path);
+        if r.size > 0 && known.is_some_and(|s| s.size() == r.size) {
+            if let Some(b) = loaded.files.body(&loaded.root, &r.path, SystemTime::now()) {
+                return Ok(Opened::Kept(b));
+            }
+        }
         let path = match (r.coding, file) {
-            (None, Some(p)) => Ok(p),
-            _ => resolve(&loaded.root, &r.path).ok_or("missing or outside the folder".to_string()),
+            // Identity is the file the route found: not resolved again.
+            (None, Some(p)) => p,
+            // open_checked's stamp check proves it the very file that was
+            // inside the folder at load: no need to resolve it again.
+            _ if known.is_some() => loaded.root.join(&r.path),
+            _ => resolve(&loaded.root, &r.path).ok_or("missing or outside the folder")?,
         };
-        source_ok
-            .and(path)
-            .and_then(|p| open_checked(loaded, &p, &r.path, r.size))
+        open_checked(loaded, &path, &r.path, r.size).map(Opened::File)
     }
 
-    fn open_plain(&self, key: &str) -> io::Result<Plain<std::fs::File>> {
+    fn open_plain(&self, key: &str) -> io::Result<Plain<Opened>> {
         let path = resolve(&self.0.root, key).ok_or(io::ErrorKind::NotFound)?;
         let file = crate::fsutil::open_to_read(&path)?;
         let md = file.metadata()?;
         Ok(Plain {
             len: md.len(),
             modified: md.modified().ok(),
-            file,
+            file: Opened::File(file),
         })
     }
 }
@@ -254,7 +252,7 @@ impl Open for Disk<'_> {
 /// The source of `key` still has the size and mtime it had when the index
 /// was loaded (when its content was checked against the manifest).
 fn unchanged(loaded: &Loaded, key: &str) -> Result<(), String> {
-    let then = loaded.files.get(key);
+    let then = loaded.files.stamp(key);
     match (then, stamp_of(&loaded.root.join(key))) {
         (Some(a), Some(b)) if *a == b => Ok(()),
         _ => Err(format!(
@@ -280,7 +278,7 @@ fn open_checked(
         ));
     }
     let now = Stamp::of(&md);
-    if now.is_none() || now.as_ref() != loaded.files.get(rel) {
+    if now.is_none() || now.as_ref() != loaded.files.stamp(rel) {
         return Err("rewritten since the manifest was loaded".into());
     }
     Ok(file)
