@@ -164,7 +164,7 @@ impl Site {
                 Loaded {
                     root: loaded.root.clone(),
                     manifest_canonical: loaded.manifest_canonical.clone(),
-                    root_id: loaded.root_id.clone(),
+                    root_id: loaded.root_id,
                     index: loaded.index.clone(),
                     stamp: now,
                     files: loaded.files.clone(),
