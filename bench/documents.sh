@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The documents dictionary (src/run/documents.rs) on real multi-page HTML:
+# The documents dictionary (src/run/dictionaries/documents.rs) on real multi-page HTML:
 # Debian's python3.11-doc and postgresql-doc-15. Per site: what the run
 # decided and its estimate (from --json), every page's smallest delta over
 # its brotli bytes (from the manifest), and the run's wall time with it and

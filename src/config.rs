@@ -107,8 +107,8 @@ pub struct Config {
     /// `/`): dictionary patterns start with it, and the manifest records it.
     pub base: String,
     /// Which dictionaries the pages link, which a first visit fetches at
-    /// idle: the code dictionary (`run::shared`) and the documents
-    /// dictionary (`run::documents`). Default [`SharedDictionary::Auto`].
+    /// idle: the code dictionary (`run::dictionaries::shared`) and the documents
+    /// dictionary (`run::dictionaries::documents`). Default [`SharedDictionary::Auto`].
     pub shared_dictionary: SharedDictionary,
 }
 
@@ -116,11 +116,11 @@ pub struct Config {
 /// browser fetches them at idle, first visits included. In every mode the
 /// chunks with no pattern of their own (names that are only a hash, or
 /// that several chunks share) are grouped and one of each group is marked
-/// for it, which costs a first visit nothing (`run::shared`).
+/// for it, which costs a first visit nothing (`run::dictionaries::shared`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SharedDictionary {
     /// The code dictionary when what it adds to the marked chunk is a small
-    /// share of its folder (`run::shared::AUTO_MAX_SHARE`), and the
+    /// share of its folder (`run::dictionaries::shared::AUTO_MAX_SHARE`), and the
     /// documents dictionary when it pays back within a few pages: a first
     /// visit fetches what the summary says.
     #[default]

@@ -100,14 +100,14 @@ pub fn merge_with(root: &Path, manifest: &Path, cache_dir: Option<&Path>) -> Res
 /// store in `cache`, under the site of `root` and the manifest's base; each
 /// copied only if it still has the hash the manifest gives.
 fn record(root: &Path, cache: &Path, out: &Manifest, warnings: &mut Vec<String>) {
-    let Some(store) = crate::run::store::Store::open(cache, warnings) else {
+    let Some(store) = crate::run::state::store::Store::open(cache, warnings) else {
         return;
     };
     let base = out
         .base
         .clone()
         .unwrap_or_else(|| crate::model::path::ROOT_BASE.to_string());
-    let site = crate::run::store::site_of(root, cache, &base);
+    let site = crate::run::state::store::site_of(root, cache, &base);
     let assets: Vec<_> = out
         .files
         .iter()

@@ -84,7 +84,7 @@ pub struct RunCounts {
     /// The manifest was written (not a dry run, and the write succeeded).
     pub manifest_written: bool,
     /// What the run measured for a documents dictionary, when it measured
-    /// one (`run::documents`).
+    /// one (`run::dictionaries::documents`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub documents_dictionary: Option<DocumentsDictionary>,
     /// What the deltas cost a first-time visitor (none without dictionaries).

@@ -618,3 +618,45 @@ fn no_stage_names_another_stages_file() {
     ]))
     .is_empty());
 }
+
+/// What a run's top folder holds besides its stages: the hand-on types, the
+/// environment every stage takes, the glob rules and the order (`mod.rs`).
+const RUN_TOP: &[&str] = &[
+    "run/mod.rs",
+    "run/env.rs",
+    "run/tree.rs",
+    "run/scanned.rs",
+    "run/jobs.rs",
+    "run/filter.rs",
+];
+
+/// ARCHITECTURE.md: `src/run/` is the stages, and beside them, in folders
+/// that say so (`state/`, `dictionaries/`), what they and check, tune and
+/// merge share. A new file at the top is a stage (add it to STAGES) or a
+/// service (put it in a folder).
+#[test]
+fn run_holds_its_stages_at_the_top_and_its_services_in_folders() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stray = Vec::new();
+    for e in std::fs::read_dir(src.join("run")).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            continue;
+        }
+        let rel = format!("run/{}", e.file_name().to_string_lossy());
+        let stage = STAGES.iter().any(|(_, fs)| fs.contains(&rel.as_str()));
+        if !stage && !RUN_TOP.contains(&rel.as_str()) {
+            stray.push(rel);
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "neither a stage nor what stages hand on: {stray:?}"
+    );
+    for folder in ["state", "dictionaries"] {
+        assert!(
+            src.join("run").join(folder).join("mod.rs").is_file(),
+            "run/{folder}/mod.rs"
+        );
+    }
+}

@@ -18,7 +18,7 @@ pub(super) struct Dictionaries<'a> {
     /// `--dictionary-from` folders, by the delta's `dictionary_path`.
     pub(super) folders: &'a [PathBuf],
     /// The release store, by the dictionary's hash.
-    pub(super) store: Option<&'a crate::run::store::Store>,
+    pub(super) store: Option<&'a crate::run::state::store::Store>,
 }
 
 impl Dictionaries<'_> {

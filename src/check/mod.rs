@@ -70,7 +70,7 @@ impl Options {
     pub fn validate(&self, root: &Path) -> crate::Result<()> {
         let canon_dir = root.canonicalize().ok();
         for prev in &self.dictionary_from {
-            crate::run::releases::check_folder(prev, canon_dir.as_deref())?;
+            crate::run::state::releases::check_folder(prev, canon_dir.as_deref())?;
         }
         Ok(())
     }
@@ -262,7 +262,7 @@ fn check_listed(
     // made against it cannot be decoded here.
     let store = options.cache_dir.as_deref().and_then(|d| {
         let mut refused = Vec::new();
-        let store = crate::run::store::Store::open_existing(d, &mut refused);
+        let store = crate::run::state::store::Store::open_existing(d, &mut refused);
         for w in refused {
             problems.push(problem(d.display().to_string(), ProblemKind::Unreadable, w));
         }

@@ -264,7 +264,7 @@ pub fn pairing_key(path: &str) -> String {
 
 /// The pattern (relative to DIR) that every script, or every stylesheet, of
 /// the asset's folder matches: `_nuxt/*.js`. What a browser matches the
-/// dictionary of chunks named by a hash alone by (`run::shared`).
+/// dictionary of chunks named by a hash alone by (`run::dictionaries::shared`).
 pub fn folder_pattern(path: &str) -> Option<String> {
     let ext = crate::model::content::extension(path)?;
     Some(format!("{}*.{ext}", folder_of(path)))
@@ -284,7 +284,7 @@ pub fn dictionary_key(path: &str) -> Option<String> {
 }
 
 /// The key an earlier release's file is listed under as a dictionary: its
-/// [`dictionary_key`], else its [`pairing_key`]. `run::releases` lists by it,
+/// [`dictionary_key`], else its [`pairing_key`]. `run::state::releases` lists by it,
 /// and `probe::previous` asks by it which of a live site's files to fetch.
 pub fn release_key(path: &str) -> String {
     dictionary_key(path).unwrap_or_else(|| pairing_key(path))
@@ -315,19 +315,19 @@ pub fn pattern_safe(path: &str) -> bool {
 
 /// The start of a shared dictionary's file name; the rest is the first 16 hex
 /// digits of its content's blake3, then `.js` (`.txt` before: still read as
-/// one). See `run::shared`.
+/// one). See `run::dictionaries::shared`.
 pub const SHARED_PREFIX: &str = "precompress-dictionary-";
 
 /// The start of the documents dictionary's file name (at DIR's top; the rest
-/// as for [`SHARED_PREFIX`]). See `run::documents`.
+/// as for [`SHARED_PREFIX`]). See `run::dictionaries::documents`.
 pub const DOCUMENTS_PREFIX: &str = "precompress-documents-";
 
 /// The two kinds of dictionary a run makes from a release's own files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SharedKind {
-    /// For scripts and stylesheets with no pattern of their own (`run::shared`).
+    /// For scripts and stylesheets with no pattern of their own (`run::dictionaries::shared`).
     Code,
-    /// For the HTML pages, fetched by navigation (`run::documents`).
+    /// For the HTML pages, fetched by navigation (`run::dictionaries::documents`).
     Documents,
 }
 
@@ -435,7 +435,7 @@ pub fn shared_use_as_dictionary(path: &str, base: &str) -> Option<String> {
 
 /// The pattern (relative to DIR) the chunk marked for the group of the
 /// chunks with no name of their own in `path`'s folder is marked with
-/// (`run::shared`): the folder's `FOLDER*` for scripts (`_nuxt/*`: shorter
+/// (`run::dictionaries::shared`): the folder's `FOLDER*` for scripts (`_nuxt/*`: shorter
 /// than the code dictionary's `_nuxt/*.js`, which a browser then prefers),
 /// else [`folder_pattern`] (`_nuxt/*.css`, and every type at DIR's top,
 /// where `*` alone would match the pages too).
@@ -473,7 +473,7 @@ pub fn is_candidate(path: &str, size: u64) -> bool {
 
 /// Whether the asset at `path` of `size` bytes may have been sent as a
 /// dictionary: a [`is_candidate`], or a fingerprinted script or stylesheet
-/// a release marked with its group's pattern (`run::shared`).
+/// a release marked with its group's pattern (`run::dictionaries::shared`).
 pub fn may_be_dictionary(path: &str, size: u64) -> bool {
     is_candidate(path, size)
         || (size >= DICTIONARY_MIN_SIZE

@@ -38,12 +38,12 @@ pub struct Manifest {
     /// Per coding token: the settings that decide its bytes. A later run redoes a
     /// coding whose settings changed.
     pub settings: BTreeMap<String, String>,
-    /// The shared dictionary of this release (`run::shared`), a key of
+    /// The shared dictionary of this release (`run::dictionaries::shared`), a key of
     /// `files`: servers send HTML responses with a `Link` to it, so a browser
     /// fetches it when idle. Absent when none was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_dictionary: Option<String>,
-    /// The documents dictionary of this release (`run::documents`), a key of
+    /// The documents dictionary of this release (`run::dictionaries::documents`), a key of
     /// `files`: for the HTML pages, announced with the same `Link`. Absent
     /// when none was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -82,7 +82,7 @@ pub struct Taken {
 }
 
 /// Which of an earlier release's dictionaries a build of `rels` (paths
-/// under DIR) may pair with: what `run::releases` would look up for them.
+/// under DIR) may pair with: what `run::state::releases` would look up for them.
 pub fn pairs_with(rels: &[String]) -> impl Fn(&str) -> bool + '_ {
     let mut keys: HashSet<String> = HashSet::new();
     for r in rels {

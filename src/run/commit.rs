@@ -15,8 +15,8 @@ use crate::model::names::delta_source;
 use crate::model::shard;
 use crate::report::{JobTiming, RunCounts};
 use crate::run::jobs::{FileProgress, Job, JobOutcome, Outcome, ShardPart, Timing};
-use crate::run::journal::Journal;
 use crate::run::scanned::Scanned;
+use crate::run::state::journal::Journal;
 
 use crate::run::env::{remove_ours, Env, Log};
 
@@ -164,7 +164,7 @@ pub(crate) fn asset_entry(
 }
 
 /// Why a fingerprinted script or stylesheet that is neither a dictionary nor
-/// in a group (`run::shared`) gets no deltas, if it is one such.
+/// in a group (`run::dictionaries::shared`) gets no deltas, if it is one such.
 fn no_delta_reason(
     rel: &str,
     size: u64,
@@ -172,7 +172,9 @@ fn no_delta_reason(
 ) -> Option<&'static str> {
     use crate::model::dictionary::{is_fingerprinted, DICTIONARY_MIN_SIZE};
     let ext = crate::model::content::extension(rel)?;
-    if !crate::run::shared::SHARED_TYPES.contains(&ext.as_str()) || !is_fingerprinted(rel) {
+    if !crate::run::dictionaries::shared::SHARED_TYPES.contains(&ext.as_str())
+        || !is_fingerprinted(rel)
+    {
         return None;
     }
     // What the user excluded, or too small to be worth it, is no news.
@@ -197,12 +199,15 @@ pub(crate) fn commit_entries(
     outcomes: Vec<Outcome>,
     raw: bool,
     journaled: &HashSet<&str>,
-    (shared, groups): (&[crate::run::shared::Shared], &[crate::run::shared::Group]),
+    (shared, groups): (
+        &[crate::run::dictionaries::shared::Shared],
+        &[crate::run::dictionaries::shared::Group],
+    ),
     log: &mut Log,
 ) -> Manifest {
     let mut manifest = Manifest::new(env.settings.clone());
     manifest.base = (env.cfg.base != crate::model::path::ROOT_BASE).then(|| env.cfg.base.clone());
-    let marks = crate::run::shared::Marks::new(shared, groups);
+    let marks = crate::run::dictionaries::shared::Marks::new(shared, groups);
     let mut unreached = Vec::new();
     for (f, o) in files.iter().zip(outcomes) {
         if o.changed {

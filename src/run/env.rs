@@ -15,9 +15,9 @@ use crate::error::{Error, Result};
 use crate::fsutil::{probe_writable, remove_if_exists};
 use crate::model::shard::partial_of;
 use crate::report::RunCounts;
-use crate::run::cache::Cache;
 use crate::run::filter::Filter;
-use crate::run::releases::Releases;
+use crate::run::state::cache::Cache;
+use crate::run::state::releases::Releases;
 use crate::run::walk::{walk, LOCK_NAME};
 
 /// The config file's name (`configfile::FILE_NAME`, which only the CLI
@@ -119,8 +119,8 @@ pub(crate) struct Env<'a> {
     pub(crate) releases: Releases,
     /// The release store in the cache folder, if one is used, and the site
     /// this run reads and records releases of in it
-    /// ([`crate::run::store::site_of`]).
-    pub(crate) store: Option<(crate::run::store::Store, String)>,
+    /// ([`crate::run::state::store::site_of`]).
+    pub(crate) store: Option<(crate::run::state::store::Store, String)>,
     /// The jobs' workers asked for (started: no more than the jobs).
     pub(crate) threads: usize,
     pub(crate) cache: Option<Cache>,
@@ -144,8 +144,8 @@ impl<'a> Env<'a> {
         // cache is used (beside the live site's: it is what most visitors
         // hold, and the store the releases before it).
         let store = cfg.cache_dir.as_deref().and_then(|d| {
-            let site = crate::run::store::site_of(root, d, &cfg.base);
-            crate::run::store::Store::open(d, warnings).map(|s| (s, site))
+            let site = crate::run::state::store::site_of(root, d, &cfg.base);
+            crate::run::state::store::Store::open(d, warnings).map(|s| (s, site))
         });
         if let (Some((store, site)), true) = (&store, cfg.dictionary_from.is_empty()) {
             releases.add_stored(store, &store.releases(site, root, warnings));
@@ -179,12 +179,12 @@ impl<'a> Env<'a> {
 
 impl Env<'_> {
     /// The `Use-As-Dictionary` value this release gives the asset at `rel`
-    /// of `size` bytes ([`crate::run::shared::Marks`]): an asset outside the
+    /// of `size` bytes ([`crate::run::dictionaries::shared::Marks`]): an asset outside the
     /// groups is marked by its own name only with marking on and its deltas
     /// taken by the filter. The manifest and the published list both ask.
     pub(crate) fn mark(
         &self,
-        marks: &crate::run::shared::Marks,
+        marks: &crate::run::dictionaries::shared::Marks,
         rel: &str,
         size: u64,
     ) -> Option<String> {
@@ -343,7 +343,7 @@ pub(crate) fn check_outputs(cfg: &Config) -> Result<()> {
     let canon_cache = cfg.cache_dir.as_deref().map(crate::fsutil::canonical);
     for prev in &cfg.dictionary_from {
         // Missing, not a folder, DIR itself: said first, as such.
-        let p = crate::run::releases::check_folder(prev, Some(&dir))?;
+        let p = crate::run::state::releases::check_folder(prev, Some(&dir))?;
         let named = |what: &str| format!("--dictionary-from {}: {what}", prev.display());
         if p.starts_with(&dir) {
             return Err(bad(named("is inside DIR: the earlier release would be compressed and published with the new one; keep it outside DIR")));

@@ -12,8 +12,8 @@ use std::time::Instant;
 use crate::report::thread_cpu_micros;
 use crate::run::env::{delta_encoder, Env, Log, Progress};
 use crate::run::jobs::{FileProgress, Job, JobKind, JobOutcome, Timing};
-use crate::run::journal::Journal;
 use crate::run::scanned::{Dict, Scanned};
+use crate::run::state::journal::Journal;
 
 use crate::run::worker::{JobContext, Worker};
 

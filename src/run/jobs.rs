@@ -24,7 +24,7 @@ pub(crate) enum JobKind {
     },
     /// Check a variant the manifest does not list against the source: kept
     /// and listed if it decodes to it. `ours`: a killed run's, by its journal
-    /// ([`crate::run::journal`]), so one that does not decode is redone, not refused.
+    /// ([`crate::run::state::journal`]), so one that does not decode is redone, not refused.
     CheckForeign {
         ours: bool,
     },

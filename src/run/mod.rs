@@ -23,24 +23,17 @@
 //! (`prior`, `journal`), the encoder cache (`cache`), the earlier releases
 //! (`releases`), the file filter (`filter`) and `--shard` (`shard`).
 
-pub mod cache;
 pub(crate) mod commit;
-pub(crate) mod documents;
+pub(crate) mod dictionaries;
 pub(crate) mod env;
 pub(crate) mod execute;
 pub mod filter;
-pub(crate) mod first_visit;
 pub(crate) mod jobs;
-pub(crate) mod journal;
 pub(crate) mod plan;
-pub(crate) mod prior;
-pub(crate) mod publish;
-pub(crate) mod releases;
 pub(crate) mod scan;
 pub(crate) mod scanned;
 pub mod shard;
-pub(crate) mod shared;
-pub(crate) mod store;
+pub(crate) mod state;
 pub(crate) mod tree;
 pub(crate) mod walk;
 pub(crate) mod worker;
@@ -59,12 +52,12 @@ use crate::run::commit::{commit_entries, fold_outcomes, unlisted_deltas_left, wr
 use crate::run::env::{probe_folders, remove_ours, Env, Log};
 use crate::run::execute::{execute_stage, sort_jobs};
 use crate::run::jobs::ShardPart;
-use crate::run::journal::Journal;
 use crate::run::plan::{plan, Inputs, Plan};
-use crate::run::prior::{previous_manifest, written_by};
 use crate::run::scan::{on_disk_map, plan_sources, scan_stage, ScanOut};
 use crate::run::scanned::{Dict, Scanned};
 use crate::run::shard::take_shard;
+use crate::run::state::journal::Journal;
+use crate::run::state::prior::{previous_manifest, written_by};
 use crate::run::tree::Tree;
 use crate::run::walk::LOCK_NAME;
 
@@ -225,10 +218,10 @@ fn execute_and_commit(
 fn first_visit(
     cfg: &Config,
     manifest: &Manifest,
-    groups: &[crate::run::shared::Group],
+    groups: &[crate::run::dictionaries::shared::Group],
 ) -> crate::report::FirstVisit {
     use crate::model::dictionary::folder_of;
-    let linked = crate::run::first_visit::linked(manifest);
+    let linked = crate::run::dictionaries::first_visit::linked(manifest);
     // The chunk marked in a dictionary's folder, which the visit loaded
     // before it went idle.
     let held = |k: &String| -> Vec<&str> {
@@ -238,7 +231,8 @@ fn first_visit(
             .map(|g| g.marked.as_str())
             .collect()
     };
-    let cost = |k: &String| crate::run::first_visit::dictionary_cost(manifest, k, &held(k));
+    let cost =
+        |k: &String| crate::run::dictionaries::first_visit::dictionary_cost(manifest, k, &held(k));
     let linked_bytes = linked.iter().filter_map(cost).sum();
     crate::report::FirstVisit {
         shared_dictionary: cfg.shared_dictionary.as_str(),

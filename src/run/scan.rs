@@ -23,13 +23,13 @@ use crate::fsutil::{open_own, CopyMeta};
 use crate::model::content::content_kind;
 use crate::model::dictionary::is_candidate;
 use crate::report::DocumentsDictionary;
-use crate::run::cache::Cache;
+use crate::run::dictionaries::shared::Shared;
 use crate::run::env::{remove_ours, Env, Log};
 use crate::run::filter::Filter;
-use crate::run::prior::recover;
-use crate::run::releases::{self, OldFile, Releases};
 use crate::run::scanned::{Chosen, Dict, Scanned, Source};
-use crate::run::shared::Shared;
+use crate::run::state::cache::Cache;
+use crate::run::state::prior::recover;
+use crate::run::state::releases::{self, OldFile, Releases};
 use crate::run::tree::Found;
 
 /// Sources up to this size are kept in memory by the scan: with many small
@@ -307,11 +307,11 @@ pub(crate) struct ScanOut {
     pub(crate) journals_read: Vec<std::path::PathBuf>,
     /// Per source, its dictionaries in the earlier releases.
     pub(crate) chosen: Vec<Chosen>,
-    /// This release's shared dictionaries, of `files` (`run::shared`,
-    /// `run::documents`).
+    /// This release's shared dictionaries, of `files` (`run::dictionaries::shared`,
+    /// `run::dictionaries::documents`).
     pub(crate) shared: Vec<Shared>,
     /// This release's groups of chunks, each with its marked chunk.
-    pub(crate) groups: Vec<crate::run::shared::Group>,
+    pub(crate) groups: Vec<crate::run::dictionaries::shared::Group>,
 }
 
 /// Variants and deltas on disk ([`ScanOut::on_disk`]) by path, as the plan
@@ -337,7 +337,7 @@ pub(crate) fn scan_stage(
     let (mut files, on_disk) = env
         .pool
         .install(|| scan_tree(sources, variants, deltas, &env.filter, &mut log.errors));
-    let recorded = crate::run::journal::read(env.root, env.cfg.shard);
+    let recorded = crate::run::state::journal::read(env.root, env.cfg.shard);
     log.counts.warnings.extend(recorded.warnings);
     let sources: HashMap<&str, &str> = files
         .iter()
@@ -353,9 +353,13 @@ pub(crate) fn scan_stage(
         _ => true,
     });
     let (shared, groups) = shared_stage(env, &mut files, log);
-    crate::run::publish::publish_stage(env, &mut files, (&shared, &groups), log, |found| {
-        scan(found, &env.filter, &AtomicU64::new(0))
-    });
+    crate::run::dictionaries::publish::publish_stage(
+        env,
+        &mut files,
+        (&shared, &groups),
+        log,
+        |found| scan(found, &env.filter, &AtomicU64::new(0)),
+    );
     let members: std::collections::HashSet<&str> = shared
         .iter()
         .flat_map(|s| s.members.iter().map(String::as_str).chain([s.rel.as_str()]))
@@ -440,11 +444,15 @@ fn file_name(rel: &str) -> &str {
 }
 
 /// This release's groups of chunks with no pattern of their own, each with
-/// its marked chunk (`run::shared::groups`), of the assets `passed`; which
+/// its marked chunk (`run::dictionaries::shared::groups`), of the assets `passed`; which
 /// members import another file is read in parallel on the run's pool (an
 /// unreadable one imports nothing).
-fn group_stage(env: &Env, passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::run::shared::Group> {
-    use crate::run::shared::{groups, groups_loaded, members, references};
+fn group_stage(
+    env: &Env,
+    passed: &[&Scanned],
+    all: &[Scanned],
+) -> Vec<crate::run::dictionaries::shared::Group> {
+    use crate::run::dictionaries::shared::{groups, groups_loaded, members, references};
     let assets: Vec<(&str, u64)> = passed
         .iter()
         .map(|f| (f.found.rel.as_str(), f.size))
@@ -475,7 +483,7 @@ fn group_stage(env: &Env, passed: &[&Scanned], all: &[Scanned]) -> Vec<crate::ru
 }
 
 /// What a first visit of any of the release's pages loads
-/// (`run::first_visit`); `None` for a release with no page, whose first
+/// (`run::dictionaries::first_visit`); `None` for a release with no page, whose first
 /// visit is not known.
 fn first_visit_loads(env: &Env, all: &[Scanned]) -> Option<std::collections::BTreeSet<String>> {
     use crate::model::dictionary::is_page;
@@ -490,7 +498,7 @@ fn first_visit_loads(env: &Env, all: &[Scanned]) -> Option<std::collections::BTr
     let by_rel: HashMap<&str, &Scanned> = all.iter().map(|f| (f.found.rel.as_str(), f)).collect();
     let keys = by_rel.keys().copied().collect();
     let read = |k: &str| by_rel.get(k).and_then(|f| held_or_read(f));
-    Some(crate::run::first_visit::loads(
+    Some(crate::run::dictionaries::first_visit::loads(
         &pages,
         read,
         &keys,
@@ -499,8 +507,8 @@ fn first_visit_loads(env: &Env, all: &[Scanned]) -> Option<std::collections::BTr
 }
 
 /// This release's groups of chunks with no pattern of their own
-/// (`run::shared::groups`) and its shared dictionaries (`run::shared`,
-/// `run::documents`): built from the scanned assets, written into DIR
+/// (`run::dictionaries::shared::groups`) and its shared dictionaries (`run::dictionaries::shared`,
+/// `run::dictionaries::documents`): built from the scanned assets, written into DIR
 /// unless there already, and scanned as more assets; the ones earlier runs
 /// wrote and this one does not make are removed (provably ours: named by
 /// the hash of content that starts with the marker). No groups without
@@ -510,7 +518,7 @@ fn shared_stage(
     env: &Env,
     files: &mut Vec<Scanned>,
     log: &mut Log,
-) -> (Vec<Shared>, Vec<crate::run::shared::Group>) {
+) -> (Vec<Shared>, Vec<crate::run::dictionaries::shared::Group>) {
     let earlier = take_earlier_dictionaries(files);
     let mut made = Vec::new();
     let mut groups = Vec::new();
@@ -537,7 +545,7 @@ fn held_or_read(f: &Scanned) -> Option<Vec<u8>> {
 /// not ours: never read whole.
 fn take_earlier_dictionaries(files: &mut Vec<Scanned>) -> Vec<Scanned> {
     use crate::model::dictionary::{shared_kind, SharedKind};
-    use crate::run::{documents, shared};
+    use crate::run::dictionaries::{documents, shared};
     let mut earlier = Vec::new();
     let mut i = 0;
     while i < files.len() {
@@ -564,10 +572,10 @@ fn take_earlier_dictionaries(files: &mut Vec<Scanned>) -> Vec<Scanned> {
 fn build_dictionaries(
     env: &Env,
     passed: &[&Scanned],
-    groups: &[crate::run::shared::Group],
+    groups: &[crate::run::dictionaries::shared::Group],
     log: &mut Log,
 ) -> Vec<(Shared, Vec<u8>)> {
-    use crate::run::{documents, shared};
+    use crate::run::dictionaries::{documents, shared};
     let assets: Vec<(&str, u64)> = passed
         .iter()
         .map(|f| (f.found.rel.as_str(), f.size))

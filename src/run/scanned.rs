@@ -6,7 +6,7 @@
 
 use crate::fsutil::CopyMeta;
 use crate::model::skip::SkipReason;
-use crate::run::releases::OldFile;
+use crate::run::state::releases::OldFile;
 use crate::run::tree::Found;
 
 /// What the scan learned about one source.

@@ -23,11 +23,11 @@ use crate::model::manifest::{etag, SkippedDelta, Variant};
 use crate::model::names::{delta_path, variant_path};
 use crate::model::skip::SkipReason;
 use crate::report::thread_cpu_micros;
-use crate::run::cache::{Cache, Hit};
 use crate::run::jobs::{FileProgress, JobKind, JobOutcome};
-use crate::run::journal::Journal;
-use crate::run::releases;
 use crate::run::scanned::{Dict, Scanned};
+use crate::run::state::cache::{Cache, Hit};
+use crate::run::state::journal::Journal;
+use crate::run::state::releases;
 
 pub use crate::config::limits::MAP_MIN;
 

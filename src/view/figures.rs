@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::dictionary::available_dictionary;
 use crate::model::manifest::{Asset, Manifest};
-use crate::run::first_visit::{dictionary_cost, linked};
+use crate::run::dictionaries::first_visit::{dictionary_cost, linked};
 
 /// The codings a client may accept, in the order the report shows them:
 /// `identity` (none), one coding alone, and `best` (a browser that accepts
@@ -51,7 +51,7 @@ pub struct Returning {
     pub as_delta: usize,
 }
 
-/// One page: itself, what it loads (`run::first_visit`) and the dictionaries.
+/// One page: itself, what it loads (`run::dictionaries::first_visit`) and the dictionaries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageVisit {
     pub page: String,

@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::model::dictionary::{is_page, parse_hex32};
 use crate::model::manifest::{default_path, Manifest};
 use crate::model::path::check_relative;
-use crate::run::first_visit::loads;
-use crate::run::store::{site_of, Store};
+use crate::run::dictionaries::first_visit::loads;
+use crate::run::state::store::{site_of, Store};
 
 /// A page or script read to follow what a visit loads is at most this big.
 const READ_MAX: u64 = 32 << 20;
@@ -58,7 +58,7 @@ pub fn gather(dir: &Path, options: &Options) -> Result<(Figures, Vec<String>)> {
 }
 
 /// Per page of the manifest, the keys a first visit of it loads, itself
-/// included (`run::first_visit`, as the run marks chunks by it).
+/// included (`run::dictionaries::first_visit`, as the run marks chunks by it).
 fn page_loads(dir: &Path, m: &Manifest) -> BTreeMap<String, BTreeSet<String>> {
     let base = m.base.as_deref().unwrap_or(crate::model::path::ROOT_BASE);
     // A key that is not a plain path inside DIR is never opened.

@@ -8,7 +8,7 @@
 //! what lets [`super::path`] refuse traversal before anything touches the disk.
 //!
 //! Small files are read whole (bodies up to 256 KiB kept in memory once read,
-//! [`known`]), larger ones streamed. A preview server runs while its user
+//! `known`), larger ones streamed. A preview server runs while its user
 //! rebuilds in another terminal, so nothing stale is ever sent: the manifest is
 //! reloaded when its size or mtime changes (a rerun of precompress); at load,
 //! an asset whose file no longer has the manifest's content is left out

@@ -24,13 +24,13 @@
 //!
 //! The file, `precompress-documents-HASH.txt` at DIR's top, starts with
 //! [`MARKER`], is named by its content's hash like the code dictionary
-//! (`run::shared`), and is marked `match="BASE*", match-dest=("document")`.
+//! (`run::dictionaries::shared`), and is marked `match="BASE*", match-dest=("document")`.
 
 use crate::encode::delta::DeltaEncoder;
 use crate::encode::{new_encoder, Levels};
 use crate::model::coding::{Codec, ContentKind, DeltaCoding};
 use crate::model::dictionary::{is_page, shared_dictionary_path, SharedKind};
-use crate::run::shared::Shared;
+use crate::run::dictionaries::shared::Shared;
 use rayon::prelude::*;
 
 /// The first line of every documents dictionary (an HTML comment: it is

@@ -42,7 +42,7 @@ use crate::fsutil::{
     canonical, own_dirs, own_dirs_exist, read_own, remove_if_exists, write_atomic,
 };
 use crate::model::dictionary::{hex, sha256};
-use crate::run::cache::remove_stale_temp;
+use crate::run::state::cache::remove_stale_temp;
 
 /// Releases kept per site, the newest included: a visitor who saw any of
 /// the three before the current one gets a delta.
@@ -356,7 +356,7 @@ impl Store {
     }
 
     /// Removes the temporary files killed runs left (older than
-    /// [`crate::run::cache::STALE_TEMP_AGE`], as the cache does), and the
+    /// [`crate::run::state::cache::STALE_TEMP_AGE`], as the cache does), and the
     /// blobs no release of `releases` (the index just written) needs, unless
     /// another run holds the readers' lock: it may be about to read one of
     /// them, and a later run will clean up instead. Called with the index

@@ -61,7 +61,7 @@ pub struct Releases {
     /// The folders, as given.
     pub roots: Vec<PathBuf>,
     by_key: HashMap<String, Vec<OldFile>>,
-    /// Their shared dictionaries (`run::shared`), which serve every asset
+    /// Their shared dictionaries (`run::dictionaries::shared`), which serve every asset
     /// under their folder.
     shared: Vec<OldFile>,
 }
@@ -154,8 +154,8 @@ impl Releases {
     /// blobs, each checked against the hash it is named by.
     pub fn add_stored(
         &mut self,
-        store: &crate::run::store::Store,
-        stored: &[crate::run::store::StoredRelease],
+        store: &crate::run::state::store::Store,
+        stored: &[crate::run::state::store::StoredRelease],
     ) {
         for r in stored {
             let i = self.roots.len();

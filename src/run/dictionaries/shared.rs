@@ -76,10 +76,10 @@ pub const MAX_BYTES: u64 = 1 << 20;
 pub const AUTO_MAX_SHARE: f64 = 0.10;
 
 /// A dictionary resource a release gets: the code dictionary, or the
-/// documents dictionary (`run::documents`).
+/// documents dictionary (`run::dictionaries::documents`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shared {
-    /// Code, or pages (`run::documents`).
+    /// Code, or pages (`run::dictionaries::documents`).
     pub kind: SharedKind,
     /// Its path relative to DIR.
     pub rel: String,
@@ -133,7 +133,7 @@ pub struct Group {
     /// The members that name another file of the release, the marked one
     /// among them when it does ([`references`]).
     pub referring: Vec<String>,
-    /// Whether a first visit loads the marked chunk (`run::first_visit`):
+    /// Whether a first visit loads the marked chunk (`run::dictionaries::first_visit`):
     /// only then may a dictionary fetched at idle come as a delta against it.
     pub first_visit: bool,
 }

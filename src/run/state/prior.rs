@@ -9,7 +9,7 @@ use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::dictionary::parse_available_dictionary;
 use crate::model::manifest::Manifest;
 use crate::model::names::{delta_source, sibling_path, Sibling};
-use crate::run::journal::{self};
+use crate::run::state::journal::{self};
 
 /// The previous run's manifest, if there is one that can be read (a corrupt
 /// one is a warning: the run rebuilds it, deleting nothing it cannot prove
@@ -60,7 +60,7 @@ fn own_file_of(path: &str) -> Option<&str> {
 }
 
 /// Takes in what the journals of interrupted runs recorded
-/// ([`crate::run::journal`]): each file still on disk with the content its line
+/// ([`crate::run::state::journal`]): each file still on disk with the content its line
 /// names, named as a variant or delta of a source this walk found, is ours
 /// (added to `ours`, so the plan removes it when this run does not keep it).
 /// A line naming anything else (a source, a file whose source is gone) is

@@ -5,9 +5,9 @@
 //! the release marks nothing.
 
 use crate::model::published::{Listed, Published, FILE_NAME, MAX_BYTES};
+use crate::run::dictionaries::shared::{Group, Marks, Shared};
 use crate::run::env::{remove_ours, Env, Log};
 use crate::run::scanned::Scanned;
-use crate::run::shared::{Group, Marks, Shared};
 use crate::run::tree::Found;
 
 /// What the release marks (as its manifest will), as the list's entries.
