@@ -74,6 +74,7 @@ async function startWorker(site, { direct = false, bindings = {}, stdio } = {}) 
     modules: [
       { type: 'ESModule', path: script },
       { type: 'ESModule', path: path.join(lib, 'negotiate.js') },
+      { type: 'ESModule', path: path.join(lib, 'content-types.js') },
     ],
     compatibilityDate: '2025-07-01',
     bindings: { CF_VERSION_METADATA: { id: 'serve-cases', tag: '', timestamp: new Date().toISOString() }, ...bindings },
