@@ -97,7 +97,8 @@ impl Status {
 pub struct Target<F> {
     /// Its key in the manifest (a folder's is its `index.html`).
     pub key: String,
-    /// What the lookup found, when the request named the file itself.
+    /// What the lookup found for `key` (the router always asks; a caller
+    /// that builds a target itself may not).
     pub file: Option<F>,
     /// 200, or 404 for the 404 page.
     pub status: u16,
@@ -175,9 +176,9 @@ fn target<L: Lookup>(index: &Index, req: &Request, lookup: &L) -> Result<Target<
             };
             // No listings: a folder without index.html is a 404.
             match lookup.node(&key) {
-                Node::File(_) => Ok(Target {
+                Node::File(f) => Ok(Target {
                     key,
-                    file: None,
+                    file: Some(f),
                     status: 200,
                 }),
                 _ => Err(Status::of(404)),

@@ -520,8 +520,7 @@ const NOSNIFF = ['X-Content-Type-Options', 'nosniff'];
  *          answer when the store has nothing there either.
  *
  * Returns `{ status, headers, refused }` (no file) or `{ status, key, file }`
- * (`file` undefined for a folder's index.html, which was not looked up as
- * the request's own file).
+ * (`file`: what the lookup found for `key`).
  */
 export function route(index, request, lookup, options = {}) {
   if (request.method !== 'GET' && request.method !== 'HEAD') return status(405, [['Allow', 'GET, HEAD']]);
@@ -547,7 +546,7 @@ function target(index, { path: fullPath, query }, lookup) {
     }
     const key = rp.key === '' ? 'index.html' : `${rp.key}/index.html`;
     const idx = lookup.node(key);
-    return idx && idx !== 'folder' ? { status: 200, key, file: undefined } : status(404);
+    return idx && idx !== 'folder' ? { status: 200, key, file: idx } : status(404);
   }
   if (node && internal(rp.key, node, lookup)) return status(404, [], true);
   if (node && !rp.trailingSlash) return { status: 200, key: rp.key, file: node };

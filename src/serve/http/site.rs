@@ -186,14 +186,24 @@ impl fmt::Debug for Site {
 /// The files of one load, as the decisions ask for them.
 pub(super) struct Disk<'a>(pub(super) &'a Loaded);
 
-impl Lookup for Disk<'_> {
-    /// The file's canonical path.
-    type File = PathBuf;
+/// A file [`Disk`] found: its canonical path, and whether this request's
+/// `stat` found it as it was at load (then [`unchanged`] need not ask again).
+#[derive(Debug)]
+pub(super) struct Found {
+    path: PathBuf,
+    as_loaded: bool,
+}
 
-    fn node(&self, key: &str) -> Node<PathBuf> {
+impl Lookup for Disk<'_> {
+    type File = Found;
+
+    fn node(&self, key: &str) -> Node<Found> {
         // A listed file still as it was at load: one stat.
         if let Some(k) = self.0.files.current(&self.0.root, key) {
-            return Node::File(k.path.clone());
+            return Node::File(Found {
+                path: k.path.clone(),
+                as_loaded: true,
+            });
         }
         let Some(found) = resolve(&self.0.root, key) else {
             return Node::Missing;
@@ -201,23 +211,27 @@ impl Lookup for Disk<'_> {
         // One stat for both questions.
         match std::fs::metadata(&found).map(|m| m.file_type()) {
             Ok(k) if k.is_dir() => Node::Folder,
-            Ok(k) if k.is_file() => Node::File(found),
+            Ok(k) if k.is_file() => Node::File(Found {
+                path: found,
+                as_loaded: false,
+            }),
             _ => Node::Missing,
         }
     }
 
-    fn is_manifest(&self, file: &PathBuf) -> bool {
-        self.0.manifest_canonical == *file
+    fn is_manifest(&self, file: &Found) -> bool {
+        self.0.manifest_canonical == file.path
     }
 }
 
 impl Open for Disk<'_> {
     type Opened = Opened;
 
-    fn open(&self, key: &str, r: &Representation, file: Option<PathBuf>) -> Result<Opened, String> {
+    fn open(&self, key: &str, r: &Representation, file: Option<Found>) -> Result<Opened, String> {
         let loaded = self.0;
         // Identity is the source itself: open_checked makes the same check.
-        if r.coding.is_some() {
+        // A source the route found as it was at load needs no second stat.
+        if r.coding.is_some() && !file.as_ref().is_some_and(|f| f.as_loaded) {
             unchanged(loaded, key)?;
         }
         let known = loaded.files.stamp(&r.path);
@@ -228,7 +242,7 @@ impl Open for Disk<'_> {
         }
         let path = match (r.coding, file) {
             // Identity is the file the route found: not resolved again.
-            (None, Some(p)) => p,
+            (None, Some(f)) => f.path,
             // open_checked's stamp check proves it the very file that was
             // inside the folder at load: no need to resolve it again.
             _ if known.is_some() => loaded.root.join(&r.path),
