@@ -237,6 +237,31 @@ fn one_access_log_line_per_request() {
     assert!(log[2].contains("\"POST / HTTP/1.1\" 405"));
 }
 
+/// To a pipe the log is written in batches; SIGTERM (what `docker stop` sends)
+/// still leaves every line of the last batch written.
+#[test]
+fn sigterm_writes_the_access_log_lines_not_yet_written() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    for _ in 0..20 {
+        get(s.addr, "/assets/app.js", Some("br"));
+    }
+    let log = s.log.clone();
+    // SIGTERM, then wait for the exit (Server's drop).
+    drop(s);
+    for _ in 0..100 {
+        if log.lock().unwrap().len() >= 20 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log.len(), 20, "{log:#?}");
+    assert!(log
+        .iter()
+        .all(|l| l.contains("\"GET /assets/app.js HTTP/1.1\" 200")));
+}
+
 #[test]
 fn usage_errors() {
     use assert_cmd::Command;

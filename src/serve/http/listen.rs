@@ -3,8 +3,9 @@
 //! `TCP_NODELAY`, the limit on a request's head and on idle keep-alive
 //! connections, and the access log.
 
-use std::io;
+use std::io::{self, IsTerminal, Write};
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hyper::body::Incoming;
@@ -15,7 +16,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use super::body::ResBody;
 use super::{ServeError, ServeManifest, ServeOptions};
 
-/// Serves `opts.root` until Ctrl-C. Prints the URL on stdout, then one access-log
+/// Serves `opts.root` until Ctrl-C or SIGTERM. Prints the URL on stdout, then one access-log
 /// line per request.
 pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
     let service =
@@ -56,7 +57,11 @@ async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeErro
         loaded.index.len()
     );
     drop(loaded);
+    let log = AccessLog::new();
+    tokio::spawn(log.clone().flush_every());
     let mut backoff = AcceptBackoff::default();
+    let stop = shutdown();
+    tokio::pin!(stop);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -69,16 +74,21 @@ async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeErro
                     continue;
                 }
             },
-            _ = tokio::signal::ctrl_c() => return Ok(()),
+            () = &mut stop => {
+                log.flush();
+                return Ok(());
+            }
         };
         // Without it a small response's last segment waits for the client's
         // delayed ACK (40 ms on Linux) on every keep-alive request.
         let _ = stream.set_nodelay(true);
         let service = service.clone();
+        let log = log.clone();
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req| {
                 let service = service.clone();
-                async move { Ok::<_, std::convert::Infallible>(handle(&service, req, peer).await) }
+                let log = log.clone();
+                async move { Ok::<_, std::convert::Infallible>(handle(&service, req, peer, &log).await) }
             });
             // Errors here are clients going away mid-response; nothing to report.
             let _ = hyper::server::conn::http1::Builder::new()
@@ -89,6 +99,23 @@ async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeErro
                 .await;
         });
     }
+}
+
+/// Completes on Ctrl-C, or on SIGTERM (what `docker stop` and process managers
+/// send), so the access log's last lines are written before the process ends.
+async fn shutdown() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// How long a client may take to send a request's head, and how long an idle
@@ -129,11 +156,69 @@ impl AcceptBackoff {
     }
 }
 
+/// The access log on stdout: a line a request. To a terminal each line is
+/// written at once; to a file or pipe lines are gathered and written at most
+/// [`AccessLog::EVERY`] later (as nginx's `access_log ... buffer= flush=`), so a
+/// busy server makes one write a batch, not one a request.
+#[derive(Clone)]
+struct AccessLog(Option<Arc<Mutex<Vec<u8>>>>);
+
+impl AccessLog {
+    const EVERY: Duration = Duration::from_millis(100);
+    /// Past this many bytes the batch is written at once.
+    const BATCH: usize = 64 * 1024;
+
+    fn new() -> Self {
+        AccessLog((!io::stdout().is_terminal()).then(|| Arc::new(Mutex::new(Vec::new()))))
+    }
+
+    fn line(&self, line: std::fmt::Arguments<'_>) {
+        let Some(batch) = &self.0 else {
+            println!("{line}");
+            return;
+        };
+        let mut batch = batch.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(batch, "{line}");
+        if batch.len() >= Self::BATCH {
+            write_out(&mut batch);
+        }
+    }
+
+    /// Writes out the gathered lines.
+    fn flush(&self) {
+        if let Some(batch) = &self.0 {
+            write_out(&mut batch.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    }
+
+    /// Writes out what was gathered every [`AccessLog::EVERY`], for ever.
+    async fn flush_every(self) {
+        if self.0.is_none() {
+            return;
+        }
+        let mut every = tokio::time::interval(Self::EVERY);
+        loop {
+            every.tick().await;
+            self.flush();
+        }
+    }
+}
+
+fn write_out(batch: &mut Vec<u8>) {
+    if !batch.is_empty() {
+        // A closed stdout is no reason to stop serving.
+        let mut out = io::stdout().lock();
+        let _ = out.write_all(batch).and_then(|()| out.flush());
+        batch.clear();
+    }
+}
+
 /// The service's answer, and its access-log line.
 async fn handle(
     service: &ServeManifest,
     req: Request<Incoming>,
     peer: SocketAddr,
+    log: &AccessLog,
 ) -> Response<ResBody> {
     let resp = service.respond(&req).await;
     let coding = resp
@@ -146,12 +231,12 @@ async fn handle(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
-    println!(
+    log.line(format_args!(
         "{peer} \"{} {} {:?}\" {} {length} {coding}",
         req.method(),
         req.uri(),
         req.version(),
         resp.status().as_u16()
-    );
+    ));
     resp
 }
