@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by e2e/apps/build.sh and npm/test.sh: puts Node 24 first on PATH, so
 # node, npm and npx (and the framework CLIs they start) run on it. The current
 # majors of Astro, SvelteKit, Nuxt and Next.js need Node 22 or later; this

@@ -33,7 +33,7 @@ case "$app" in
   *) echo "build.sh: unknown app '$app' (vite-react | sveltekit | astro | nuxt)" >&2; exit 2 ;;
 esac
 [[ -f "$here/$app/package-lock.json" ]] || { echo "build.sh: $here/$app/package-lock.json missing" >&2; exit 1; }
-# shellcheck source=../node24.sh
+# shellcheck source=e2e/node24.sh disable=SC1091 # checked on its own (shellcheck e2e/node24.sh)
 source "$here/../node24.sh"
 
 # Everything a build writes into the project; never copied, removed before each build.
