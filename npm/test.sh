@@ -223,7 +223,8 @@ ok "installed node_modules/precompressor-$platform/bin/precompress, executable"
 ok "node_modules/.bin/precompress links the launcher"
 
 step "unit tests (node --test npm/precompressor/test/, against the installed binary)"
-run "$work/unit.log" env PRECOMPRESS_BINARY="$bin" node --test "$here"/precompressor/test/*.test.js
+# TAP, for its summary lines: on Node 24 the default reporter is spec even when piped.
+run "$work/unit.log" env PRECOMPRESS_BINARY="$bin" node --test --test-reporter=tap "$here"/precompressor/test/*.test.js
 expect_rc 0 "$work/unit.log" "node --test"
 grep -E '^# (tests|pass|fail|skipped)' "$work/unit.log" | sed 's/^/    /'
 if ! grep -q '^# fail 0$' "$work/unit.log" || ! grep -q '^# skipped 0$' "$work/unit.log"; then show "$work/unit.log"; fail "unit tests failed or skipped"; fi
