@@ -8,14 +8,18 @@
 # the npm registry into a fresh project in a temp folder, builds it with the
 # plugin and checks what the build wrote; then a bad option, a budget, and an
 # install without the platform package must each fail with their message.
-# Also runs the unit tests (node --test npm/precompressor/test/). Needs node
-# >= 20.19, npm and the npm registry; KEEP=1 keeps the temp folder.
+# Also runs the unit tests (node --test npm/precompressor/test/). Runs on Node
+# 24 (e2e/node24.sh: e2e/edge's, which `bash .ci/e2e.sh` installs; the current
+# Astro, SvelteKit and Nuxt need Node 22+), and needs npm and the npm
+# registry; KEEP=1 keeps the temp folder.
 # PRECOMPRESS_TEST_VITE (default vite@8) and PRECOMPRESS_TEST_TS (default
 # typescript@5) pin what is installed.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
+# shellcheck source=e2e/node24.sh disable=SC1091 # checked on its own (shellcheck e2e/node24.sh)
+source "$repo/e2e/node24.sh"
 vite_spec=${PRECOMPRESS_TEST_VITE:-vite@8}
 ts_spec=${PRECOMPRESS_TEST_TS:-typescript@5}
 npm_install=(npm install --no-audit --no-fund --prefer-offline --loglevel=error)
@@ -219,7 +223,8 @@ ok "installed node_modules/precompressor-$platform/bin/precompress, executable"
 ok "node_modules/.bin/precompress links the launcher"
 
 step "unit tests (node --test npm/precompressor/test/, against the installed binary)"
-run "$work/unit.log" env PRECOMPRESS_BINARY="$bin" node --test "$here"/precompressor/test/*.test.js
+# TAP, for its summary lines: on Node 24 the default reporter is spec even when piped.
+run "$work/unit.log" env PRECOMPRESS_BINARY="$bin" node --test --test-reporter=tap "$here"/precompressor/test/*.test.js
 expect_rc 0 "$work/unit.log" "node --test"
 grep -E '^# (tests|pass|fail|skipped)' "$work/unit.log" | sed 's/^/    /'
 if ! grep -q '^# fail 0$' "$work/unit.log" || ! grep -q '^# skipped 0$' "$work/unit.log"; then show "$work/unit.log"; fail "unit tests failed or skipped"; fi
@@ -426,7 +431,7 @@ framework_app() { # framework_app APP
   expect_rc 0 "$work/$1-add.log" "npm install the two tarballs into it"
 }
 
-step "Astro 5 with precompressor/astro (e2e/apps/astro: a static site with a Preact island)"
+step "Astro 7 with precompressor/astro (e2e/apps/astro: a static site with a Preact island)"
 framework_app astro
 cat >astro.config.mjs <<'EOF'
 import { defineConfig } from 'astro/config';
@@ -457,8 +462,8 @@ expect_grep 'precompressor/astro: option `dictionaryFrom` names ../no-such-relea
 [[ ! -e dist-bad ]] || fail "dist-bad exists: Astro built before the option was refused"
 ok "before anything was built (no dist-bad/)"
 # A site with an adapter: one page rendered on demand, the rest prerendered.
-run "$work/astro-node.log" "${npm_install[@]}" --no-save @astrojs/node@9.5.5 "$main_tgz" "$platform_tgz"
-expect_rc 0 "$work/astro-node.log" "npm install @astrojs/node@9.5.5"
+run "$work/astro-node.log" "${npm_install[@]}" --no-save @astrojs/node@11.1.6 "$main_tgz" "$platform_tgz"
+expect_rc 0 "$work/astro-node.log" "npm install @astrojs/node@11.1.6"
 printf -- '---\nexport const prerender = false;\n---\n<p>rendered on demand at {new Date().toISOString()}</p>\n' >src/pages/now.astro
 cat >node.config.mjs <<'EOF'
 import { defineConfig } from 'astro/config';
@@ -483,8 +488,38 @@ if find dist-node/server -name '*.br' | grep -q .; then fail "the server's dist-
 ok "dist-node/server/ has no variants; the manifest is in dist-node/client/"
 rm src/pages/now.astro
 
-step "SvelteKit 2 + adapter-static with precompressor/sveltekit (e2e/apps/sveltekit)"
+step "SvelteKit 3 + adapter-static 4 with precompressor/sveltekit, in vite.config.js's sveltekit({ adapter }) (e2e/apps/sveltekit)"
 framework_app sveltekit
+cat >vite.config.js <<'EOF'
+import { sveltekit } from '@sveltejs/kit/vite';
+import adapter from '@sveltejs/adapter-static';
+import precompress from 'precompressor/sveltekit';
+
+export default {
+  plugins: [
+    sveltekit({
+      adapter: precompress(adapter({ pages: 'build', assets: 'build', fallback: undefined, precompress: false, strict: true }), { check: true }),
+    }),
+  ],
+};
+EOF
+run "$work/sveltekit-build.log" npx --no -- vite build
+expect_rc 0 "$work/sveltekit-build.log" "vite build with the wrapped adapter"
+expect_grep "precompress: check: ok" "$work/sveltekit-build.log" "check: true passed on build/"
+verify_deployed build "SvelteKit's build/" index.html about/index.html
+if find .svelte-kit -name '*.br' | grep -q .; then fail "variants in .svelte-kit/"; fi
+ok "nothing in .svelte-kit/ (the intermediate output) got a variant"
+run "$work/sveltekit-check.log" npx --no -- precompress check build
+expect_rc 0 "$work/sveltekit-check.log" "precompress check build"
+
+step "SvelteKit 2 + adapter-static 3 with precompressor/sveltekit, in svelte.config.js's kit.adapter (the older form; the adapter gets the config under config.kit)"
+run "$work/sveltekit2-install.log" "${npm_install[@]}" --no-save @sveltejs/kit@2.70.4 @sveltejs/adapter-static@3.0.11 "$main_tgz" "$platform_tgz"
+expect_rc 0 "$work/sveltekit2-install.log" "npm install @sveltejs/kit@2.70.4 @sveltejs/adapter-static@3.0.11"
+[[ $(node -p 'require("@sveltejs/kit/package.json").version') == 2.70.4 ]] || fail "@sveltejs/kit is not 2.70.4 after the install"
+cat >vite.config.js <<'EOF'
+import { sveltekit } from '@sveltejs/kit/vite';
+export default { plugins: [sveltekit()] };
+EOF
 cat >svelte.config.js <<'EOF'
 import adapter from '@sveltejs/adapter-static';
 import precompress from 'precompressor/sveltekit';
@@ -495,16 +530,15 @@ export default {
   },
 };
 EOF
-run "$work/sveltekit-build.log" npx --no -- vite build
-expect_rc 0 "$work/sveltekit-build.log" "vite build with the wrapped adapter"
-expect_grep "precompress: check: ok" "$work/sveltekit-build.log" "check: true passed on build/"
-verify_deployed build "SvelteKit's build/" index.html
-if compgen -G ".svelte-kit/output/client/_app/*.br" >/dev/null || find .svelte-kit -name '*.br' | grep -q .; then fail "variants in .svelte-kit/"; fi
-ok "nothing in .svelte-kit/ (the intermediate output) got a variant"
-run "$work/sveltekit-check.log" npx --no -- precompress check build
-expect_rc 0 "$work/sveltekit-check.log" "precompress check build"
+rm -rf build .svelte-kit
+run "$work/sveltekit2-build.log" npx --no -- vite build
+expect_rc 0 "$work/sveltekit2-build.log" "vite build with the wrapped adapter (SvelteKit 2)"
+expect_grep "precompress: check: ok" "$work/sveltekit2-build.log" "check: true passed on build/"
+verify_deployed build "SvelteKit 2's build/" index.html about/index.html
+if find .svelte-kit -name '*.br' | grep -q .; then fail "variants in .svelte-kit/"; fi
+ok "nothing in .svelte-kit/ got a variant"
 
-step "Nuxt 4 nuxt generate with precompressor/nuxt (e2e/apps/nuxt)"
+step "Nuxt 4.6 nuxt generate with precompressor/nuxt (e2e/apps/nuxt)"
 framework_app nuxt
 cat >nuxt.config.ts <<'EOF'
 export default defineNuxtConfig({

@@ -10,6 +10,8 @@
 # 4. Applies release2.mjs to WORKDIR/src, builds again, copies to WORKDIR/release-2.
 # 5. Applies `release2.mjs SRC 3` on top, builds again, copies to WORKDIR/release-3.
 #
+# npm and the builds run on Node 24 (e2e/node24.sh: e2e/edge's, which .ci/e2e.sh
+# installs): the frameworks' current majors need Node 22 or later.
 # Progress and timings go to stderr, build logs to WORKDIR/logs/. The last three
 # lines on stdout are the absolute paths of WORKDIR/release-1, -2 and -3.
 set -euo pipefail
@@ -31,6 +33,8 @@ case "$app" in
   *) echo "build.sh: unknown app '$app' (vite-react | sveltekit | astro | nuxt)" >&2; exit 2 ;;
 esac
 [[ -f "$here/$app/package-lock.json" ]] || { echo "build.sh: $here/$app/package-lock.json missing" >&2; exit 1; }
+# shellcheck source=e2e/node24.sh disable=SC1091 # checked on its own (shellcheck e2e/node24.sh)
+source "$here/../node24.sh"
 
 # Everything a build writes into the project; never copied, removed before each build.
 generated=(dist build .output .nuxt .svelte-kit .astro node_modules/.vite node_modules/.cache node_modules/.astro)
@@ -60,6 +64,7 @@ step() {
 }
 
 total0="$(now)"
+say "node $(node --version), npm $(npm --version)"
 
 # 1. Fresh copy of the sources; an existing node_modules stays.
 find "$src" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
@@ -68,7 +73,9 @@ tar -C "$here/$app" --exclude=./node_modules --exclude=./dist --exclude=./build 
     -cf - . | tar -C "$src" -xf -
 
 # 2. Install, unless node_modules came from this very lock file.
-lock_sum="$(sha256sum "$src/package-lock.json" | cut -d' ' -f1)"
+# The node major is part of the stamp: a node_modules installed on another one may lack
+# or hold the wrong optional and engine-dependent packages.
+lock_sum="$(sha256sum "$src/package-lock.json" | cut -d' ' -f1) node $(node -p 'process.versions.node.split(".")[0]')"
 stamp="$src/node_modules/.e2e-installed-lock"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
   say "install: reusing $src/node_modules"

@@ -1,5 +1,6 @@
 // `nuxt generate` prerenders / and /about/ into .output/public (the deployable folder).
-// unstorage is pinned to 1.17.5 in package.json: 1.17.6 breaks prerendering on nuxt 4.4.5.
+// vite is held at 8.3.8 in package.json (overrides): nuxt 4.6.4 peers rolldown ~1.2, and
+// vite 8.4's rolldown 1.3 fails its server build (INVALID_EXTERNAL_ID on unctx).
 export default defineNuxtConfig({
   compatibilityDate: '2026-11-01',
   css: ['~/assets/main.css'],
