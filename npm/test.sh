@@ -488,6 +488,18 @@ if find dist-node/server -name '*.br' | grep -q .; then fail "the server's dist-
 ok "dist-node/server/ has no variants; the manifest is in dist-node/client/"
 rm src/pages/now.astro
 
+# sveltekit_build LOG LABEL: `vite build` with the wrapped adapter and check: true; what
+# it deployed in build/, and nothing in .svelte-kit/ (the intermediate output).
+sveltekit_build() {
+  rm -rf build .svelte-kit
+  run "$work/$1.log" npx --no -- vite build
+  expect_rc 0 "$work/$1.log" "vite build with the wrapped adapter ($2)"
+  expect_grep "precompress: check: ok" "$work/$1.log" "check: true passed on build/ ($2)"
+  verify_deployed build "$2's build/" index.html about/index.html
+  if find .svelte-kit -name '*.br' | grep -q .; then fail "variants in .svelte-kit/ ($2)"; fi
+  ok "nothing in .svelte-kit/ (the intermediate output) got a variant ($2)"
+}
+
 step "SvelteKit 3 + adapter-static 4 with precompressor/sveltekit, in vite.config.js's sveltekit({ adapter }) (e2e/apps/sveltekit)"
 framework_app sveltekit
 cat >vite.config.js <<'EOF'
@@ -503,12 +515,7 @@ export default {
   ],
 };
 EOF
-run "$work/sveltekit-build.log" npx --no -- vite build
-expect_rc 0 "$work/sveltekit-build.log" "vite build with the wrapped adapter"
-expect_grep "precompress: check: ok" "$work/sveltekit-build.log" "check: true passed on build/"
-verify_deployed build "SvelteKit's build/" index.html about/index.html
-if find .svelte-kit -name '*.br' | grep -q .; then fail "variants in .svelte-kit/"; fi
-ok "nothing in .svelte-kit/ (the intermediate output) got a variant"
+sveltekit_build sveltekit-build "SvelteKit 3"
 run "$work/sveltekit-check.log" npx --no -- precompress check build
 expect_rc 0 "$work/sveltekit-check.log" "precompress check build"
 
@@ -530,13 +537,7 @@ export default {
   },
 };
 EOF
-rm -rf build .svelte-kit
-run "$work/sveltekit2-build.log" npx --no -- vite build
-expect_rc 0 "$work/sveltekit2-build.log" "vite build with the wrapped adapter (SvelteKit 2)"
-expect_grep "precompress: check: ok" "$work/sveltekit2-build.log" "check: true passed on build/"
-verify_deployed build "SvelteKit 2's build/" index.html about/index.html
-if find .svelte-kit -name '*.br' | grep -q .; then fail "variants in .svelte-kit/"; fi
-ok "nothing in .svelte-kit/ got a variant"
+sveltekit_build sveltekit2-build "SvelteKit 2"
 
 step "Nuxt 4.6 nuxt generate with precompressor/nuxt (e2e/apps/nuxt)"
 framework_app nuxt
