@@ -76,6 +76,71 @@ fn an_edit_after_start_is_never_served_stale_and_a_rerun_is_picked_up() {
     assert_ne!(r.header("etag"), Some(old_etag.as_str()));
 }
 
+/// The server makes no `stat` of the folder and the manifest while an
+/// inotify watch on their paths stays quiet (src/serve/http/watch.rs): a
+/// link swapped above the folder, the folder replaced under the link's
+/// target, and a manifest rewritten in place are each served from the very
+/// next request.
+#[test]
+fn a_link_swapped_above_the_folder_or_the_folder_replaced_is_served_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (r1, r2, js1, js2) = two_releases(tmp.path());
+    for r in [&r1, &r2] {
+        let out = precompress(&["-q".as_ref(), "--no-config".as_ref(), r.as_os_str()]);
+        assert!(out.status.success());
+    }
+    // cur -> a, serving cur/site: the link is above the folder.
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    copy_dir(&r1, &a.join("site"));
+    copy_dir(&r2, &b.join("site"));
+    let cur = tmp.path().join("cur");
+    std::os::unix::fs::symlink("a", &cur).unwrap();
+    let s = start_precompress(&cur.join("site"), &[]);
+    let page = |want: &str| {
+        for _ in 0..3 {
+            // Each request twice: the second is answered with no event pending.
+            let r = get(s.addr, "/", None);
+            assert!(
+                String::from_utf8_lossy(&r.body).contains(want),
+                "not {want}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+        }
+    };
+    page("release 1");
+    assert_eq!(
+        get(s.addr, &format!("/{js1}"), Some("br")).header("content-encoding"),
+        Some("br")
+    );
+
+    std::os::unix::fs::symlink("b", tmp.path().join("cur.new")).unwrap();
+    std::fs::rename(tmp.path().join("cur.new"), &cur).unwrap();
+    page("release 2");
+    let r = get(s.addr, &format!("/{js2}"), Some("br"));
+    assert_eq!((r.status, r.header("content-encoding")), (200, Some("br")));
+    assert_eq!(get(s.addr, &format!("/{js1}"), Some("br")).status, 404);
+
+    // The folder the link reaches replaced by release 1 again.
+    copy_dir(&r1, &b.join("site.new"));
+    std::fs::rename(b.join("site"), b.join("site.old")).unwrap();
+    std::fs::rename(b.join("site.new"), b.join("site")).unwrap();
+    page("release 1");
+    assert_eq!(get(s.addr, &format!("/{js2}"), Some("br")).status, 404);
+
+    // The manifest rewritten in place (not renamed over): its asset list
+    // emptied, the script is sent as it is.
+    let m = b.join("site/precompress-manifest.json");
+    let mut json: serde_json::Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
+    json["files"] = serde_json::json!({});
+    std::fs::write(&m, serde_json::to_vec(&json).unwrap()).unwrap();
+    for _ in 0..2 {
+        let r = get(s.addr, &format!("/{js1}"), Some("br"));
+        assert_eq!((r.status, r.header("content-encoding")), (200, None));
+    }
+}
+
 /// Bodies up to 256 KiB are kept in memory once a file is older than 2 s at
 /// load (src/serve/http/known.rs). A kept `.br` or source is sent only while
 /// a stat of its path gives the stamp it had at load: the variant rewritten

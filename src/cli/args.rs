@@ -114,6 +114,10 @@ pub struct ServeArgs {
     /// A single-page app: a path with no file, whose last segment has no `.`, gets index.html (a client-side route survives a reload).
     #[arg(long)]
     pub spa: bool,
+
+    /// Threads answering requests, 1-65535 [default: one per core]; 1 serves every connection from one thread, as one nginx worker process.
+    #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 /// Options of `precompress nginx-map`.

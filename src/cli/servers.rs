@@ -48,6 +48,9 @@ pub fn serve(args: crate::cli::args::ServeArgs) -> u8 {
         addr: args.addr,
         base: args.site.base,
         spa: args.spa,
+        threads: args
+            .threads
+            .and_then(|n| std::num::NonZeroUsize::new(n.into())),
     };
     match run(&opts) {
         Ok(()) => exit::SUCCESS,

@@ -30,11 +30,20 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
             opts.root.display()
         );
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    rt.block_on(serve(service, opts.addr))
+    let threads = opts
+        .threads
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, |n| n.get());
+    // One thread: no work-stealing, no wake-ups across threads (each costs a
+    // futex and, on a busy machine, a wait for a core): one nginx worker.
+    let mut rt = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    };
+    rt.enable_all().build()?.block_on(serve(service, opts.addr))
 }
 
 async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeError> {

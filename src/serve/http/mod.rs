@@ -35,6 +35,7 @@ mod body;
 mod known;
 mod listen;
 mod site;
+mod watch;
 
 use std::io;
 use std::net::SocketAddr;
@@ -69,6 +70,9 @@ pub struct ServeOptions {
     /// A single-page app: a path with no file, whose last segment has no
     /// `.`, gets `index.html` (client-side routes survive a reload).
     pub spa: bool,
+    /// Threads answering requests (default: one per core). One runs every
+    /// connection on a single thread, as one nginx worker process does.
+    pub threads: Option<std::num::NonZeroUsize>,
 }
 
 /// Why the server could not start or stopped.
@@ -129,6 +133,8 @@ impl ServeManifest {
         let mpath = manifest
             .map(Path::to_path_buf)
             .unwrap_or_else(|| crate::model::manifest::default_path(given));
+        // Watched before it is read: a change from then on raises an event.
+        let watch = Site::watch(given, &mpath);
         let loaded = Site::load(given, &mpath, base)?;
         Ok(ServeManifest {
             site: Arc::new(Site {
@@ -138,6 +144,8 @@ impl ServeManifest {
                 spa: false.into(),
                 loaded: RwLock::new(Arc::new(loaded)),
                 reloading: std::sync::Mutex::new(()),
+                watch,
+                recheck: false.into(),
             }),
         })
     }

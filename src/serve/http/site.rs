@@ -8,11 +8,13 @@
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
 use super::body::Opened;
 use super::known::{stamp_of, Files, Stamp};
+use super::watch::Watch;
 use super::ServeError;
 use crate::serve::answer::{Open, Plain};
 use crate::serve::path::resolve;
@@ -33,6 +35,12 @@ pub(super) struct Site {
     pub(super) loaded: RwLock<Arc<Loaded>>,
     /// Held by the one request that reloads the manifest.
     pub(super) reloading: std::sync::Mutex<()>,
+    /// Vouches, when it can, that neither path changed: then a request
+    /// makes no `stat` of them. `None`: every request asks.
+    pub(super) watch: std::sync::Mutex<Option<Watch>>,
+    /// A request saw a change it could not load (another was loading): the
+    /// next one asks again, whatever the watch says.
+    pub(super) recheck: std::sync::atomic::AtomicBool,
 }
 
 /// The index and what the files looked like when it was loaded. A request
@@ -132,6 +140,9 @@ impl Site {
     /// checks per request still keep stale files from being sent).
     pub(super) fn current(&self) -> Arc<Loaded> {
         let loaded = self.loaded.read().unwrap().clone();
+        if self.quiet() {
+            return loaded;
+        }
         let now = stamp_of(&self.manifest);
         // The folder looked at again too: a manifest named with --manifest
         // outside a swapped symlink does not change with it. One `stat`, not
@@ -141,6 +152,8 @@ impl Site {
             return loaded;
         }
         let Ok(_reloading) = self.reloading.try_lock() else {
+            // That load may have begun before this change.
+            self.recheck.store(true, Ordering::SeqCst);
             return loaded;
         };
         // Another request may have reloaded while this one waited for the lock.
@@ -174,6 +187,31 @@ impl Site {
         let fresh = Arc::new(fresh);
         *self.loaded.write().unwrap() = fresh.clone();
         fresh
+    }
+}
+
+impl Site {
+    /// The watches to make: the folder as given and the manifest.
+    pub(super) fn watch(given: &Path, manifest: &Path) -> std::sync::Mutex<Option<Watch>> {
+        std::sync::Mutex::new(Watch::new(&[given, manifest]))
+    }
+
+    /// Whether the watch vouches that the folder and the manifest are as
+    /// when last asked. On an event it is made anew before the caller's
+    /// `stat`s, so a change after them raises an event too.
+    fn quiet(&self) -> bool {
+        if self.recheck.swap(false, Ordering::SeqCst) {
+            return false;
+        }
+        let mut watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
+        match &*watch {
+            Some(w) if !w.changed() => true,
+            Some(_) => {
+                *watch = Watch::new(&[&self.given, &self.manifest]);
+                false
+            }
+            None => false,
+        }
     }
 }
 
