@@ -262,6 +262,64 @@ fn sigterm_writes_the_access_log_lines_not_yet_written() {
         .all(|l| l.contains("\"GET /assets/app.js HTTP/1.1\" 200")));
 }
 
+/// `--quiet`: no access-log line; `--threads 1`: one thread answers every
+/// connection (the runtime on the main thread, as one nginx worker), and
+/// answers them alike.
+#[test]
+fn quiet_logs_nothing_and_one_thread_answers_every_connection() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &["--quiet", "--threads", "1"]);
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let addr = s.addr;
+            std::thread::spawn(move || {
+                (0..5)
+                    .map(|_| {
+                        get(addr, "/assets/app.js", Some("br"))
+                            .header("content-encoding")
+                            .map(str::to_string)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for c in clients {
+        assert!(c.join().unwrap().iter().all(|e| e.as_deref() == Some("br")));
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid())).unwrap();
+    let threads = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(threads, "1", "{status}");
+    let log = s.log.clone();
+    drop(s);
+    assert_eq!(log.lock().unwrap().len(), 0, "{:?}", log.lock().unwrap());
+
+    // Without --threads, one a core, and the access log.
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    get(s.addr, "/assets/app.js", Some("br"));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid())).unwrap();
+    let threads: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert!(
+        threads > cores,
+        "{threads} threads, {cores} cores: {status}"
+    );
+    let log = s.log.clone();
+    drop(s);
+    assert_eq!(log.lock().unwrap().len(), 1);
+}
+
 #[test]
 fn usage_errors() {
     use assert_cmd::Command;

@@ -118,6 +118,10 @@ pub struct ServeArgs {
     /// Threads answering requests, 1-65535 [default: one per core]; 1 serves every connection from one thread, as one nginx worker process.
     #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+
+    /// No access log on stdout, as nginx's `access_log off` (errors and warnings still go to stderr).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Options of `precompress nginx-map`.

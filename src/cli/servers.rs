@@ -51,6 +51,7 @@ pub fn serve(args: crate::cli::args::ServeArgs) -> u8 {
         threads: args
             .threads
             .and_then(|n| std::num::NonZeroUsize::new(n.into())),
+        quiet: args.quiet,
     };
     match run(&opts) {
         Ok(()) => exit::SUCCESS,

@@ -60,6 +60,12 @@ pub struct Server {
     pub log: Arc<Mutex<Vec<String>>>,
 }
 
+impl Server {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Server {
     /// SIGTERM first: nginx's master then stops its workers, where a SIGKILL
     /// would orphan them with the port still open. SIGKILL after 10 s.

@@ -1,11 +1,12 @@
 //! One axum app serving a folder for bench/serve.sh, two ways:
 //!
 //! ```sh
-//! axum-serve-bench manifest DIR ADDR   # precompressor's ServeManifest
-//! axum-serve-bench servedir DIR ADDR   # tower-http's ServeDir, precompressed br and gzip
+//! axum-serve-bench manifest DIR ADDR [THREADS]   # precompressor's ServeManifest
+//! axum-serve-bench servedir DIR ADDR [THREADS]   # tower-http's ServeDir, precompressed br and gzip
 //! ```
 //!
-//! Two tokio worker threads, as `precompress serve` has, and no access log.
+//! THREADS tokio worker threads (default 1: a single-thread runtime, as
+//! `precompress serve --threads 1` and one nginx worker process), no access log.
 
 use axum::serve::{Listener, ListenerExt};
 use axum::Router;
@@ -14,9 +15,13 @@ use tower_http::services::ServeDir;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [mode, dir, addr] = &args[..] else {
-        eprintln!("usage: axum-serve-bench manifest|servedir DIR ADDR");
-        std::process::exit(2)
+    let (mode, dir, addr, threads) = match &args[..] {
+        [m, d, a] => (m, d, a, 1),
+        [m, d, a, t] if t.parse::<usize>().is_ok_and(|n| n > 0) => (m, d, a, t.parse().unwrap()),
+        _ => {
+            eprintln!("usage: axum-serve-bench manifest|servedir DIR ADDR [THREADS]");
+            std::process::exit(2)
+        }
     };
     let app = match mode.as_str() {
         "manifest" => Router::new().fallback_service(ServeManifest::new(dir).unwrap_or_else(|e| {
@@ -30,11 +35,14 @@ fn main() {
             std::process::exit(2)
         }
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let mut rt = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    };
+    let rt = rt.enable_all().build().expect("runtime");
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr.as_str())
             .await

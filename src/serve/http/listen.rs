@@ -17,7 +17,7 @@ use super::body::ResBody;
 use super::{ServeError, ServeManifest, ServeOptions};
 
 /// Serves `opts.root` until Ctrl-C or SIGTERM. Prints the URL on stdout, then one access-log
-/// line per request.
+/// line per request (none with `opts.quiet`).
 pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
     let service =
         ServeManifest::with_options(&opts.root, opts.manifest.as_deref(), opts.base.as_deref())?
@@ -43,10 +43,12 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
         b.worker_threads(threads);
         b
     };
-    rt.enable_all().build()?.block_on(serve(service, opts.addr))
+    rt.enable_all()
+        .build()?
+        .block_on(serve(service, opts.addr, AccessLog::new(opts.quiet)))
 }
 
-async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeError> {
+async fn serve(service: ServeManifest, addr: SocketAddr, log: AccessLog) -> Result<(), ServeError> {
     let site = &service.site;
     let loaded = site.current();
     let listener = tokio::net::TcpListener::bind(addr)
@@ -66,7 +68,6 @@ async fn serve(service: ServeManifest, addr: SocketAddr) -> Result<(), ServeErro
         loaded.index.len()
     );
     drop(loaded);
-    let log = AccessLog::new();
     tokio::spawn(log.clone().flush_every());
     let mut backoff = AcceptBackoff::default();
     let stop = shutdown();
@@ -168,23 +169,38 @@ impl AcceptBackoff {
 /// The access log on stdout: a line a request. To a terminal each line is
 /// written at once; to a file or pipe lines are gathered and written at most
 /// [`AccessLog::EVERY`] later (as nginx's `access_log ... buffer= flush=`), so a
-/// busy server makes one write a batch, not one a request.
+/// busy server makes one write a batch, not one a request. `--quiet` turns it
+/// off (nginx's `access_log off`): no line is even formatted.
 #[derive(Clone)]
-struct AccessLog(Option<Arc<Mutex<Vec<u8>>>>);
+enum AccessLog {
+    Off,
+    Terminal,
+    Batched(Arc<Mutex<Vec<u8>>>),
+}
 
 impl AccessLog {
     const EVERY: Duration = Duration::from_millis(100);
     /// Past this many bytes the batch is written at once.
     const BATCH: usize = 64 * 1024;
 
-    fn new() -> Self {
-        AccessLog((!io::stdout().is_terminal()).then(|| Arc::new(Mutex::new(Vec::new()))))
+    fn new(quiet: bool) -> Self {
+        if quiet {
+            AccessLog::Off
+        } else if io::stdout().is_terminal() {
+            AccessLog::Terminal
+        } else {
+            AccessLog::Batched(Arc::new(Mutex::new(Vec::new())))
+        }
     }
 
     fn line(&self, line: std::fmt::Arguments<'_>) {
-        let Some(batch) = &self.0 else {
-            println!("{line}");
-            return;
+        let batch = match self {
+            AccessLog::Off => return,
+            AccessLog::Terminal => {
+                println!("{line}");
+                return;
+            }
+            AccessLog::Batched(batch) => batch,
         };
         let mut batch = batch.lock().unwrap_or_else(|e| e.into_inner());
         let _ = writeln!(batch, "{line}");
@@ -195,14 +211,14 @@ impl AccessLog {
 
     /// Writes out the gathered lines.
     fn flush(&self) {
-        if let Some(batch) = &self.0 {
+        if let AccessLog::Batched(batch) = self {
             write_out(&mut batch.lock().unwrap_or_else(|e| e.into_inner()));
         }
     }
 
     /// Writes out what was gathered every [`AccessLog::EVERY`], for ever.
     async fn flush_every(self) {
-        if self.0.is_none() {
+        if !matches!(self, AccessLog::Batched(_)) {
             return;
         }
         let mut every = tokio::time::interval(Self::EVERY);
@@ -230,6 +246,9 @@ async fn handle(
     log: &AccessLog,
 ) -> Response<ResBody> {
     let resp = service.respond(&req).await;
+    if matches!(log, AccessLog::Off) {
+        return resp;
+    }
     let coding = resp
         .headers()
         .get(header::CONTENT_ENCODING)

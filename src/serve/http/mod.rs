@@ -73,6 +73,8 @@ pub struct ServeOptions {
     /// Threads answering requests (default: one per core). One runs every
     /// connection on a single thread, as one nginx worker process does.
     pub threads: Option<std::num::NonZeroUsize>,
+    /// No access log on stdout (errors and warnings still go to stderr).
+    pub quiet: bool,
 }
 
 /// Why the server could not start or stopped.
