@@ -84,16 +84,20 @@ def rounds(rows_path, notes_path):
         by.setdefault((case, server), []).append((float(rps), float(p50), float(p99)))
     servers = list(dict.fromkeys(s for _, _, s, *_ in rows))
     med = lambda xs: statistics.median(xs)
-    print("| answer | server | requests/s (median) | ratio to nginx | p99 ms (median) | p99 ratio to nginx | p50 ms | requests/s per round |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+    # The ratio within each round too: a round's servers ran seconds apart,
+    # so a neighbour's load on the shared machine moves them together.
+    print("| answer | server | requests/s (median) | ratio to nginx | ratio to nginx, per round (median) | p99 ms (median) | p99 ratio to nginx | p99 ratio, per round (median) | p50 ms | requests/s per round |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for case in dict.fromkeys(c for _, c, *_ in rows):
         base = by[case, "nginx"]
         b_rps, b_p99 = med([x[0] for x in base]), med([x[2] for x in base])
         for s in servers:
             xs = by[case, s]
             rps, p50, p99 = med([x[0] for x in xs]), med([x[1] for x in xs]), med([x[2] for x in xs])
+            paired = med([x[0] / b[0] for x, b in zip(xs, base)])
+            paired99 = med([x[2] / b[2] for x, b in zip(xs, base)])
             each = " ".join(f"{x[0]:.0f}" for x in xs)
-            print(f"| {case} | {s} | {rps:.0f} | {rps / b_rps:.2f} | {p99:.3f} | {p99 / b_p99:.2f} | {p50:.3f} | {each} |")
+            print(f"| {case} | {s} | {rps:.0f} | {rps / b_rps:.2f} | {paired:.2f} | {p99:.3f} | {p99 / b_p99:.2f} | {paired99:.2f} | {p50:.3f} | {each} |")
 
 
 if __name__ == "__main__":

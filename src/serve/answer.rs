@@ -273,7 +273,7 @@ pub fn span<O>(h: &dyn Fields, ranged: bool, len: u64) -> Result<Option<(u64, u6
 
 /// The first value of the field `name`, if the request has one.
 fn first<'a>(h: &'a dyn Fields, name: &str) -> Option<&'a [u8]> {
-    h.values(name).into_iter().next()
+    h.first(name)
 }
 
 /// A field value as text when it is visible ASCII and tabs (what
@@ -294,12 +294,18 @@ fn date(h: &dyn Fields, name: &str) -> Option<SystemTime> {
 
 /// `Accept-Encoding`, repeated fields joined; `None` when absent.
 pub fn accept_encoding(h: &dyn Fields) -> Option<String> {
-    let values: Vec<String> = h
-        .values("accept-encoding")
-        .into_iter()
-        .map(|v| String::from_utf8_lossy(v).into_owned())
-        .collect();
-    (!values.is_empty()).then(|| values.join(","))
+    let values = h.values("accept-encoding");
+    match values[..] {
+        [] => None,
+        [one] => Some(String::from_utf8_lossy(one).into_owned()),
+        _ => Some(
+            values
+                .iter()
+                .map(|v| String::from_utf8_lossy(v))
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+    }
 }
 
 /// A field's value when the request has exactly one such field (a repeated

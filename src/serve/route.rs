@@ -15,6 +15,12 @@ use super::{Headers, Index};
 pub trait Fields {
     /// The values of every field `name` (lower case) the request has.
     fn values(&self, name: &str) -> Vec<&[u8]>;
+
+    /// The value of the first field `name`, if any; a server's map answers
+    /// without gathering the others.
+    fn first(&self, name: &str) -> Option<&[u8]> {
+        self.values(name).into_iter().next()
+    }
 }
 
 /// `(name, value)` pairs, names in any case: for tests and servers that

@@ -97,9 +97,32 @@ pub(super) fn body(
 pub(super) fn set_headers(map: &mut HeaderMap, headers: &Headers) {
     for (name, value) in headers {
         if let Ok(v) = HeaderValue::from_str(value) {
-            map.insert(*name, v);
+            match known_name(name) {
+                Some(n) => map.insert(n, v),
+                None => map.insert(*name, v),
+            };
         }
     }
+}
+
+/// The names the decisions use, as constants: no parse per response.
+fn known_name(name: &str) -> Option<header::HeaderName> {
+    Some(match name {
+        "Content-Type" => header::CONTENT_TYPE,
+        "Content-Length" => header::CONTENT_LENGTH,
+        "Content-Encoding" => header::CONTENT_ENCODING,
+        "ETag" => header::ETAG,
+        "Last-Modified" => header::LAST_MODIFIED,
+        "Cache-Control" => header::CACHE_CONTROL,
+        "Vary" => header::VARY,
+        "X-Content-Type-Options" => header::X_CONTENT_TYPE_OPTIONS,
+        "Accept-Ranges" => header::ACCEPT_RANGES,
+        "Content-Range" => header::CONTENT_RANGE,
+        "Link" => header::LINK,
+        "Location" => header::LOCATION,
+        "Allow" => header::ALLOW,
+        _ => return None,
+    })
 }
 
 pub(super) fn empty() -> ResBody {

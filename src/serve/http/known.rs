@@ -99,6 +99,8 @@ pub(super) fn stamp_of(path: &Path) -> Option<Stamp> {
 pub(super) struct Known {
     /// Where it resolved, canonical, inside the folder.
     pub(super) path: PathBuf,
+    /// The folder joined with its key: the path each request `stat`s.
+    joined: PathBuf,
     pub(super) stamp: Stamp,
     /// Small enough to be kept.
     keep: bool,
@@ -123,8 +125,9 @@ impl Clone for Files {
 }
 
 impl Files {
-    /// Records `rel`, resolved to the canonical `path`, if it is a regular file.
-    pub(super) fn insert(&mut self, rel: &str, path: PathBuf) {
+    /// Records `rel` of `root`, resolved to the canonical `path`, if it is a
+    /// regular file.
+    pub(super) fn insert(&mut self, root: &Path, rel: &str, path: PathBuf) {
         let Ok(md) = std::fs::metadata(&path) else {
             return;
         };
@@ -134,6 +137,7 @@ impl Files {
         let keep = md.len() <= KEEP_MAX;
         let known = Known {
             path,
+            joined: root.join(rel),
             stamp,
             keep,
             body: OnceLock::new(),
@@ -146,19 +150,19 @@ impl Files {
         self.map.get(rel).map(|k| &k.stamp)
     }
 
-    /// `rel` as it was at load, if `root.join(rel)` still reaches that very
-    /// file, unchanged: one `stat`.
-    pub(super) fn current(&self, root: &Path, rel: &str) -> Option<&Known> {
+    /// `rel` as it was at load, if the folder joined with `rel` still
+    /// reaches that very file, unchanged: one `stat`.
+    pub(super) fn current(&self, rel: &str) -> Option<&Known> {
         let k = self.map.get(rel)?;
-        (stamp_of(&root.join(rel)) == Some(k.stamp)).then_some(k)
+        (stamp_of(&k.joined) == Some(k.stamp)).then_some(k)
     }
 
     /// The bytes of `rel` from memory, when they are kept and the file is
     /// unchanged ([`Files::current`]); else reads them once, if they may be
     /// kept (small, changed at least [`RACY`] before `now`, within the
     /// budget). `None`: read it from disk.
-    pub(super) fn body(&self, root: &Path, rel: &str, now: SystemTime) -> Option<Bytes> {
-        let k = self.current(root, rel)?;
+    pub(super) fn body(&self, rel: &str, now: SystemTime) -> Option<Bytes> {
+        let k = self.current(rel)?;
         if let Some(b) = k.body.get() {
             return Some(b.clone());
         }
@@ -170,7 +174,7 @@ impl Files {
             self.kept.fetch_sub(size, Ordering::Relaxed);
             return None;
         }
-        match read_as(&root.join(rel), &k.stamp) {
+        match read_as(&k.joined, &k.stamp) {
             Some(b) => {
                 // Two first requests may both read: one copy is kept.
                 if k.body.set(b.clone()).is_err() {
@@ -208,7 +212,7 @@ mod tests {
 
     fn loaded(dir: &Path, rel: &str) -> Files {
         let mut f = Files::default();
-        f.insert(rel, std::fs::canonicalize(dir.join(rel)).unwrap());
+        f.insert(dir, rel, std::fs::canonicalize(dir.join(rel)).unwrap());
         f
     }
 
@@ -226,29 +230,20 @@ mod tests {
         let p = d.path().join("a.js.br");
         std::fs::write(&p, b"one").unwrap();
         let files = loaded(d.path(), "a.js.br");
-        assert_eq!(
-            files.body(d.path(), "a.js.br", later()).as_deref(),
-            Some(&b"one"[..])
-        );
+        assert_eq!(files.body("a.js.br", later()).as_deref(), Some(&b"one"[..]));
         // Kept: the file is not read again while unchanged.
         assert!(files.map["a.js.br"].body.get().is_some());
-        assert_eq!(
-            files.body(d.path(), "a.js.br", later()).as_deref(),
-            Some(&b"one"[..])
-        );
+        assert_eq!(files.body("a.js.br", later()).as_deref(), Some(&b"one"[..]));
 
         // Past the file system clock's tick, as any later write is.
         std::thread::sleep(Duration::from_millis(50));
         std::fs::write(&p, b"two").unwrap();
-        assert_eq!(files.body(d.path(), "a.js.br", later()), None);
-        assert!(files.current(d.path(), "a.js.br").is_none());
+        assert_eq!(files.body("a.js.br", later()), None);
+        assert!(files.current("a.js.br").is_none());
 
         // A replacement keeping size and mtime: a new inode.
         let files = loaded(d.path(), "a.js.br");
-        assert_eq!(
-            files.body(d.path(), "a.js.br", later()).as_deref(),
-            Some(&b"two"[..])
-        );
+        assert_eq!(files.body("a.js.br", later()).as_deref(), Some(&b"two"[..]));
         let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
         let q = d.path().join("new");
         std::fs::write(&q, b"333").unwrap();
@@ -259,7 +254,7 @@ mod tests {
             .set_modified(mtime)
             .unwrap();
         std::fs::rename(&q, &p).unwrap();
-        assert_eq!(files.body(d.path(), "a.js.br", later()), None);
+        assert_eq!(files.body("a.js.br", later()), None);
     }
 
     /// A file changed within RACY of now is not kept yet (read from disk,
@@ -270,22 +265,22 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("new.js"), b"fresh").unwrap();
         let files = loaded(d.path(), "new.js");
-        assert_eq!(files.body(d.path(), "new.js", SystemTime::now()), None);
-        assert!(files.current(d.path(), "new.js").is_some());
-        assert!(files.body(d.path(), "new.js", later()).is_some());
+        assert_eq!(files.body("new.js", SystemTime::now()), None);
+        assert!(files.current("new.js").is_some());
+        assert!(files.body("new.js", later()).is_some());
 
         std::fs::write(d.path().join("big.js"), vec![b'x'; KEEP_MAX as usize + 1]).unwrap();
         let files = loaded(d.path(), "big.js");
-        assert_eq!(files.body(d.path(), "big.js", later()), None);
+        assert_eq!(files.body("big.js", later()), None);
 
         std::fs::write(d.path().join("small.js"), b"s").unwrap();
         let files = loaded(d.path(), "small.js");
         files.kept.store(KEEP_BUDGET, Ordering::Relaxed);
-        assert_eq!(files.body(d.path(), "small.js", later()), None);
+        assert_eq!(files.body("small.js", later()), None);
 
         let mut files = Files::default();
-        files.insert("gone.js", d.path().join("gone.js"));
-        files.insert("dir", d.path().to_path_buf());
+        files.insert(d.path(), "gone.js", d.path().join("gone.js"));
+        files.insert(d.path(), "dir", d.path().to_path_buf());
         assert!(files.map.is_empty());
     }
 }

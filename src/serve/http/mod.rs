@@ -10,7 +10,9 @@
 //! Small files are read whole (bodies up to 256 KiB kept in memory once read,
 //! `known`), larger ones streamed. A preview server runs while its user
 //! rebuilds in another terminal, so nothing stale is ever sent: the manifest is
-//! reloaded when its size or mtime changes (a rerun of precompress); at load,
+//! reloaded when its stamp or the folder changes (a rerun of precompress, a
+//! swapped link; asked with `stat` only when the inotify watch of `watch.rs`
+//! saw something on their paths or cannot vouch); at load,
 //! an asset whose file no longer has the manifest's content is left out
 //! ([`Index::load`](crate::serve::Index::load)); and on every request the source and the representation
 //! are stat'ed and must still have the size, mtime, inode and ctime seen at load
@@ -28,8 +30,9 @@
 //!
 //! The decisions are [`crate::serve::answer::decide`]'s; this module reads
 //! the files it names and writes the bytes. `site.rs` owns the folder and the
-//! manifest loaded from it, `body.rs` the bodies, `listen.rs` the process
-//! around the Service.
+//! manifest loaded from it, `watch.rs` whether their paths changed, `body.rs`
+//! the bodies, `listen.rs` the process around the Service (its threads, the
+//! access log).
 
 mod body;
 mod known;
@@ -231,5 +234,9 @@ fn write(reply: Reply<body::Opened>, head: bool) -> Response<ResBody> {
 impl Fields for HeaderMap {
     fn values(&self, name: &str) -> Vec<&[u8]> {
         self.get_all(name).iter().map(|v| v.as_bytes()).collect()
+    }
+
+    fn first(&self, name: &str) -> Option<&[u8]> {
+        self.get(name).map(|v| v.as_bytes())
     }
 }

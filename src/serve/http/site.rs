@@ -121,7 +121,7 @@ impl Site {
                 // Only what resolves inside the folder: a file reached by
                 // its stamp later is one that was inside then.
                 if let Some(p) = resolve(root, &r.path).filter(|p| *p != manifest_canonical) {
-                    files.insert(&r.path, p);
+                    files.insert(root, &r.path, p);
                 }
             }
         }
@@ -237,7 +237,7 @@ impl Lookup for Disk<'_> {
 
     fn node(&self, key: &str) -> Node<Found> {
         // A listed file still as it was at load: one stat.
-        if let Some(k) = self.0.files.current(&self.0.root, key) {
+        if let Some(k) = self.0.files.current(key) {
             return Node::File(Found {
                 path: k.path.clone(),
                 as_loaded: true,
@@ -274,7 +274,7 @@ impl Open for Disk<'_> {
         }
         let known = loaded.files.stamp(&r.path);
         if r.size > 0 && known.is_some_and(|s| s.size() == r.size) {
-            if let Some(b) = loaded.files.body(&loaded.root, &r.path, SystemTime::now()) {
+            if let Some(b) = loaded.files.body(&r.path, SystemTime::now()) {
                 return Ok(Opened::Kept(b));
             }
         }
