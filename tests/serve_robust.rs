@@ -141,6 +141,35 @@ fn a_link_swapped_above_the_folder_or_the_folder_replaced_is_served_at_once() {
     }
 }
 
+/// A 304 opens no file: with the source as it was at load, the client's copy
+/// (the manifest's variant, by its ETag) decodes to what is on disk, so a
+/// variant gone since is no reason to send the body; a request that needs the
+/// bytes still goes without it. An edited source gets no 304 for its variant.
+#[test]
+fn a_304_needs_the_source_unchanged_not_the_variant_opened() {
+    let (_tmp, site) = precompressed_site();
+    let s = start_precompress(&site, &[]);
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    let etag = r.header("etag").unwrap().to_string();
+    std::fs::remove_file(site.join("assets/app.js.br")).unwrap();
+    let cond = [("Accept-Encoding", "br"), ("If-None-Match", etag.as_str())];
+    let r = request(s.addr, "GET", "/assets/app.js", &cond);
+    assert_eq!((r.status, r.header("etag")), (304, Some(etag.as_str())));
+    let r = get(s.addr, "/assets/app.js", Some("br"));
+    assert_eq!((r.status, r.header("content-encoding")), (200, None));
+    assert!(r.body == std::fs::read(site.join("assets/app.js")).unwrap());
+
+    // The source edited: its old variant's ETag is no longer current.
+    let app = site.join("assets/app.js");
+    let mut new = std::fs::read(&app).unwrap();
+    new.extend_from_slice(b"\n// edited\n");
+    std::fs::write(&app, &new).unwrap();
+    let r = request(s.addr, "GET", "/assets/app.js", &cond);
+    assert_eq!(r.status, 200);
+    assert!(r.body == new);
+}
+
 /// Bodies up to 256 KiB are kept in memory once a file is older than 2 s at
 /// load (src/serve/http/known.rs). A kept `.br` or source is sent only while
 /// a stat of its path gives the stamp it had at load: the variant rewritten

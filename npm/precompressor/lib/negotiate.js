@@ -596,6 +596,8 @@ function internal(key, file, lookup) {
  *          or undefined; single(name): the field's value when there is
  *          exactly one }
  * lookup   open(key, rep, file): { file } or { why } (sent as it is then);
+ *          sourceUnchanged(key, file) (optional): the source is as the index
+ *          saw it, so a 304 or 412 is answered without opening anything;
  *          plain(key, file): { file, contentType, size, etag, lastModified }
  *          or undefined (404); lastModified(entry) (default entry.lastModified)
  *
@@ -613,6 +615,12 @@ export function answer(index, request, target, lookup) {
     const sel = select(entry, request.header('accept-encoding'), request.single('available-dictionary'), lastModified);
     if (sel.notAcceptable) return { status: 406, headers: [...sel.headers, NOSNIFF], warnings };
     const r = sel.representation;
+    // A 304 or 412 sends no bytes: the client's copy is the one the manifest
+    // names, and the source it decodes to is unchanged.
+    if (target.status === 200 && lookup.sourceUnchanged?.(target.key, target.file)) {
+      const early = preconditions(request, sel.headers);
+      if (early) return { ...early, warnings };
+    }
     const opened = lookup.open(target.key, r, target.file);
     if (opened.why === undefined) chosen = { file: opened.file, headers: sel.headers, identity: !r.coding };
     else warnings.push(`${r.path}: ${opened.why}; sending ${target.key} uncompressed`);
@@ -637,6 +645,20 @@ export function plainHeaders({ contentType, size, etag, lastModified }) {
   return headers;
 }
 
+/** 412 when a precondition fails, else 304 when the client's copy of the representation with `headers` is current, else undefined. */
+function preconditions(request, headers) {
+  const get = (n) => headers.find(([k]) => k === n)?.[1];
+  const etag = get('ETag') ?? '';
+  const lm = get('Last-Modified') === undefined ? undefined : Date.parse(get('Last-Modified'));
+  const h = request.header;
+  if (preconditionFailed(h, etag, lm)) return { status: 412, headers: [['ETag', etag], NOSNIFF] };
+  if (notModified(h, etag, lm)) {
+    const keep = ['ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
+    return { status: 304, headers: [...headers.filter(([n]) => keep.includes(n)), NOSNIFF] };
+  }
+  return undefined;
+}
+
 /** The reply for a file with `headers` (`status` 200, or 404 for the 404 page): 412, 304, 416, or its bytes. */
 function send(request, { headers, identity }, code) {
   const get = (n) => headers.find(([k]) => k === n)?.[1];
@@ -646,11 +668,8 @@ function send(request, { headers, identity }, code) {
   const h = request.header;
   // The 404 page is never a 304, a 412 or a range of itself.
   const found = code === 200;
-  if (found && preconditionFailed(h, etag, lm)) return { status: 412, headers: [['ETag', etag], NOSNIFF] };
-  if (found && notModified(h, etag, lm)) {
-    const keep = ['ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
-    return { status: 304, headers: [...headers.filter(([n]) => keep.includes(n)), NOSNIFF] };
-  }
+  const early = found && preconditions(request, headers);
+  if (early) return early;
   const out = [...headers, NOSNIFF];
   if (identity) out.push(['Accept-Ranges', 'bytes']);
   const range = h('range');

@@ -191,6 +191,8 @@ export function createHandler(dir, options = {}) {
         return openChecked(site, r.coding ? resolve(site.root, r.path) : found ?? resolve(site.root, key), r.path, r.size);
       },
       plain: (key) => plain(site, key),
+      sourceUnchanged: (key, found) =>
+        found !== undefined && site.files.has(key) && site.files.get(key) === stampOf(path.join(site.root, key)),
     };
   }
 

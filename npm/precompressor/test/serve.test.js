@@ -2,7 +2,8 @@
 // is held to `precompress serve` by the shared table (npm/serve-cases.mjs).
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -51,6 +52,48 @@ test('with a next, what it does not serve goes on to the next handler', async ()
     assert.equal(await get('GET', '/precompress-manifest.json'), '404 404 Not Found\n');
     assert.equal(await get('GET', '/.env'), '404 404 Not Found\n');
     assert.equal(await get('GET', '/%2e%2e/x'), '400 400 Bad Request\n');
+  } finally {
+    server.close();
+  }
+});
+
+test('a 304 needs the source unchanged, not the variant opened: as precompress serve answers', async () => {
+  const dir = path.join(tmp, 'conditional');
+  mkdirSync(dir);
+  const src = 'console.log(1);\n'.repeat(100);
+  writeFileSync(path.join(dir, 'a.js'), src);
+  writeFileSync(path.join(dir, 'a.js.br'), 'b'.repeat(50));
+  const etag = `"${'b'.repeat(32)}"`;
+  const files = {
+    'a.js': {
+      blake3: 'a'.repeat(64), etag: `"${'a'.repeat(32)}"`, size: src.length,
+      sha256: createHash('sha256').update(src).digest('base64'),
+      content_type: 'text/javascript; charset=utf-8', cache: 'revalidate',
+      encodings: [{ coding: 'br', path: 'a.js.br', size: 50, etag, blake3: 'b'.repeat(64) }],
+    },
+  };
+  writeFileSync(path.join(dir, 'precompress-manifest.json'), JSON.stringify({ version: 1, files }));
+  const serve = createHandler(dir);
+  const server = http.createServer(serve);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const get = (headers) =>
+    new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: server.address().port, path: '/a.js', headers }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode, etag: res.headers.etag, coding: res.headers['content-encoding'], body }));
+      }).on('error', reject);
+    });
+  try {
+    assert.equal((await get({ 'accept-encoding': 'br' })).coding, 'br');
+    unlinkSync(path.join(dir, 'a.js.br'));
+    const cond = { 'accept-encoding': 'br', 'if-none-match': etag };
+    assert.deepEqual(await get(cond), { status: 304, etag, coding: undefined, body: '' });
+    const r = await get({ 'accept-encoding': 'br' });
+    assert.deepEqual([r.status, r.coding, r.body === src], [200, undefined, true]);
+    // The source edited: its variant's ETag is no longer current.
+    writeFileSync(path.join(dir, 'a.js'), `${src}// edited\n`);
+    assert.equal((await get(cond)).status, 200);
   } finally {
     server.close();
   }

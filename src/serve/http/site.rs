@@ -289,6 +289,12 @@ impl Open for Disk<'_> {
         open_checked(loaded, &path, &r.path, r.size).map(Opened::File)
     }
 
+    /// The route's `stat` of the source, made for this request, gave the
+    /// stamp it had at load.
+    fn source_unchanged(&self, _key: &str, file: Option<&Found>) -> bool {
+        file.is_some_and(|f| f.as_loaded)
+    }
+
     fn open_plain(&self, key: &str) -> io::Result<Plain<Opened>> {
         let path = resolve(&self.0.root, key).ok_or(io::ErrorKind::NotFound)?;
         let file = crate::fsutil::open_to_read(&path)?;
