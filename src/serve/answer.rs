@@ -350,7 +350,9 @@ pub fn single_value<'a>(h: &'a dyn Fields, name: &str) -> Option<&'a str> {
 pub fn not_modified(h: &dyn Fields, etag: &str, last_modified: Option<SystemTime>) -> bool {
     if let Some(inm) = first(h, "if-none-match") {
         let Some(inm) = text(inm) else { return false };
-        let weak = |t: &str| t.trim().trim_start_matches("W/").to_string();
+        fn weak(t: &str) -> &str {
+            t.trim().trim_start_matches("W/")
+        }
         let ours = weak(etag);
         return inm
             .split(',')
