@@ -193,7 +193,7 @@ fn send<O>(req: &Request, file: O, headers: Headers, identity: bool, status: u16
     // The 404 page is never a 304, a 412 or a range of itself.
     let found = status == 200;
     if found {
-        if let Some(r) = preconditions(h, &headers) {
+        if let Some(r) = conditional(h, &headers, &etag, last_modified) {
             return r;
         }
     }

@@ -645,12 +645,15 @@ export function plainHeaders({ contentType, size, etag, lastModified }) {
   return headers;
 }
 
-/** 412 when a precondition fails, else 304 when the client's copy of the representation with `headers` is current, else undefined. */
+/** `conditional` for the representation with `headers`, its validators read from them. */
 function preconditions(request, headers) {
   const get = (n) => headers.find(([k]) => k === n)?.[1];
-  const etag = get('ETag') ?? '';
   const lm = get('Last-Modified') === undefined ? undefined : Date.parse(get('Last-Modified'));
-  const h = request.header;
+  return conditional(request.header, headers, get('ETag') ?? '', lm);
+}
+
+/** 412 when a precondition fails, else 304 when the client's copy of the representation with `headers` is current, else undefined. */
+function conditional(h, headers, etag, lm) {
   if (preconditionFailed(h, etag, lm)) return { status: 412, headers: [['ETag', etag], NOSNIFF] };
   if (notModified(h, etag, lm)) {
     const keep = ['ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
@@ -668,7 +671,7 @@ function send(request, { headers, identity }, code) {
   const h = request.header;
   // The 404 page is never a 304, a 412 or a range of itself.
   const found = code === 200;
-  const early = found && preconditions(request, headers);
+  const early = found && conditional(h, headers, etag, lm);
   if (early) return early;
   const out = [...headers, NOSNIFF];
   if (identity) out.push(['Accept-Ranges', 'bytes']);

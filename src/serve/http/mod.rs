@@ -139,7 +139,7 @@ impl ServeManifest {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| crate::model::manifest::default_path(given));
         // Watched before it is read: a change from then on raises an event.
-        let watch = Site::watch(given, &mpath);
+        let watch = std::sync::Mutex::new(Site::watch(given, &mpath));
         let loaded = Site::load(given, &mpath, base)?;
         Ok(ServeManifest {
             site: Arc::new(Site {

@@ -191,9 +191,10 @@ impl Site {
 }
 
 impl Site {
-    /// The watches to make: the folder as given and the manifest.
-    pub(super) fn watch(given: &Path, manifest: &Path) -> std::sync::Mutex<Option<Watch>> {
-        std::sync::Mutex::new(Watch::new(&[given, manifest]))
+    /// The watch on what a load depends on: the folder as given and the
+    /// manifest.
+    pub(super) fn watch(given: &Path, manifest: &Path) -> Option<Watch> {
+        Watch::new(&[given, manifest])
     }
 
     /// Whether the watch vouches that the folder and the manifest are as
@@ -207,7 +208,7 @@ impl Site {
         match &*watch {
             Some(w) if !w.changed() => true,
             Some(_) => {
-                *watch = Watch::new(&[&self.given, &self.manifest]);
+                *watch = Site::watch(&self.given, &self.manifest);
                 false
             }
             None => false,
