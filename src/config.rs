@@ -100,6 +100,12 @@ pub struct Config {
     /// Record `Use-As-Dictionary` for fingerprinted assets, so browsers keep
     /// them for the next release's deltas (default true).
     pub use_as_dictionary: bool,
+    /// Mark each HTML page as the dictionary of its own next version, sent
+    /// with the page cache policy that lets a browser keep it
+    /// ([`crate::model::manifest::Caching::Page`]), and write its deltas
+    /// against its earlier versions (default true; `false`: pages are sent
+    /// `no-cache` and get no deltas of their own).
+    pub page_dictionary: bool,
     /// Run only shard K of N of the jobs and write a partial manifest beside
     /// the manifest, for `precompress merge` (default none: the whole run).
     pub shard: Option<crate::model::shard::Shard>,
@@ -181,6 +187,7 @@ impl Config {
             live_releases: Vec::new(),
             delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
+            page_dictionary: true,
             shard: None,
             base: crate::model::path::ROOT_BASE.to_string(),
             shared_dictionary: SharedDictionary::Auto,

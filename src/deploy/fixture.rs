@@ -49,7 +49,7 @@ pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
 
 /// The `cache` the run writes for `key` (model::manifest::Caching), as JSON.
 fn cache_of(key: &str) -> String {
-    serde_json::to_string(&crate::model::manifest::Caching::of(key)).unwrap()
+    serde_json::to_string(&crate::model::manifest::Caching::of(key, false)).unwrap()
 }
 
 pub fn index(assets: &[Asset]) -> Index {

@@ -471,11 +471,54 @@ pub fn is_candidate(path: &str, size: u64) -> bool {
         && logical_name(path).is_some()
 }
 
+/// Whether the HTML page at `path` of `size` bytes is marked as the
+/// dictionary for its own next version (`--no-page-dictionary` turns it
+/// off): a page a URL pattern can name as it is, not fingerprinted (its
+/// name changes with its bytes, so no next version shares it), and not one
+/// of precompress's own dictionaries. Chromium keeps a top-level page as a
+/// dictionary only when it may keep the response fresh
+/// ([`crate::model::manifest::Caching::Page`]), and offers it on the next
+/// navigation its pattern covers: the page's own next version then arrives
+/// as a delta against the copy the visitor holds.
+pub fn is_page_candidate(path: &str, size: u64) -> bool {
+    is_page(path)
+        && size >= DICTIONARY_MIN_SIZE
+        && pattern_safe(path)
+        && !is_fingerprinted(path)
+        && !is_shared_dictionary(path)
+}
+
+/// The URL pattern (relative to DIR) of every URL that serves the page at
+/// `path`, as `serve` and the servers it configures route them: a folder's
+/// `index.html` at the folder's URL too (`docs/{index.html}?`), `about.html`
+/// at `/about` too (`about{.html}?`). URLPattern's `{...}?` is an optional
+/// group, so one pattern names both and no other page.
+pub fn page_pattern(path: &str) -> String {
+    let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
+    if name == "index.html" {
+        format!("{}{{index.html}}?", folder_of(path))
+    } else if let Some(stem) = path.strip_suffix(".html") {
+        format!("{stem}{{.html}}?")
+    } else {
+        path.to_string()
+    }
+}
+
+/// The `Use-As-Dictionary` value of the page at `path` served under `base`:
+/// its own URLs ([`page_pattern`]), for navigations only.
+pub fn page_use_as_dictionary(path: &str, base: &str) -> String {
+    format!(
+        "match=\"{}\", match-dest=(\"document\")",
+        crate::model::path::url_of(base, &page_pattern(path))
+    )
+}
+
 /// Whether the asset at `path` of `size` bytes may have been sent as a
-/// dictionary: a [`is_candidate`], or a fingerprinted script or stylesheet
+/// dictionary: a [`is_candidate`], a [`is_page_candidate`], or a fingerprinted script or stylesheet
 /// a release marked with its group's pattern (`run::dictionaries::shared`).
 pub fn may_be_dictionary(path: &str, size: u64) -> bool {
     is_candidate(path, size)
+        || is_page_candidate(path, size)
         || (size >= DICTIONARY_MIN_SIZE
             && pattern_safe(path)
             && crate::model::content::extension(path)
@@ -972,6 +1015,41 @@ mod tests {
             use_as_dictionary("assets/index-D8fKq1nN.js", 50_000, "/sub/").as_deref(),
             Some("match=\"/sub/assets/index-*.js\"")
         );
+    }
+
+    #[test]
+    fn a_page_is_the_dictionary_of_its_own_urls_only() {
+        let p = |path| page_use_as_dictionary(path, "/");
+        assert_eq!(
+            p("index.html"),
+            "match=\"/{index.html}?\", match-dest=(\"document\")"
+        );
+        assert_eq!(
+            p("docs/guide/index.html"),
+            "match=\"/docs/guide/{index.html}?\", match-dest=(\"document\")"
+        );
+        assert_eq!(page_pattern("about.html"), "about{.html}?");
+        assert_eq!(page_pattern("old/page.htm"), "old/page.htm");
+        assert_eq!(
+            page_use_as_dictionary("docs/index.html", "/app/"),
+            "match=\"/app/docs/{index.html}?\", match-dest=(\"document\")"
+        );
+        // Pages only, large enough, named as they are: not a fingerprinted
+        // page, not one whose path a pattern cannot hold, not the documents
+        // dictionary, not a script.
+        assert!(is_page_candidate("docs/index.html", 5_000));
+        assert!(!is_page_candidate("docs/index.html", 100));
+        assert!(!is_page_candidate("docs/a page.html", 5_000));
+        assert!(!is_page_candidate("docs/(group)/index.html", 5_000));
+        assert!(!is_page_candidate("_app/immutable/x.html", 5_000));
+        assert!(!is_page_candidate("report-D8fKq1nN.html", 5_000));
+        assert!(!is_page_candidate("precompress-documents-0123456789abcdef.txt", 5_000));
+        assert!(!is_page_candidate("assets/app.js", 5_000));
+        // An earlier release's page may have been a dictionary, and it is
+        // listed under its own path: no other page shares that key.
+        assert!(may_be_dictionary("docs/index.html", 5_000));
+        assert_eq!(release_key("docs/index.html"), "docs/index.html");
+        assert_ne!(release_key("docs/index.html"), release_key("blog/index.html"));
     }
 
     #[test]

@@ -94,8 +94,27 @@ pub const CACHE_IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// `Cache-Control` for every other name: store, but revalidate before each use.
 pub const CACHE_REVALIDATE: &str = "no-cache";
 
+/// `Cache-Control` for a page ([`Caching::Page`]) answering a navigation of a
+/// browser that keeps dictionaries: stored by the browser alone (`private`:
+/// no shared cache may store it, so no CDN serves it stale), stale at once
+/// (`max-age=0`: Chromium revalidates every navigation before it shows the
+/// page), and kept [`PAGE_WINDOW`] seconds after that, the window in which
+/// Chromium keeps it as the dictionary of the page's next version.
+pub const CACHE_PAGE_KEPT: &str = "private, max-age=0, stale-while-revalidate=2592000";
+
+/// How long a page answered with [`CACHE_PAGE_KEPT`] is kept as a dictionary:
+/// 30 days, so a visitor who comes back within a month gets the page as a
+/// delta of the copy they hold.
+pub const PAGE_WINDOW: u64 = 2_592_000;
+
+/// What a response of a [`Caching::Page`] adds to `Vary`: a navigation's
+/// answer (kept stale for [`PAGE_WINDOW`]) must never answer a `fetch()` or a
+/// prefetch of the same URL from the browser's cache, which would use it
+/// stale while it revalidates.
+pub const PAGE_VARY: &str = "Sec-Fetch-Dest";
+
 /// An asset's cache policy, as the manifest writes it (`"immutable"`,
-/// `"revalidate"`).
+/// `"revalidate"`, `"page"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Caching {
@@ -105,24 +124,46 @@ pub enum Caching {
     /// Stored, but revalidated by ETag before each use.
     #[default]
     Revalidate,
+    /// An HTML page marked as the dictionary of its own next version: as
+    /// [`Caching::Revalidate`], except for a navigation of a browser that
+    /// keeps dictionaries (`Sec-Fetch-Dest: document` and `dcb` or `dcz`
+    /// accepted), which gets [`CACHE_PAGE_KEPT`]; every response varies on
+    /// [`PAGE_VARY`] too. Never stale: the browser revalidates each
+    /// navigation, and no other request or cache may use the kept copy.
+    Page,
 }
 
 impl Caching {
     /// The run's one rule: immutable when the name carries a content hash
-    /// ([`is_fingerprinted`](crate::model::dictionary::is_fingerprinted)).
-    pub fn of(rel: &str) -> Self {
+    /// ([`is_fingerprinted`](crate::model::dictionary::is_fingerprinted)), a
+    /// page when it is `marked` (an HTML page is marked only as its own next
+    /// version's dictionary,
+    /// [`page_use_as_dictionary`](crate::model::dictionary::page_use_as_dictionary)),
+    /// else revalidated.
+    pub fn of(rel: &str, marked: bool) -> Self {
         if crate::model::dictionary::is_fingerprinted(rel) {
             Caching::Immutable
+        } else if marked && crate::model::dictionary::is_page(rel) {
+            Caching::Page
         } else {
             Caching::Revalidate
         }
     }
 
-    /// The `Cache-Control` value every representation of the asset is sent with.
+    /// The `Cache-Control` value a representation of the asset is sent with
+    /// when the request is not a navigation that keeps a page
+    /// ([`Caching::header_for`]).
     pub fn header(self) -> &'static str {
+        self.header_for(false)
+    }
+
+    /// The `Cache-Control` value for a request that is (`keeps_page`) or is
+    /// not a navigation of a browser that keeps dictionaries.
+    pub fn header_for(self, keeps_page: bool) -> &'static str {
         match self {
             Caching::Immutable => CACHE_IMMUTABLE,
-            Caching::Revalidate => CACHE_REVALIDATE,
+            Caching::Page if keeps_page => CACHE_PAGE_KEPT,
+            Caching::Revalidate | Caching::Page => CACHE_REVALIDATE,
         }
     }
 }

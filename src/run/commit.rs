@@ -149,7 +149,7 @@ pub(crate) fn asset_entry(
     let mut asset = Asset {
         size: f.size,
         blake3: f.blake3.clone(),
-        cache: Caching::of(&f.found.rel),
+        cache: Caching::of(&f.found.rel, mark.is_some()),
         sha256: f.sha256.clone(),
         content_type: content_type(&f.found.rel),
         deltas: o.deltas,

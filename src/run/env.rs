@@ -189,7 +189,17 @@ impl Env<'_> {
         size: u64,
     ) -> Option<String> {
         let own = self.cfg.use_as_dictionary && self.filter.takes_deltas(rel, size);
+        if crate::model::dictionary::is_page(rel) {
+            return (own && self.pages() && crate::model::dictionary::is_page_candidate(rel, size))
+                .then(|| crate::model::dictionary::page_use_as_dictionary(rel, &self.cfg.base));
+        }
         marks.mark(rel, size, own, &self.cfg.base)
+    }
+
+    /// Whether the pages are marked as their own next versions' dictionaries
+    /// and get deltas against their earlier versions.
+    pub(crate) fn pages(&self) -> bool {
+        self.cfg.use_as_dictionary && self.cfg.page_dictionary
     }
 }
 

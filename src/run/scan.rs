@@ -21,7 +21,7 @@ use crate::encode::Codec;
 use crate::error::{Error, Result};
 use crate::fsutil::{open_own, CopyMeta};
 use crate::model::content::content_kind;
-use crate::model::dictionary::is_candidate;
+use crate::model::dictionary::{is_candidate, is_page_candidate};
 use crate::report::DocumentsDictionary;
 use crate::run::dictionaries::shared::Shared;
 use crate::run::env::{remove_ours, Env, Log};
@@ -124,6 +124,7 @@ pub(crate) fn chosen_dictionaries(
     filter: &Filter,
     releases: &Releases,
     shared: &std::collections::HashSet<&str>,
+    pages: bool,
     warnings: &mut Vec<String>,
 ) -> Vec<Chosen> {
     if releases.is_empty() {
@@ -131,7 +132,10 @@ pub(crate) fn chosen_dictionaries(
     }
     let per_file: Vec<(Chosen, Vec<String>)> = files
         .par_iter()
-        .map(|f| choose_dictionaries(f, filter, releases, shared.contains(f.found.rel.as_str())))
+        .map(|f| {
+            let shared = shared.contains(f.found.rel.as_str());
+            choose_dictionaries(f, filter, releases, shared, pages)
+        })
         .collect();
     per_file
         .into_iter()
@@ -236,21 +240,25 @@ pub(crate) fn scan(found: Found, filter: &Filter, held: &AtomicU64) -> Result<Sc
 /// holds only what was sent as a dictionary). With warnings for earlier files
 /// that could not be read. A member of the shared dictionary (`shared`), and
 /// the shared dictionary itself, get deltas against the earlier releases'
-/// shared dictionaries too: what a browser offers for them.
+/// shared dictionaries too: what a browser offers for them. With `pages`, an
+/// HTML page is paired with the same page of each earlier release (its own
+/// path: never another page's bytes).
 pub(crate) fn choose_dictionaries(
     f: &Scanned,
     filter: &Filter,
     releases: &Releases,
     shared: bool,
+    pages: bool,
 ) -> (Chosen, Vec<String>) {
     let mut warnings = Vec::new();
     let mut chosen: Chosen = Vec::new();
     let rel = &f.found.rel;
-    if !filter.takes_deltas(rel, f.size) || !(shared || is_candidate(rel, f.size)) {
+    let own = is_candidate(rel, f.size) || (pages && is_page_candidate(rel, f.size));
+    if !filter.takes_deltas(rel, f.size) || !(shared || own) {
         return (chosen, warnings);
     }
     let mut ends: Option<(Vec<u8>, Vec<u8>)> = None;
-    let paired = if is_candidate(rel, f.size) {
+    let paired = if own {
         releases.paired(rel, f.size)
     } else {
         Vec::new()
@@ -370,9 +378,9 @@ pub(crate) fn scan_stage(
         )
         .collect();
     let warnings = &mut log.counts.warnings;
-    let mut chosen = env
-        .pool
-        .install(|| chosen_dictionaries(&files, &env.filter, &env.releases, &members, warnings));
+    let mut chosen = env.pool.install(|| {
+        chosen_dictionaries(&files, &env.filter, &env.releases, &members, env.pages(), warnings)
+    });
     // Members also get a delta against this release's own shared dictionary:
     // a browser fetches it at idle, and from then on offers it for every
     // chunk it loads (a lazy route, in this very visit or a later one) and,

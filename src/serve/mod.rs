@@ -67,7 +67,7 @@ use crate::model::names::{sibling_path, Sibling};
 
 pub use negotiate::AcceptEncoding;
 
-pub use crate::model::manifest::{CACHE_IMMUTABLE, CACHE_REVALIDATE};
+pub use crate::model::manifest::{Caching, CACHE_IMMUTABLE, CACHE_PAGE_KEPT, CACHE_REVALIDATE};
 
 /// The content coding of a representation other than identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,8 +126,12 @@ pub struct Entry {
     pub use_as_dictionary: Option<String>,
     /// The source's modification time, when the index was loaded from disk.
     pub last_modified: Option<SystemTime>,
-    /// [`CACHE_IMMUTABLE`] or [`CACHE_REVALIDATE`].
+    /// [`CACHE_IMMUTABLE`] or [`CACHE_REVALIDATE`]: what every request but
+    /// a navigation that keeps a page gets ([`Caching::header`]).
     pub cache_control: &'static str,
+    /// The manifest's cache policy, which for a page depends on the request
+    /// ([`Caching::header_for`]).
+    pub cache: Caching,
     /// The `Link` to the release's shared dictionary, on an HTML page's
     /// responses (a browser fetches it when idle).
     pub link: Option<String>,
@@ -336,12 +340,25 @@ impl Index {
         accept_encoding: Option<&str>,
         available_dictionary: Option<&str>,
     ) -> Selection<'_> {
+        self.select_for(key, accept_encoding, available_dictionary, false)
+    }
+
+    /// [`Index::select_with_dictionary`] for a request that is (`keeps_page`,
+    /// [`keeps_page`]) or is not a navigation that keeps a page
+    /// ([`Entry::select_for`]).
+    pub fn select_for(
+        &self,
+        key: &str,
+        accept_encoding: Option<&str>,
+        available_dictionary: Option<&str>,
+        keeps_page: bool,
+    ) -> Selection<'_> {
         let Some(entry) = self.get(key) else {
             return Selection::NotInManifest;
         };
         let accept = accept_encoding.map(AcceptEncoding::parse);
         let dictionary = available_dictionary.and_then(parse_available_dictionary);
-        entry.select_with_dictionary(accept.as_ref(), dictionary.as_ref())
+        entry.select_for(accept.as_ref(), dictionary.as_ref(), keeps_page)
     }
 }
 
@@ -352,11 +369,25 @@ impl Entry {
     }
 
     /// Picks a representation for an already parsed `Accept-Encoding` and the
-    /// SHA-256 of the dictionary the client holds, if any.
+    /// SHA-256 of the dictionary the client holds, if any, for a request that
+    /// is not a navigation that keeps a page ([`Entry::select_for`]).
     pub fn select_with_dictionary(
         &self,
         accept: Option<&AcceptEncoding>,
         dictionary: Option<&[u8; 32]>,
+    ) -> Selection<'_> {
+        self.select_for(accept, dictionary, false)
+    }
+
+    /// [`Entry::select_with_dictionary`] for a request that is
+    /// (`keeps_page`, [`keeps_page`]) or is not a navigation of a browser
+    /// that keeps a page as its next version's dictionary: a page
+    /// ([`Caching::Page`]) is then sent with [`CACHE_PAGE_KEPT`].
+    pub fn select_for(
+        &self,
+        accept: Option<&AcceptEncoding>,
+        dictionary: Option<&[u8; 32]>,
+        keeps_page: bool,
     ) -> Selection<'_> {
         let mut candidates: Vec<&Representation> = self.variants.iter().collect();
         if let Some(d) = dictionary {
@@ -366,13 +397,11 @@ impl Entry {
             .iter()
             .filter_map(|r| r.coding.map(|c| (c, r.size)))
             .collect();
-        let vary = if !self.deltas.is_empty() {
-            Some("Accept-Encoding, Available-Dictionary")
-        } else if !self.variants.is_empty() {
-            Some("Accept-Encoding")
-        } else {
-            None
-        };
+        let vary = vary(
+            !self.deltas.is_empty(),
+            !self.variants.is_empty(),
+            self.cache == Caching::Page,
+        );
         let representation = match negotiate::choose(accept, self.identity.size, &offers) {
             negotiate::Choice::Identity => &self.identity,
             negotiate::Choice::Variant(i) => candidates[i],
@@ -395,7 +424,7 @@ impl Entry {
         if let Some(t) = self.last_modified {
             headers.push(("Last-Modified", httpdate::fmt_http_date(t)));
         }
-        headers.push(("Cache-Control", self.cache_control.to_string()));
+        headers.push(("Cache-Control", self.cache.header_for(keeps_page).to_string()));
         if let Some(v) = vary {
             headers.push(("Vary", v.to_string()));
         }
@@ -411,6 +440,32 @@ impl Entry {
             headers,
         })
     }
+}
+
+/// The `Vary` of every response of an asset with deltas, variants, and a
+/// page's cache policy ([`crate::model::manifest::PAGE_VARY`]), if any.
+pub fn vary(deltas: bool, variants: bool, page: bool) -> Option<&'static str> {
+    match (deltas, variants, page) {
+        (true, _, true) => Some("Accept-Encoding, Available-Dictionary, Sec-Fetch-Dest"),
+        (true, _, false) => Some("Accept-Encoding, Available-Dictionary"),
+        (false, true, true) => Some("Accept-Encoding, Sec-Fetch-Dest"),
+        (false, true, false) => Some("Accept-Encoding"),
+        (false, false, true) => Some("Sec-Fetch-Dest"),
+        (false, false, false) => None,
+    }
+}
+
+/// Whether a request with these fields (`sec-fetch-dest`, `sec-ch-ua`; lower
+/// case) is a navigation of a browser that keeps a page as the dictionary
+/// of its next version: a top-level navigation (`Sec-Fetch-Dest: document`)
+/// of a Chromium-based browser, the one engine that ships RFC 9842 and the
+/// only one that sends `Sec-CH-UA`. Its first navigation offers no `dcb`
+/// yet, so the coding cannot tell; Chromium revalidates every navigation
+/// before it shows the page (measured, `tests/field_browser.rs`), and other
+/// browsers, whose handling of a stale page is not measured here, get
+/// `no-cache` as before.
+pub fn keeps_page(fetch_dest: Option<&str>, ch_ua: Option<&str>) -> bool {
+    fetch_dest.is_some_and(|d| d.trim().eq_ignore_ascii_case("document")) && ch_ua.is_some()
 }
 
 /// The blake3 of a file's content, hex; `None` if it cannot be read.
@@ -466,6 +521,7 @@ fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
         use_as_dictionary: asset.use_as_dictionary,
         last_modified: None,
         cache_control,
+        cache: asset.cache,
         link: None,
     })
 }
@@ -593,7 +649,7 @@ mod tests {
         format!(
             r#""{key}": {{"size": {size}, "blake3": "00", "sha256": "x", "content_type": "text/javascript; charset=utf-8",
                 "etag": "\"id-{key}\"", "encodings": [{encodings}], "skipped": {{}}, "cache": {cache} }}"#,
-            cache = serde_json::to_string(&crate::model::manifest::Caching::of(key)).unwrap()
+            cache = serde_json::to_string(&crate::model::manifest::Caching::of(key, false)).unwrap()
         )
     }
 
