@@ -54,6 +54,8 @@ export interface PrecompressOptions {
   deltaFormats?: Array<'dcb' | 'dcz'>;
   /** `false`: mark no asset with `Use-As-Dictionary`, so the next release gets no deltas against this one (`--no-use-as-dictionary`). Default: true. */
   useAsDictionary?: boolean;
+  /** `false`: send HTML pages `no-cache` and write no deltas of their own, instead of marking each page as the dictionary of its next version (`--no-page-dictionary`). Default: true. */
+  pageDictionary?: boolean;
   /**
    * The dictionary that pages link (`--shared-dictionary`): `'auto'` (or
    * `true`) makes the code dictionary only where it adds little to a first

@@ -426,6 +426,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_use_as_dictionary: bool,
 
+    /// Send HTML pages no-cache and write no deltas of their own, instead of marking each page as the dictionary of its next version.
+    #[arg(long)]
+    pub no_page_dictionary: bool,
+
     /// The dictionaries every page links, fetched at idle by a first visit: auto, only where they add little (the summary says how much); on, always; off, none.
     #[arg(long, value_name = "MODE", value_parser = parse_shared_dictionary, conflicts_with = "no_shared_dictionary")]
     pub shared_dictionary: Option<precompressor::config::SharedDictionary>,
@@ -545,6 +549,7 @@ impl RunArgs {
             d
         };
         c.use_as_dictionary = !self.no_use_as_dictionary;
+        c.page_dictionary = !self.no_page_dictionary;
         c.shared_dictionary = match (self.no_shared_dictionary, self.shared_dictionary) {
             (true, _) => precompressor::config::SharedDictionary::Off,
             (false, m) => m.unwrap_or_default(),

@@ -62,6 +62,8 @@ pub struct FileConfig {
     pub delta_formats: Option<Vec<String>>,
     /// `false` as `--no-use-as-dictionary`.
     pub use_as_dictionary: Option<bool>,
+    /// `false` as `--no-page-dictionary`.
+    pub page_dictionary: Option<bool>,
     /// As `--base`: the URL path DIR is served at.
     pub base: Option<String>,
     /// As `--shared-dictionary`: `"auto"`, `"on"` or `"off"` (`true` is
@@ -193,6 +195,9 @@ impl FileConfig {
         }
         if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
             args.no_use_as_dictionary = !u;
+        }
+        if let (Some(p), false) = (self.page_dictionary, explicit("no_page_dictionary")) {
+            args.no_page_dictionary = !p;
         }
         if let (Some(v), false) = (
             &self.shared_dictionary,

@@ -11,7 +11,9 @@
 
 export const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 export const CACHE_REVALIDATE = 'no-cache';
-const CACHING = new Map([['immutable', CACHE_IMMUTABLE], ['revalidate', CACHE_REVALIDATE]]);
+/** A page's Cache-Control for a navigation that keeps it as a dictionary (model::manifest::CACHE_PAGE_KEPT). */
+export const CACHE_PAGE_KEPT = 'private, max-age=0, stale-while-revalidate=2592000';
+const CACHING = new Map([['immutable', CACHE_IMMUTABLE], ['revalidate', CACHE_REVALIDATE], ['page', CACHE_REVALIDATE]]);
 /** The most comma-separated parts of Accept-Encoding that are read. */
 const MAX_PARTS = 64;
 const VARIANT_TOKENS = new Set(['br', 'zstd', 'gzip']);
@@ -100,7 +102,7 @@ function entryOf(key, a, bad) {
   // Decided by the run (model::manifest::Caching); absent in a manifest older than the field.
   const cacheControl = CACHING.get(a.cache === undefined ? 'revalidate' : a.cache);
   // serde's words, so both servers refuse it alike (fixtures/hostile-manifests.json).
-  if (cacheControl === undefined) throw bad(`unknown variant \`${a.cache}\`, expected \`immutable\` or \`revalidate\` (file ${JSON.stringify(key)})`);
+  if (cacheControl === undefined) throw bad(`unknown variant \`${a.cache}\`, expected one of \`immutable\`, \`revalidate\`, \`page\` (file ${JSON.stringify(key)})`);
   const etags = [a.etag, ...variants.map((r) => r.etag), ...deltas.map((r) => r.etag)].sort();
   for (let i = 1; i < etags.length; i++) {
     if (etags[i] === etags[i - 1]) throw bad(`${what}: two of its representations have the etag ${etags[i]}`);
@@ -116,6 +118,7 @@ function entryOf(key, a, bad) {
     deltas,
     useAsDictionary: a.use_as_dictionary ?? undefined,
     cacheControl,
+    page: a.cache === 'page',
     link: undefined,
   };
 }
@@ -210,11 +213,11 @@ function weightOf(ae, token, delta) {
  * `{ representation, headers }`, or `{ notAcceptable: true, headers }` (406).
  * Headers are [name, value] pairs in the order they are best sent.
  */
-export function select(entry, acceptEncoding, availableDictionary, lastModified) {
+export function select(entry, acceptEncoding, availableDictionary, lastModified, keepsPage = false) {
   const dict = availableDictionary === undefined ? undefined : parseAvailableDictionary(availableDictionary);
   const candidates = [...entry.variants];
   if (dict !== undefined) candidates.push(...entry.deltas.filter((d) => d.dictionary === dict));
-  const vary = entry.deltas.length ? 'Accept-Encoding, Available-Dictionary' : entry.variants.length ? 'Accept-Encoding' : undefined;
+  const vary = varyOf(entry.deltas.length > 0, entry.variants.length > 0, entry.page);
   const chosen = choose(acceptEncoding === undefined ? undefined : parseAcceptEncoding(acceptEncoding), entry.identity, candidates);
   if (!chosen) {
     const headers = [['Cache-Control', CACHE_REVALIDATE]];
@@ -228,11 +231,29 @@ export function select(entry, acceptEncoding, availableDictionary, lastModified)
   if (chosen.coding) headers.push(['Content-Encoding', chosen.coding]);
   headers.push(['ETag', chosen.etag]);
   if (lastModified !== undefined) headers.push(['Last-Modified', httpDate(lastModified)]);
-  headers.push(['Cache-Control', entry.cacheControl]);
+  headers.push(['Cache-Control', entry.page && keepsPage ? CACHE_PAGE_KEPT : entry.cacheControl]);
   if (vary) headers.push(['Vary', vary]);
   if (entry.useAsDictionary) headers.push(['Use-As-Dictionary', entry.useAsDictionary]);
   if (entry.link) headers.push(['Link', entry.link]);
   return { representation: chosen, headers };
+}
+
+/** serve::vary: the Vary of an asset with deltas, variants, and a page's cache policy. */
+export function varyOf(deltas, variants, page) {
+  const v = [];
+  if (deltas || variants) v.push('Accept-Encoding');
+  if (deltas) v.push('Available-Dictionary');
+  if (page) v.push('Sec-Fetch-Dest');
+  return v.length ? v.join(', ') : undefined;
+}
+
+/**
+ * serve::keeps_page: a top-level navigation (Sec-Fetch-Dest: document) of a
+ * Chromium-based browser (it alone sends Sec-CH-UA, and alone ships RFC 9842);
+ * its first navigation offers no dcb yet, so the coding cannot tell.
+ */
+export function keepsPage(fetchDest, chUa) {
+  return fetchDest !== undefined && fetchDest.trim().toLowerCase() === 'document' && chUa !== undefined;
 }
 
 /** Highest rank, then smallest, then earliest; identity ranks implicitly below any listed coding. */
@@ -612,7 +633,8 @@ export function answer(index, request, target, lookup) {
   let chosen;
   if (entry) {
     const lastModified = lookup.lastModified ? lookup.lastModified(entry) : entry.lastModified;
-    const sel = select(entry, request.header('accept-encoding'), request.single('available-dictionary'), lastModified);
+    const keeps = keepsPage(request.single('sec-fetch-dest'), request.header('sec-ch-ua'));
+    const sel = select(entry, request.header('accept-encoding'), request.single('available-dictionary'), lastModified, keeps);
     if (sel.notAcceptable) return { status: 406, headers: [...sel.headers, NOSNIFF], warnings };
     const r = sel.representation;
     // A 304 or 412 sends no bytes: the client's copy is the one the manifest

@@ -155,6 +155,7 @@ const VALIDATORS = {
     return [...new Set(list)];
   },
   useAsDictionary: (v) => boolean('useAsDictionary', v),
+  pageDictionary: (v) => boolean('pageDictionary', v),
   // As precompress.toml's shared-dictionary: a mode, or true for 'auto' and false for 'off'.
   sharedDictionary(v) {
     if (v === undefined) return undefined;
@@ -302,6 +303,7 @@ export function runArgs(o, { dir, root, outDir }) {
   args.push(...dictionaryArgs(o, root));
   if (o.deltaFormats) args.push('--delta-formats', o.deltaFormats.join(','));
   if (o.useAsDictionary === false) args.push('--no-use-as-dictionary');
+  if (o.pageDictionary === false) args.push('--no-page-dictionary');
   if (o.sharedDictionary !== undefined) args.push('--shared-dictionary', o.sharedDictionary);
   for (const [glob, limit] of o.budgets ?? []) args.push(`--budget=${glob}=${limit}`);
   if (o.verbose) args.push('--verbose');
