@@ -29,7 +29,7 @@
 //              in the order they arrived: {url, status, resourceType, fromCache
 //              ("memory" | "disk" | "prefetch" | null), acceptEncoding,
 //              availableDictionary (request headers), contentEncoding,
-//              useAsDictionary, vary, contentType, encodedBytes (body bytes on
+//              useAsDictionary, cacheControl, vary, contentType, encodedBytes (body bytes on
 //              the wire, request.sizes().responseBodySize; 0 for cache hits), bodyBytes and
 //              bodySha256 (hex, of the decoded body; null if unavailable)}
 // Exits 1 if a visit had errors, 2 on bad usage.
@@ -125,6 +125,7 @@ async function visit(context, n) {
         availableDictionary: reqH['available-dictionary'] ?? null,
         contentEncoding: respH['content-encoding'] ?? null,
         useAsDictionary: respH['use-as-dictionary'] ?? null,
+        cacheControl: respH['cache-control'] ?? null,
         vary: respH['vary'] ?? null,
         contentType: respH['content-type'] ?? null,
         encodedBytes: sizes ? sizes.responseBodySize : null,

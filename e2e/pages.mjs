@@ -1,0 +1,129 @@
+// Each page the dictionary of its own next version, in a real browser, on
+// real multi-page HTML: pages of Python's documentation (Debian's
+// python3.11-doc, built by Sphinx) as three releases of a docs site whose
+// generator changes every page with every release (the version in each
+// page's title and header, a sentence added to one page), served by
+// `precompress serve` from a symlink a deploy swaps, and visited by headless
+// Chromium (e2e/apps/visit.mjs): a visitor who lands on PAGES_VISITED pages
+// directly (as from a search) in each release, in one profile, the deploys
+// between the visits. Each release is precompressed as a team would in each
+// MODE (the earlier releases found in a cache folder's release store, named
+// with --dictionary-from folders, or taken from the live site that serves
+// the previous release), and once with --no-page-dictionary. Prints one
+// JSON object (tests/field_browser.rs asserts on it).
+//
+//   node e2e/pages.mjs SRC WORK      (env PRECOMPRESS: the binary; PAGE_MODES: cache,from,site,off)
+//
+// Bytes are every response's body bytes on the wire as Chromium counts them:
+// pages, styles, scripts, images, dictionaries.
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { point as pointAt, runner, serve, series, sha256 } from './deploy.mjs';
+
+const [src, workArg] = process.argv.slice(2);
+const bin = process.env.PRECOMPRESS;
+if (!src || !workArg || !bin) {
+  console.error('usage: PRECOMPRESS=BIN node e2e/pages.mjs SRC WORK');
+  process.exit(2);
+}
+const work = path.resolve(workArg);
+const PAGES = 42;
+const VISITED = 6;
+const RELEASES = 3;
+const modes = (process.env.PAGE_MODES ?? 'cache,from,site,off').split(',');
+
+const pages = readdirSync(path.join(src, 'library'))
+  .filter((n) => n.endsWith('.html'))
+  .sort()
+  .slice(0, PAGES);
+if (pages.length < PAGES) throw new Error(`pages.mjs: fewer than ${PAGES} pages in ${src}/library`);
+const VERSIONS = ['3.11.2', '3.11.3', '3.11.4'];
+
+/** Release `n` (0-based) of the site into `dir`, as its generator writes it. */
+function write(dir, n) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(path.join(dir, 'library'), { recursive: true });
+  for (const d of ['_static', '_images']) cpSync(path.join(src, d), path.join(dir, d), { recursive: true, dereference: true });
+  for (const [i, p] of pages.entries()) {
+    let html = readFileSync(path.join(src, 'library', p), 'utf8');
+    html = html.replace(/3\.11\.2/g, VERSIONS[n]);
+    for (let k = 1; k <= n; k++) {
+      if (i === 3 * k) html = html.replace('</h1>', `</h1><p>New in release ${k + 1}: a sentence.</p>`);
+    }
+    writeFileSync(path.join(dir, 'library', p), html);
+  }
+}
+
+// Spread over the site, not neighbours only.
+const visited = Array.from({ length: VISITED }, (_, i) => `/library/${pages[Math.floor((i * PAGES) / VISITED) + 1]}`);
+const bytes = (rs) => rs.reduce((s, r) => s + (r.encodedBytes ?? 0), 0);
+
+async function one(mode) {
+  const dir = path.join(work, mode);
+  rmSync(dir, { recursive: true, force: true });
+  const cache = mode === 'cache' || mode === 'off' ? path.join(dir, 'cache') : null;
+  const run = runner(bin, cache);
+  const deployed = [];
+  const summaries = [];
+  const live = path.join(dir, 'live');
+  let server;
+  // Release n is built while release n-1 is live, as a deploy does.
+  const build = (n) => {
+    const out = path.join(dir, `deploy-${n + 1}`);
+    write(out, n);
+    const args = ['--no-config', '--json', out];
+    if (mode === 'off') args.push('--no-page-dictionary');
+    if (mode === 'cache' || mode === 'off') args.push('--cache-dir', cache);
+    if (n > 0 && mode === 'from') args.push('--dictionary-from', deployed[n - 1]);
+    if (n > 0 && mode === 'site') args.push('--dictionary-from', `${server.origin}/`);
+    summaries.push(JSON.parse(run(args).stdout).run);
+    run(['check', out]);
+    deployed.push(out);
+    pointAt(live, out);
+  };
+  build(0);
+  server = await serve(bin, live);
+  const betweens = Array.from({ length: RELEASES - 1 }, (_, i) => async () => build(i + 1));
+  const visits = await series(server.origin, visited, betweens);
+  // A first-time visitor of the last release, for the first visit's figure.
+  const [fresh] = await series(server.origin, visited, []);
+  server.kill();
+  const manifests = deployed.map((d) => JSON.parse(readFileSync(path.join(d, 'precompress-manifest.json'), 'utf8')));
+  const documents = (v, n) =>
+    v.responses
+      .filter((r) => r.resourceType === 'document' && r.status === 200)
+      .map((r) => {
+        const key = decodeURIComponent(new URL(r.url).pathname).slice(1);
+        const body = readFileSync(path.join(deployed[n], key));
+        const previous = n > 0 ? sha256(readFileSync(path.join(deployed[n - 1], key))) : null;
+        const offered = r.availableDictionary
+          ? Buffer.from(r.availableDictionary.replace(/:/g, ''), 'base64').toString('hex')
+          : null;
+        return {
+          url: r.url,
+          contentEncoding: r.contentEncoding,
+          cacheControl: r.cacheControl,
+          useAsDictionary: r.useAsDictionary,
+          // The browser offered this page's own previous version.
+          offeredItself: previous !== null && offered === previous,
+          encodedBytes: r.encodedBytes,
+          br: manifests[n].files[key]?.encodings.find((e) => e.coding === 'br')?.size ?? null,
+          decodesToTheFile: sha256(body) === r.bodySha256,
+        };
+      });
+  return {
+    summaries: summaries.map((s) => ({ files: s.deploy ?? null, pages: s.pages ?? null })),
+    visits: visits.map((v, n) => ({
+      errors: v.errors,
+      failed: v.failed,
+      bytes: bytes(v.responses),
+      documents: documents(v, n),
+    })),
+    firstVisit: { bytes: bytes(fresh.responses), errors: fresh.errors, documents: documents(fresh, RELEASES - 1) },
+  };
+}
+
+rmSync(work, { recursive: true, force: true });
+const result = { pages: PAGES, visited, modes: {} };
+for (const m of modes) result.modes[m] = await one(m);
+console.log(JSON.stringify(result, null, 2));
