@@ -163,6 +163,36 @@ pub struct ErrorEntry {
     pub error: std::sync::Arc<Error>,
 }
 
+/// What a deploy of DIR uploads, as the manifest lists it: the assets, their
+/// variants and deltas, and the manifest itself; hosts cap a deploy's files
+/// (Cloudflare Pages: 20,000).
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Deploy {
+    /// Files in all, the manifest included.
+    pub files: u64,
+    /// Their bytes (the manifest's own not counted).
+    pub bytes: u64,
+    /// Of them, deltas (`dcb`, `dcz`).
+    pub deltas: u64,
+    /// The deltas' bytes.
+    pub delta_bytes: u64,
+    /// CPU time the delta jobs of this run took, in milliseconds: what
+    /// deltas cost the build.
+    pub delta_cpu_ms: u64,
+}
+
+/// The HTML pages of the release.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Pages {
+    /// HTML pages listed.
+    pub pages: u64,
+    /// Of them, marked as their own next version's dictionary.
+    pub marked: u64,
+    /// Deltas of pages (against their earlier versions or the documents
+    /// dictionary).
+    pub deltas: u64,
+}
+
 /// The outcome of a run.
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
@@ -178,6 +208,11 @@ pub struct Report {
     pub codecs: BTreeMap<String, CodecStats>,
     /// Assets marked with `Use-As-Dictionary`.
     pub dictionaries: u64,
+    /// What the deploy holds: every file the manifest lists, and the deltas.
+    pub deploy: Deploy,
+    /// The HTML pages, and those marked as their own next version's
+    /// dictionary ([`crate::model::manifest::Caching::Page`]).
+    pub pages: Pages,
     /// (file, coding) pairs without a variant, by reason.
     pub skipped: BTreeMap<String, u64>,
     /// Files with a coding without a variant, by reason (each file once per
@@ -247,7 +282,28 @@ impl Report {
         let mut compressed = 0;
         let mut bytes = 0;
         let mut dictionaries = 0;
-        for a in manifest.files.values() {
+        let mut deploy = Deploy {
+            files: 1,
+            delta_cpu_ms: jobs
+                .iter()
+                .filter(|j| matches!(j.coding, "dcb" | "dcz"))
+                .map(|j| j.cpu_micros)
+                .sum::<u64>()
+                / 1000,
+            ..Deploy::default()
+        };
+        let mut pages = Pages::default();
+        for (key, a) in &manifest.files {
+            deploy.files += 1 + a.encodings.len() as u64 + a.deltas.len() as u64;
+            deploy.bytes += a.size + a.encodings.iter().map(|v| v.size).sum::<u64>();
+            deploy.deltas += a.deltas.len() as u64;
+            deploy.delta_bytes += a.deltas.iter().map(|d| d.size).sum::<u64>();
+            if crate::model::dictionary::is_page(key) {
+                pages.pages += 1;
+                pages.marked +=
+                    u64::from(a.cache == crate::model::manifest::Caching::Page);
+                pages.deltas += a.deltas.len() as u64;
+            }
             bytes += a.size;
             compressed += u64::from(!a.encodings.is_empty());
             let variants = a.encodings.iter().map(|v| (&v.coding, v.size));
@@ -276,6 +332,11 @@ impl Report {
             bytes,
             codecs: by_codec,
             dictionaries,
+            deploy: Deploy {
+                bytes: deploy.bytes + deploy.delta_bytes,
+                ..deploy
+            },
+            pages,
             skipped,
             skipped_files,
             passed: passed_count,

@@ -377,7 +377,7 @@ fn max_requests_leaves_assets_unchecked_and_fails() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("not_checked: 9 of 12 assets not checked: --max-requests 3"),
+        stdout.contains("not_checked: 10 of 13 assets not checked: --max-requests 3"),
         "{stdout}"
     );
     // Bounds only make sense with --url.

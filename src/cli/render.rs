@@ -56,6 +56,19 @@ pub fn run_summary(r0: &Report) -> String {
             r0.dictionaries
         );
     }
+    if r0.pages.pages > 0 {
+        let _ = writeln!(s, "  {}", pages_line(&r0.pages));
+    }
+    let d = &r0.deploy;
+    let _ = writeln!(
+        s,
+        "  deploy: {} files, {}; {} of them deltas ({}, {:.1} s of CPU this run)",
+        d.files,
+        human(d.bytes),
+        d.deltas,
+        human(d.delta_bytes),
+        d.delta_cpu_ms as f64 / 1000.0
+    );
     if let Some(line) = r0.run.first_visit.as_ref().and_then(first_visit_line) {
         let _ = writeln!(s, "  {line}");
     }
@@ -265,6 +278,21 @@ fn first_visit_line(f: &precompressor::FirstVisit) -> Option<String> {
 }
 
 /// What the run measured for a documents dictionary, in one line.
+/// What the pages are to a returning visitor: each the dictionary of its
+/// next version (and how many page deltas this release holds), or sent
+/// `no-cache` with none.
+fn pages_line(p: &precompressor::report::Pages) -> String {
+    let pages = plural(p.pages, "page", "pages");
+    if p.marked == 0 {
+        format!("pages: {pages} sent no-cache, none kept by a browser as its next version's dictionary (--no-page-dictionary, or none large enough)")
+    } else {
+        format!(
+            "pages: {} of {pages} kept by Chromium as their next version's dictionary (private, max-age=0, stale-while-revalidate); {} page deltas",
+            p.marked, p.deltas
+        )
+    }
+}
+
 fn documents_line(d: &precompressor::DocumentsDictionary) -> String {
     let measured = format!(
         "{} held-out pages came to {:.2} of their brotli bytes against it, and it costs a first visit {}",

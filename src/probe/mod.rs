@@ -291,6 +291,12 @@ impl<'m> Session<'_, 'm> {
             ACCEPT_ENCODING_DELTAS
         };
         let mut headers = vec![("Accept-Encoding", accept)];
+        // A page is asked for as Chromium navigates to it: a server sends a
+        // page marked as its next version's dictionary the policy that lets
+        // the browser keep it only then (serve::keeps_page).
+        if crate::model::dictionary::is_page(job.key) {
+            headers.extend(NAVIGATION);
+        }
         if let Ask::Dictionary(d) = ask {
             headers.push(("Available-Dictionary", d));
             self.sent.delta_requests += 1;

@@ -11,6 +11,16 @@ use serde::Serialize;
 pub const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
 /// What Chromium sends when it holds a dictionary for the URL.
 pub const ACCEPT_ENCODING_DELTAS: &str = "gzip, deflate, br, zstd, dcb, dcz";
+/// The fields Chromium 156 sends with a top-level navigation, which a page is
+/// asked with.
+pub const NAVIGATION: [(&str, &str); 3] = [
+    ("Sec-Fetch-Dest", "document"),
+    ("Sec-Fetch-Mode", "navigate"),
+    (
+        "Sec-CH-UA",
+        "\"Chromium\";v=\"156\", \"Not)A;Brand\";v=\"24\"",
+    ),
+];
 /// Each request's own bound (connect, send, and read the whole body).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Dictionaries asked with per asset: one release back is what browsers hold;
