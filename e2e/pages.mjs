@@ -76,7 +76,8 @@ async function one(mode) {
     if (mode === 'cache' || mode === 'off') args.push('--cache-dir', cache);
     if (n > 0 && mode === 'from') args.push('--dictionary-from', deployed[n - 1]);
     if (n > 0 && mode === 'site') args.push('--dictionary-from', `${server.origin}/`);
-    summaries.push(JSON.parse(run(args).stdout).run);
+    const report = JSON.parse(run(args).stdout);
+    summaries.push({ deploy: report.deploy, pages: report.pages });
     run(['check', out]);
     deployed.push(out);
     pointAt(live, out);
@@ -112,7 +113,7 @@ async function one(mode) {
         };
       });
   return {
-    summaries: summaries.map((s) => ({ files: s.deploy ?? null, pages: s.pages ?? null })),
+    summaries,
     visits: visits.map((v, n) => ({
       errors: v.errors,
       failed: v.failed,

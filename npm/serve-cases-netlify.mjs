@@ -193,7 +193,7 @@ const SKIP = {
 /** Why there is no Content-Length: Netlify's bootstrap deletes it from every response a function returns. */
 const UNLENGTHED = "Netlify's edge-functions bootstrap deletes a function's Content-Length";
 
-addTarget('netlify', async () => ({ supports: ['hosts', 'conditional', 'range'], skip: SKIP, unlengthed: () => UNLENGTHED, start: (site) => startNetlify(site) }));
+addTarget('netlify', async () => ({ supports: ['hosts', 'conditional', 'range', 'pages'], skip: SKIP, unlengthed: () => UNLENGTHED, start: (site) => startNetlify(site) }));
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv[2] === '--serve') {

@@ -106,7 +106,7 @@ const HTML =
   "wrangler's dev proxy (templates/startDevWorker/ProxyWorker.ts) passes every text/html answer through HTMLRewriter for live reload, which drops Content-Length";
 
 addTarget('pages', async () => ({
-  supports: ['hosts', 'conditional', 'range'],
+  supports: ['hosts', 'conditional', 'range', 'pages'],
   skip: Object.fromEntries([
     ...Object.entries(EDGE).map(([name, why]) => [name, `miniflare's edge imitation: ${why}`]),
     ...Object.entries(WORKERD),

@@ -133,7 +133,7 @@ async function checkManifestErrors() {
   }
 }
 
-const supports = ['hosts', 'conditional', 'range'];
+const supports = ['hosts', 'conditional', 'range', 'pages'];
 
 addTarget('worker', async () => {
   await checkManifestErrors();

@@ -202,7 +202,7 @@ export function listen(server) {
   });
 }
 
-const ALL = ['hosts', 'conditional', 'range', 'rebuild'];
+const ALL = ['hosts', 'conditional', 'range', 'rebuild', 'pages'];
 
 /** The Node handler's targets: how each framework mounts it. */
 const TARGETS = {

@@ -16,7 +16,7 @@ use serve_util::cases::{build, run_table, table, Profile};
 use serve_util::*;
 
 /// Everything: nothing is excused.
-const ALL: Profile = Profile::strict(&["hosts", "conditional", "range", "rebuild"]);
+const ALL: Profile = Profile::strict(&["hosts", "conditional", "range", "rebuild", "pages"]);
 
 #[test]
 fn precompress_serve_answers_the_shared_table() {

@@ -154,6 +154,7 @@ pub fn probe_with(
     }
     problems.extend(judge_etags(&session.seen, &mut notes));
     notes.extend(larger_notes(&session.larger));
+    notes.extend(pages_note(&session.seen));
     let not_checked = format!("{unchecked} of {} assets not checked", manifest.files.len());
     problems.extend(
         session
@@ -355,6 +356,23 @@ impl<'m> Session<'_, 'm> {
 }
 
 /// Notes (not problems: the browser decodes it) for the assets sent in a
+/// A note when pages the manifest marks as their next version's dictionary
+/// came `no-cache` with no `Use-As-Dictionary`: nothing wrong with a body,
+/// but a returning visitor downloads each page whole.
+fn pages_note(seen: &[(&str, &Url, Seen)]) -> Option<String> {
+    let mut pages: Vec<&str> = seen
+        .iter()
+        .filter(|(_, _, s)| s.page_not_kept)
+        .map(|(k, _, _)| *k)
+        .collect();
+    pages.dedup();
+    (!pages.is_empty()).then(|| format!(
+        "{} sent no-cache with no Use-As-Dictionary (first: {}): this server keeps no page as the dictionary of its next version, so a returning visitor downloads pages whole; precompress serve, the Node handler, the Worker and the Netlify and Pages functions send them so Chromium keeps them",
+        crate::report::plural(pages.len() as u64, "page", "pages"),
+        pages[0]
+    ))
+}
+
 /// larger coding than the smallest the request accepted, the first few by
 /// name.
 fn larger_notes(larger: &[(&str, &Variant, &Variant)]) -> Option<String> {

@@ -48,6 +48,11 @@ pub struct Seen {
     pub expected_etag: Option<String>,
     /// blake3 of the raw body.
     pub body_blake3: String,
+    /// A page the manifest marks as its next version's dictionary, sent
+    /// `no-cache` with no `Use-As-Dictionary`: a server that keeps no page
+    /// dictionary (nginx-map, caddy-map, apache-map today). Not a wrong
+    /// answer, a win not taken: the report's notes count them.
+    pub page_not_kept: bool,
 }
 
 /// Decoders for the three variant codecs, made on first use.
@@ -115,8 +120,20 @@ pub fn judge(
             }
         }
     };
-    judge_headers(target, answer, out);
-    if asset.use_as_dictionary.is_some() {
+    let page_not_kept = asset.cache == crate::model::manifest::Caching::Page
+        && answer.joined("use-as-dictionary").is_none()
+        && matches!(
+            dictionary_freshness(answer.joined("cache-control").as_deref(), None, None, None),
+            Freshness::NotFresh(_)
+        );
+    let mut headers = Vec::new();
+    judge_headers(target, answer, &mut headers);
+    out.extend(
+        headers
+            .into_iter()
+            .filter(|(k, _)| !(page_not_kept && *k == ProbeKind::MissingUseAsDictionary)),
+    );
+    if asset.use_as_dictionary.is_some() && !page_not_kept {
         let not_fresh = match dictionary_freshness(
             answer.joined("cache-control").as_deref(),
             answer.first("expires"),
@@ -137,6 +154,7 @@ pub fn judge(
         etag: answer.joined("etag"),
         expected_etag,
         body_blake3,
+        page_not_kept,
     })
 }
 
@@ -578,6 +596,7 @@ mod tests {
             etag: (!etag.is_empty()).then(|| etag.into()),
             expected_etag: Some(expected.into()),
             body_blake3: body.into(),
+            page_not_kept: false,
         }
     }
 

@@ -277,7 +277,11 @@ fn plan_asset<'a>(
             cache_control: entry.cache_control,
             etag: Some(etag.to_string()),
             vary,
-            use_as_dictionary: entry.use_as_dictionary.clone(),
+            // A page: no-cache, no mark (as deploy::config_assets says why).
+            use_as_dictionary: entry
+                .use_as_dictionary
+                .clone()
+                .filter(|_| entry.cache != crate::model::manifest::Caching::Page),
             link: entry.link.clone(),
             status,
             metadata: BTreeMap::new(),
