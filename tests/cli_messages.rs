@@ -240,7 +240,7 @@ fn verbose_says_why_a_file_has_no_variant_in_words() {
         .stdout(contains(
             "no variant in some coding: 2 files not a compressible type",
         ))
-        .stdout(contains("; 1 file under `--min-size`"))
+        .stdout(contains("; 2 files under `--min-size`"))
         .stdout(contains("counted per file and coding").not())
         .stdout(contains("excluded_type").not());
 }

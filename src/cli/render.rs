@@ -59,16 +59,7 @@ pub fn run_summary(r0: &Report) -> String {
     if r0.pages.pages > 0 {
         let _ = writeln!(s, "  {}", pages_line(&r0.pages));
     }
-    let d = &r0.deploy;
-    let _ = writeln!(
-        s,
-        "  deploy: {} files, {}; {} of them deltas ({}, {:.1} s of CPU this run)",
-        d.files,
-        human(d.bytes),
-        d.deltas,
-        human(d.delta_bytes),
-        d.delta_cpu_ms as f64 / 1000.0
-    );
+    let _ = writeln!(s, "  {}", deploy_line(&r0.deploy));
     if let Some(line) = r0.run.first_visit.as_ref().and_then(first_visit_line) {
         let _ = writeln!(s, "  {line}");
     }
@@ -278,6 +269,18 @@ fn first_visit_line(f: &precompressor::FirstVisit) -> Option<String> {
 }
 
 /// What the run measured for a documents dictionary, in one line.
+/// What the deploy uploads, and what its deltas cost.
+fn deploy_line(d: &precompressor::report::Deploy) -> String {
+    format!(
+        "deploy: {} files, {}; {} of them deltas ({}, {:.1} s of CPU this run)",
+        d.files,
+        human(d.bytes),
+        d.deltas,
+        human(d.delta_bytes),
+        d.delta_cpu_ms as f64 / 1000.0
+    )
+}
+
 /// What the pages are to a returning visitor: each the dictionary of its
 /// next version (and how many page deltas this release holds), or sent
 /// `no-cache` with none.
