@@ -300,8 +300,7 @@ impl Report {
             deploy.delta_bytes += a.deltas.iter().map(|d| d.size).sum::<u64>();
             if crate::model::dictionary::is_page(key) {
                 pages.pages += 1;
-                pages.marked +=
-                    u64::from(a.cache == crate::model::manifest::Caching::Page);
+                pages.marked += u64::from(a.cache == crate::model::manifest::Caching::Page);
                 pages.deltas += a.deltas.len() as u64;
             }
             bytes += a.size;

@@ -584,7 +584,10 @@ fn github_with_json_keeps_stdout_json_and_annotates_on_stderr() {
         .get_output()
         .clone();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    assert_eq!(report["files"], 13, "the site and its published list of dictionaries");
+    assert_eq!(
+        report["files"], 13,
+        "the site and its published list of dictionaries"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("::error file=")

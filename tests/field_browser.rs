@@ -449,5 +449,8 @@ fn every_page_a_returning_visitor_opens_arrives_as_a_delta_of_their_own_copy() {
         modes["cache"]["firstVisit"]["bytes"].as_u64().unwrap(),
         modes["off"]["firstVisit"]["bytes"].as_u64().unwrap(),
     );
-    assert!(on <= off, "first visit {on} B with page dictionaries, {off} B without");
+    assert!(
+        on <= off,
+        "first visit {on} B with page dictionaries, {off} B without"
+    );
 }

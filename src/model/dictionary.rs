@@ -1043,13 +1043,19 @@ mod tests {
         assert!(!is_page_candidate("docs/(group)/index.html", 5_000));
         assert!(!is_page_candidate("_app/immutable/x.html", 5_000));
         assert!(!is_page_candidate("report-D8fKq1nN.html", 5_000));
-        assert!(!is_page_candidate("precompress-documents-0123456789abcdef.txt", 5_000));
+        assert!(!is_page_candidate(
+            "precompress-documents-0123456789abcdef.txt",
+            5_000
+        ));
         assert!(!is_page_candidate("assets/app.js", 5_000));
         // An earlier release's page may have been a dictionary, and it is
         // listed under its own path: no other page shares that key.
         assert!(may_be_dictionary("docs/index.html", 5_000));
         assert_eq!(release_key("docs/index.html"), "docs/index.html");
-        assert_ne!(release_key("docs/index.html"), release_key("blog/index.html"));
+        assert_ne!(
+            release_key("docs/index.html"),
+            release_key("blog/index.html")
+        );
     }
 
     #[test]

@@ -379,7 +379,14 @@ pub(crate) fn scan_stage(
         .collect();
     let warnings = &mut log.counts.warnings;
     let mut chosen = env.pool.install(|| {
-        chosen_dictionaries(&files, &env.filter, &env.releases, &members, env.pages(), warnings)
+        chosen_dictionaries(
+            &files,
+            &env.filter,
+            &env.releases,
+            &members,
+            env.pages(),
+            warnings,
+        )
     });
     // Members also get a delta against this release's own shared dictionary:
     // a browser fetches it at idle, and from then on offers it for every

@@ -113,7 +113,10 @@ pub fn answer<L: Open>(
     let accept = accept_encoding(h);
     let dictionary = single_value(h, "available-dictionary");
     let mut chosen = None;
-    let keeps_page = super::keeps_page(single_value(h, "sec-fetch-dest"), first(h, "sec-ch-ua").and_then(text));
+    let keeps_page = super::keeps_page(
+        single_value(h, "sec-fetch-dest"),
+        first(h, "sec-ch-ua").and_then(text),
+    );
     match index.select_for(&key, accept.as_deref(), dictionary, keeps_page) {
         Selection::Found(sel) => {
             let r = sel.representation;

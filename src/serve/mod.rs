@@ -424,7 +424,10 @@ impl Entry {
         if let Some(t) = self.last_modified {
             headers.push(("Last-Modified", httpdate::fmt_http_date(t)));
         }
-        headers.push(("Cache-Control", self.cache.header_for(keeps_page).to_string()));
+        headers.push((
+            "Cache-Control",
+            self.cache.header_for(keeps_page).to_string(),
+        ));
         if let Some(v) = vary {
             headers.push(("Vary", v.to_string()));
         }
@@ -649,7 +652,8 @@ mod tests {
         format!(
             r#""{key}": {{"size": {size}, "blake3": "00", "sha256": "x", "content_type": "text/javascript; charset=utf-8",
                 "etag": "\"id-{key}\"", "encodings": [{encodings}], "skipped": {{}}, "cache": {cache} }}"#,
-            cache = serde_json::to_string(&crate::model::manifest::Caching::of(key, false)).unwrap()
+            cache =
+                serde_json::to_string(&crate::model::manifest::Caching::of(key, false)).unwrap()
         )
     }
 
@@ -809,6 +813,37 @@ mod tests {
             let use_as = deltas.then_some("match=\"/app-*.js\"");
             assert_eq!(header(&h, "Use-As-Dictionary"), use_as, "row {row}");
         }
+    }
+
+    #[test]
+    fn only_a_chromium_navigation_may_keep_a_page_and_every_answer_of_a_page_varies_on_its_destination(
+    ) {
+        use crate::model::manifest::Caching;
+        // Chromium's first navigation: no dcb yet, but Sec-CH-UA.
+        assert!(keeps_page(Some("document"), Some("\"Chromium\";v=\"156\"")));
+        assert!(keeps_page(Some(" Document "), Some("")));
+        // Another browser's navigation, a fetch, an iframe, no header at all.
+        assert!(!keeps_page(Some("document"), None));
+        assert!(!keeps_page(Some("empty"), Some("\"Chromium\"")));
+        assert!(!keeps_page(Some("iframe"), Some("\"Chromium\"")));
+        assert!(!keeps_page(None, Some("\"Chromium\"")));
+        assert_eq!(Caching::Page.header_for(true), CACHE_PAGE_KEPT);
+        assert_eq!(Caching::Page.header_for(false), CACHE_REVALIDATE);
+        assert_eq!(Caching::Revalidate.header_for(true), CACHE_REVALIDATE);
+        assert_eq!(Caching::Immutable.header_for(true), CACHE_IMMUTABLE);
+        assert_eq!(Caching::of("docs/index.html", true), Caching::Page);
+        assert_eq!(Caching::of("docs/index.html", false), Caching::Revalidate);
+        assert_eq!(Caching::of("data.json", true), Caching::Revalidate);
+        assert_eq!(
+            vary(false, true, true),
+            Some("Accept-Encoding, Sec-Fetch-Dest")
+        );
+        assert_eq!(
+            vary(true, true, true),
+            Some("Accept-Encoding, Available-Dictionary, Sec-Fetch-Dest")
+        );
+        assert_eq!(vary(false, false, true), Some("Sec-Fetch-Dest"));
+        assert_eq!(vary(false, false, false), None);
     }
 
     #[test]
