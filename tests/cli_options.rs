@@ -542,7 +542,7 @@ test fails when this file is stale; it ignores only the wall time.\n\n---\n\n",
     // And the outputs of the same run are all there.
     let o = fs::read_to_string(&outputs).unwrap();
     for k in [
-        "files=12",
+        "files=13",
         "variants=24",
         "manifest=site/precompress-manifest.json",
         "over-budget=0",
