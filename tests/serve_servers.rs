@@ -221,7 +221,7 @@ const ZSTD_CASES: &[&str] = &[
 /// (`e2e/nginx-site.conf`, with `absolute_redirect off` and
 /// `if_modified_since before`): everything but a rebuild, its own ETags.
 const NGINX: Profile = Profile {
-    supports: &["hosts", "conditional", "range"],
+    supports: &["hosts", "conditional", "range", "pages"],
     own_etags: true,
     reads_manifest: true,
     length_optional: false,
@@ -232,6 +232,11 @@ const NGINX: Profile = Profile {
             cases: ZSTD_CASES,
             part: "*",
             why: "nginx has no zstd for static files: br goes out (and nosniff is not in nginx-map's lines)",
+        },
+        Excuse {
+            cases: &["a script is never a kept page, whatever the request"],
+            part: "body",
+            why: "nginx has no zstd for static files: br goes out, with the Cache-Control the case holds it to",
         },
         Excuse {
             cases: &["*"],

@@ -28,13 +28,14 @@ pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
                     )
                 })
                 .collect();
+            let marked = dict.is_some();
             let dict = dict.map_or(String::new(), |u| {
                 format!(r#", "use_as_dictionary": {}"#, serde_json::to_string(u).unwrap())
             });
             format!(
                 r#"{}: {{"blake3": "00", "cache": {}, "content_type": {}, "deltas": [{}], "encodings": [], "etag": "\"id\"", "sha256": "x", "size": 1000, "skipped": {{}}{dict}}}"#,
                 serde_json::to_string(key).unwrap(),
-                cache_of(key),
+                cache_of(key, marked),
                 serde_json::to_string(content_type).unwrap(),
                 deltas.join(",")
             )
@@ -47,9 +48,10 @@ pub fn index_typed(assets: &[Asset], content_type: &str) -> Index {
     Index::from_json(Path::new("m.json"), &json).unwrap()
 }
 
-/// The `cache` the run writes for `key` (model::manifest::Caching), as JSON.
-fn cache_of(key: &str) -> String {
-    serde_json::to_string(&crate::model::manifest::Caching::of(key, false)).unwrap()
+/// The `cache` the run writes for `key` (model::manifest::Caching), as JSON:
+/// a `marked` HTML page is a page.
+fn cache_of(key: &str, marked: bool) -> String {
+    serde_json::to_string(&crate::model::manifest::Caching::of(key, marked)).unwrap()
 }
 
 pub fn index(assets: &[Asset]) -> Index {
@@ -67,7 +69,7 @@ pub fn gzip_only(keys: &[&str]) -> Index {
                 r#"{k}: {{"blake3": "00", "cache": {c}, "content_type": "text/plain", "etag": "\"i{n}\"", "sha256": "x", "size": 300, "skipped": {{}},
                   "encodings": [{{"coding": "gzip", "path": {gz}, "size": 120, "blake3": "00", "etag": "\"g{n}\""}}]}}"#,
                 k = serde_json::to_string(key).unwrap(),
-                c = cache_of(key),
+                c = cache_of(key, false),
                 gz = serde_json::to_string(&variant_path(key, Codec::Gzip)).unwrap(),
             )
         })

@@ -8,10 +8,25 @@ use std::collections::BTreeMap;
 
 use super::ConfigAsset;
 use crate::model::coding::DeltaCoding;
-use crate::serve::{Coding, Representation};
+use crate::model::manifest::Caching;
+use crate::serve::{Coding, Entry, Representation};
 
 /// `Vary` of every response of an asset that has deltas.
 pub(crate) const VARY_DELTAS: &str = "Accept-Encoding, Available-Dictionary";
+
+/// The `Vary` a configuration adds to every response of `entry` (and of its
+/// deltas), given whether it sends deltas for it: a page's is
+/// [`crate::serve::vary`]'s, `Sec-Fetch-Dest` and all (the server's own
+/// `Vary: Accept-Encoding` beside it says nothing more); any other asset's
+/// only names `Available-Dictionary` when it has deltas, the server adding
+/// `Accept-Encoding` for its variants.
+pub(crate) fn vary_of(entry: &Entry, deltas: bool) -> Option<&'static str> {
+    if entry.cache == Caching::Page {
+        crate::serve::vary(deltas, !entry.variants.is_empty(), true)
+    } else {
+        deltas.then_some(VARY_DELTAS)
+    }
+}
 
 /// An asset's deltas by the SHA-256 of their dictionary, each dictionary's
 /// smallest first (the index keeps deltas sorted by size).

@@ -63,11 +63,6 @@ pub(crate) fn config_assets<'a>(
             continue;
         }
         let use_as = match &entry.use_as_dictionary {
-            // A page is kept as a dictionary only with the policy a server
-            // sends per request (serve::keeps_page), which these
-            // configurations do not yet: no-cache, and no mark a browser
-            // would drop anyway.
-            Some(_) if entry.cache == crate::model::manifest::Caching::Page => None,
             Some(u) => match unwritable(u) {
                 Some(why) => {
                     skipped.push(format!("{key}: Use-As-Dictionary {u:?}: {why}"));

@@ -51,6 +51,13 @@
 //!   dictionary only while its response is fresh, and without the header that
 //!   is a tenth of the time since `Last-Modified`, minutes after a deploy. A
 //!   file the manifest does not list gets none, as before.
+//! - A page ([`Caching::Page`]) maps to `$pc_page_cache_control` instead, a
+//!   map on `Sec-Fetch-Dest` and `Sec-CH-UA` that is
+//!   [`keeps_page`](crate::serve::keeps_page): a Chromium navigation gets
+//!   [`CACHE_PAGE_KEPT`], any other request `no-cache`. Every response of a
+//!   page (and of its deltas) varies on `Sec-Fetch-Dest` too, and carries its
+//!   `Use-As-Dictionary` like any other dictionary. nginx sees an empty
+//!   `Sec-CH-UA` as none, which no browser sends.
 //! - nginx refuses a hash key longer than its bucket, and delta keys are longer
 //!   than the default 64 bytes, so the output sets `map_hash_bucket_size` (and
 //!   `map_hash_max_size`); nginx allows that once, before the first `map`.
@@ -64,14 +71,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use super::generate::{
-    named_deltas, pcre_escape as regex_escape, ByDictionary, VARY_DELTAS as VARY,
-};
+use super::generate::{named_deltas, pcre_escape as regex_escape, vary_of, ByDictionary};
 use super::{config_assets, ConfigAsset};
 use crate::model::coding::DeltaCoding;
 use crate::model::dictionary::available_dictionary;
-use crate::model::manifest::DEFAULT_NAME;
-use crate::serve::{Coding, Index};
+use crate::model::manifest::{Caching, CACHE_PAGE_KEPT, DEFAULT_NAME};
+use crate::serve::{Coding, Entry, Index, CACHE_REVALIDATE};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
 pub const LOCATION_LINES: &str = r#"if ($pc_not_served = $uri) { return 404; }
@@ -84,6 +89,14 @@ add_header Link $pc_link;
 add_header Cache-Control $pc_cache_control;
 location ~ "\.[0-9a-f]{64}\.dc[bz]\z" { internal; types { } default_type ""; }
 "#;
+
+/// The variable a page's URIs map `$pc_cache_control` to: what
+/// [`crate::serve::keeps_page`] decides for the request ([`PAGE_POLICY`]).
+const PAGE_CACHE_CONTROL: &str = "$pc_page_cache_control";
+
+/// What `$pc_page_cache_control` looks up: the newline cannot be in either
+/// field, so the string splits one way only.
+const PAGE_POLICY: &str = "$http_sec_fetch_dest\n$http_sec_ch_ua";
 
 /// What `$pc_delta_key` looks up: `\n` and the space split it one way only,
 /// as neither is in a manifest path nor in a valid `Available-Dictionary`.
@@ -213,7 +226,7 @@ impl Maps {
                 "pc_delta_key",
             ),
             vary: Map::new(
-                "Every response of an asset with deltas varies on both fields.",
+                "Every response of an asset with deltas varies on both fields, a page's on Sec-Fetch-Dest too.",
                 "$uri",
                 "pc_vary",
             ),
@@ -225,7 +238,7 @@ impl Maps {
             content_type: Map::new("A delta has its asset's type.", "$uri", "pc_content_type"),
             content_encoding: Map::new("A delta's coding.", "$uri", "pc_content_encoding"),
             cache_control: Map::new(
-                "Every response of an asset and of its deltas: a year when the name has a content hash, else revalidate.",
+                "Every response of an asset and of its deltas: a year when the name has a content hash, a page's per request ($pc_page_cache_control), else revalidate.",
                 "$uri",
                 "pc_cache_control",
             ),
@@ -257,6 +270,7 @@ impl Maps {
     /// Adds the entries of asset `a`, with `by_dict` the deltas the maps send for it.
     fn add(&mut self, a: &ConfigAsset, by_dict: &ByDictionary, index: &Index) {
         let (entry, uri, use_as) = (a.entry, &a.uri, a.use_as);
+        let vary = vary_of(entry, !by_dict.is_empty());
         for (hash, deltas) in by_dict {
             let dict = available_dictionary(hash);
             let of = |c: DeltaCoding| deltas.iter().find(|(d, _)| *d == c).map(|(_, r)| *r);
@@ -275,7 +289,9 @@ impl Maps {
             }
             for (coding, rep) in deltas {
                 let p = index.url(&rep.path);
-                self.vary.entries.insert(p.clone(), VARY.into());
+                if let Some(v) = vary {
+                    self.vary.entries.insert(p.clone(), v.into());
+                }
                 self.content_type
                     .entries
                     .insert(p.clone(), entry.content_type.clone());
@@ -284,21 +300,21 @@ impl Maps {
                     .insert(p.clone(), coding.token().into());
                 self.cache_control
                     .entries
-                    .insert(p.clone(), entry.cache_control.into());
+                    .insert(p.clone(), cache_control(entry).into());
                 if let Some(u) = use_as {
                     self.dictionary.entries.insert(p, u.into());
                 }
             }
         }
-        if !by_dict.is_empty() {
-            self.vary.entries.insert(uri.clone(), VARY.into());
+        if let Some(v) = vary {
+            self.vary.entries.insert(uri.clone(), v.into());
         }
         if let Some(u) = use_as {
             self.dictionary.entries.insert(uri.clone(), u.into());
         }
         self.cache_control
             .entries
-            .insert(uri.clone(), entry.cache_control.into());
+            .insert(uri.clone(), cache_control(entry).into());
     }
 
     /// The maps in the order they are written, `$pc_delta_key` first.
@@ -312,6 +328,16 @@ impl Maps {
             self.cache_control,
             self.not_served,
         ]
+    }
+}
+
+/// The value `$pc_cache_control` maps the URIs of `entry` to: a page's is
+/// [`PAGE_CACHE_CONTROL`], decided per request.
+fn cache_control(entry: &Entry) -> &'static str {
+    if entry.cache == Caching::Page {
+        PAGE_CACHE_CONTROL
+    } else {
+        entry.cache_control
     }
 }
 
@@ -372,6 +398,18 @@ fn write_maps(out: &mut String, maps: [Map; 7]) {
             &token[2..]
         );
     }
+    // serve::keeps_page: a navigation (Sec-Fetch-Dest: document) of a browser
+    // that sends Sec-CH-UA (Chromium). nginx trims a field's value; an empty
+    // Sec-CH-UA is as none, which no browser sends.
+    let _ = writeln!(
+        out,
+        "\n# A page's Cache-Control: kept by a Chromium navigation, else revalidated.\n\
+         map {} {PAGE_CACHE_CONTROL} {{\n    default {};\n    {} {};\n}}",
+        quote(PAGE_POLICY),
+        quote(CACHE_REVALIDATE),
+        quote("~*^document\n."),
+        quote(CACHE_PAGE_KEPT)
+    );
     maps[0].write(out);
     // `$pc_delta_key` is "PATH\tKEY": PATH when the request is KEY to the byte.
     let _ = writeln!(
@@ -436,6 +474,7 @@ fn quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deploy::generate::VARY_DELTAS as VARY;
     use crate::model::dictionary::hex;
 
     const APP: &str = "assets/app-5e6f7a8b.js";
@@ -533,6 +572,53 @@ mod tests {
         assert_eq!(
             block(&empty.config, "pc_cache_control"),
             "map $uri $pc_cache_control {\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_page_gets_the_policy_serve_sends_per_request() {
+        let page = r#"match="/about{.html}?", match-dest=("document")"#;
+        let out = render(&index(&[
+            ("about.html", &[("dcb", 1, 93)], Some(page)),
+            ("plain.html", &[], None),
+        ]));
+        assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+        let b1 = delta("about.html", 1, "dcb");
+        // The page and its delta: the policy by request, Sec-Fetch-Dest in
+        // Vary, and the mark; an unmarked page stays revalidated.
+        let r = crate::serve::CACHE_REVALIDATE;
+        assert_eq!(
+            block(&out.config, "pc_cache_control"),
+            format!(
+                "map $uri $pc_cache_control {{\n    \"/about.html\" \"$pc_page_cache_control\";\n    \"{b1}\" \"$pc_page_cache_control\";\n    \"/plain.html\" \"{r}\";\n}}\n"
+            )
+        );
+        let v = "Accept-Encoding, Available-Dictionary, Sec-Fetch-Dest";
+        assert_eq!(
+            block(&out.config, "pc_vary"),
+            format!(
+                "map $uri $pc_vary {{\n    \"/about.html\" \"{v}\";\n    \"{b1}\" \"{v}\";\n}}\n"
+            )
+        );
+        let u = r#""match=\"/about{.html}?\", match-dest=(\"document\")""#;
+        assert_eq!(
+            block(&out.config, "pc_use_as_dictionary"),
+            format!("map $uri $pc_use_as_dictionary {{\n    \"/about.html\" {u};\n    \"{b1}\" {u};\n}}\n")
+        );
+        // serve::keeps_page, as a map: Sec-Fetch-Dest document (any case)
+        // and a Sec-CH-UA; anything else revalidates.
+        assert_eq!(
+            block(&out.config, "pc_page_cache_control"),
+            format!(
+                "map \"$http_sec_fetch_dest\\n$http_sec_ch_ua\" $pc_page_cache_control {{\n    default \"{r}\";\n    \"~*^document\\n.\" \"{}\";\n}}\n",
+                crate::serve::CACHE_PAGE_KEPT
+            )
+        );
+        // A page without variants or deltas still varies on Sec-Fetch-Dest.
+        let out = render(&index(&[("about.html", &[], Some(page))]));
+        assert_eq!(
+            block(&out.config, "pc_vary"),
+            "map $uri $pc_vary {\n    \"/about.html\" \"Sec-Fetch-Dest\";\n}\n"
         );
     }
 
