@@ -11,7 +11,8 @@
 //                                     run, e.g. "--shared-dictionary on")
 //
 // For every release N it measures, in Chromium's encoded body bytes of the
-// scripts and stylesheets (`request.sizes()`):
+// scripts and stylesheets (`request.sizes()`), and of the whole visit (every
+// response: `noneWhole`, `whole`, `wholeExtra`, `wholeRatio`):
 // - none: a first-time visitor of release N precompressed with no
 //   dictionaries at all (`--no-use-as-dictionary`): the yardstick;
 // - per way of finding the earlier releases (mode `cache`: one `--cache-dir`,
@@ -178,8 +179,11 @@ const plain = deploy('plain', (n, dir) => ['--no-config', '-q', dir, '--no-use-a
 const plainVisits = await visitAll(plain);
 plainVisits.fresh.forEach(note);
 const none = plainVisits.fresh.map((v) => bytes(wire(v.responses).filter(isCode)));
+// The whole visit: every response's body (pages, scripts, styles, images,
+// dictionaries, the rest), as the issue of pages (#45) counts it.
+const noneWhole = plainVisits.fresh.map((v) => bytes(wire(v.responses)));
 
-const result = { app, base: cfg.base, args: extra, releases: releases.length, none, modes: {}, errors, failed };
+const result = { app, base: cfg.base, args: extra, releases: releases.length, none, noneWhole, modes: {}, errors, failed };
 
 for (const mode of modes) {
   rmSync(cache, { recursive: true, force: true });
@@ -194,7 +198,8 @@ for (const mode of modes) {
   const first = fresh.map((v, i) => {
     const code = bytes(wire(v.responses).filter(isCode));
     const dictionaries = bytes(wire(v.responses).filter(isDictionary));
-    return { code, dictionaries, total: code + dictionaries, extra: (code + dictionaries) / none[i] - 1 };
+    const whole = bytes(wire(v.responses));
+    return { code, dictionaries, total: code + dictionaries, extra: (code + dictionaries) / none[i] - 1, whole, wholeExtra: whole / noneWhole[i] - 1 };
   });
   const seen = new Set();
   const back = returning.map((v, i) => {
@@ -208,6 +213,8 @@ for (const mode of modes) {
     };
     out.total = out.code + out.dictionaries;
     out.ratio = out.total / none[i];
+    out.whole = bytes(wire(v.responses));
+    out.wholeRatio = out.whole / noneWhole[i];
     // Scripts and stylesheets this visitor had never received: the release's changes.
     const fileOf = (url) => {
       const p = decodeURIComponent(new URL(url).pathname);
@@ -235,6 +242,21 @@ for (const mode of modes) {
             (d.manifest.files[key]?.skipped_deltas ?? []).some((x) => x.dictionary === r.availableDictionary)),
         };
       });
+    // Each page navigated to: how it came, and whether it is the release's file.
+    out.documents = wire(v.responses)
+      .filter((r) => r.resourceType === 'document')
+      .map((r) => {
+        const p = decodeURIComponent(new URL(r.url).pathname);
+        const key = p.startsWith(cfg.base) ? p.slice(cfg.base.length).replace(/(^|\/)$/, '$1index.html') : null;
+        const body = key && existsSync(path.join(d.dir, key)) ? readFileSync(path.join(d.dir, key)) : null;
+        return {
+          url: r.url,
+          contentEncoding: r.contentEncoding,
+          cacheControl: r.cacheControl,
+          encodedBytes: r.encodedBytes,
+          decodesToTheFile: body ? sha256(body) === r.bodySha256 : false,
+        };
+      });
     for (const r of v.responses) seen.add(r.bodySha256);
     return out;
   });
@@ -249,5 +271,7 @@ for (const mode of modes) {
 result.worst = {
   returning: Math.max(...Object.values(result.modes).flatMap((m) => m.returning.slice(1).map((r) => r.ratio))),
   extra: Math.max(...Object.values(result.modes).flatMap((m) => m.first.map((f) => f.extra))),
+  wholeReturning: Math.max(...Object.values(result.modes).flatMap((m) => m.returning.slice(1).map((r) => r.wholeRatio))),
+  wholeExtra: Math.max(...Object.values(result.modes).flatMap((m) => m.first.map((f) => f.wholeExtra))),
 };
 console.log(JSON.stringify(result, null, 2));

@@ -1,61 +1,95 @@
 // Each page the dictionary of its own next version, in a real browser, on
-// real multi-page HTML: pages of Python's documentation (Debian's
-// python3.11-doc, built by Sphinx) as three releases of a docs site whose
-// generator changes every page with every release (the version in each
-// page's title and header, a sentence added to one page), served by
-// `precompress serve` from a symlink a deploy swaps, and visited by headless
-// Chromium (e2e/apps/visit.mjs): a visitor who lands on PAGES_VISITED pages
-// directly (as from a search) in each release, in one profile, the deploys
-// between the visits. Each release is precompressed as a team would in each
-// MODE (the earlier releases found in a cache folder's release store, named
-// with --dictionary-from folders, or taken from the live site that serves
-// the previous release), and once with --no-page-dictionary. Prints one
-// JSON object (tests/field_browser.rs asserts on it).
+// real multi-page HTML, in one of two ways:
 //
-//   node e2e/pages.mjs SRC WORK      (env PRECOMPRESS: the binary; PAGE_MODES: cache,from,site,off)
+//   node e2e/pages.mjs SRC WORK
+//       pages of Python's documentation (Debian's python3.11-doc, built by
+//       Sphinx, in SRC) as three releases of a docs site whose generator
+//       changes every page with every release (the version in each page's
+//       title and header, a sentence added to one page);
+//   node e2e/pages.mjs --releases R1 R2 R3 WORK
+//       three releases a static-site generator built (e2e/apps/docs/build.sh:
+//       VitePress on fastify's docs at three releases), copied as they are.
+//       The pages are R1's .html files (404.html aside) that all three hold.
+//
+// Each release is served by `precompress serve` from a symlink a deploy
+// swaps, and visited by headless Chromium (e2e/apps/visit.mjs): a visitor
+// who lands on VISITED pages spread over the site directly (as from a
+// search) in each release, in one profile, the deploys between the visits.
+// Each release is precompressed as a team would in each MODE (the earlier
+// releases found in a cache folder's release store, named with
+// --dictionary-from folders, or taken from the live site that serves the
+// previous release), and once with --no-page-dictionary. Prints one JSON
+// object (tests/pages_browser.rs asserts on it).
+//
+// env PRECOMPRESS: the binary; PAGE_MODES: cache,from,site,off (the default).
 //
 // Bytes are every response's body bytes on the wire as Chromium counts them:
-// pages, styles, scripts, images, dictionaries.
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// pages, styles, scripts, fonts, images, dictionaries, prefetches.
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { point as pointAt, runner, serve, series, sha256 } from './deploy.mjs';
 
-const [src, workArg] = process.argv.slice(2);
+const usage = 'usage: PRECOMPRESS=BIN node e2e/pages.mjs SRC WORK | --releases R1 R2 R3 WORK';
+const argv = process.argv.slice(2);
+const RELEASES = 3;
+const built = argv[0] === '--releases' ? argv.slice(1, 1 + RELEASES).map((d) => path.resolve(d)) : null;
+const [src, workArg] = built ? [null, argv[1 + RELEASES]] : argv;
 const bin = process.env.PRECOMPRESS;
-if (!src || !workArg || !bin) {
-  console.error('usage: PRECOMPRESS=BIN node e2e/pages.mjs SRC WORK');
+if ((!built && !src) || (built && built.length < RELEASES) || !workArg || !bin) {
+  console.error(usage);
   process.exit(2);
 }
 const work = path.resolve(workArg);
-const PAGES = 42;
 const VISITED = 6;
-const RELEASES = 3;
 const modes = (process.env.PAGE_MODES ?? 'cache,from,site,off').split(',');
 
-const pages = readdirSync(path.join(src, 'library'))
-  .filter((n) => n.endsWith('.html'))
-  .sort()
-  .slice(0, PAGES);
-if (pages.length < PAGES) throw new Error(`pages.mjs: fewer than ${PAGES} pages in ${src}/library`);
-const VERSIONS = ['3.11.2', '3.11.3', '3.11.4'];
-
-/** Release `n` (0-based) of the site into `dir`, as its generator writes it. */
-function write(dir, n) {
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(path.join(dir, 'library'), { recursive: true });
-  for (const d of ['_static', '_images']) cpSync(path.join(src, d), path.join(dir, d), { recursive: true, dereference: true });
-  for (const [i, p] of pages.entries()) {
-    let html = readFileSync(path.join(src, 'library', p), 'utf8');
-    html = html.replace(/3\.11\.2/g, VERSIONS[n]);
-    for (let k = 1; k <= n; k++) {
-      if (i === 3 * k) html = html.replace('</h1>', `</h1><p>New in release ${k + 1}: a sentence.</p>`);
-    }
-    writeFileSync(path.join(dir, 'library', p), html);
-  }
+/** Every .html file under `dir`, as paths relative to it with '/', sorted. */
+function htmlFiles(dir, rel = '') {
+  return readdirSync(path.join(dir, rel), { withFileTypes: true })
+    .flatMap((e) => {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) return htmlFiles(dir, r);
+      return e.name.endsWith('.html') ? [r] : [];
+    })
+    .sort();
 }
 
+let pages; // paths relative to a release's root
+let write; // write(dir, n): release n (0-based) of the site into dir
+if (built) {
+  pages = htmlFiles(built[0]).filter((p) => p !== '404.html' && built.every((d) => existsSync(path.join(d, p))));
+  if (pages.length < 40) throw new Error(`pages.mjs: ${pages.length} pages in all of ${built.join(', ')}; 40 wanted`);
+  write = (dir, n) => {
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(built[n], dir, { recursive: true, dereference: true });
+  };
+} else {
+  const PAGES = 42;
+  pages = readdirSync(path.join(src, 'library'))
+    .filter((n) => n.endsWith('.html'))
+    .sort()
+    .slice(0, PAGES)
+    .map((n) => `library/${n}`);
+  if (pages.length < PAGES) throw new Error(`pages.mjs: fewer than ${PAGES} pages in ${src}/library`);
+  const VERSIONS = ['3.11.2', '3.11.3', '3.11.4'];
+  write = (dir, n) => {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(path.join(dir, 'library'), { recursive: true });
+    for (const d of ['_static', '_images']) cpSync(path.join(src, d), path.join(dir, d), { recursive: true, dereference: true });
+    for (const [i, p] of pages.entries()) {
+      let html = readFileSync(path.join(src, p), 'utf8');
+      html = html.replace(/3\.11\.2/g, VERSIONS[n]);
+      for (let k = 1; k <= n; k++) {
+        if (i === 3 * k) html = html.replace('</h1>', `</h1><p>New in release ${k + 1}: a sentence.</p>`);
+      }
+      writeFileSync(path.join(dir, p), html);
+    }
+  };
+}
+const PAGES = pages.length;
+
 // Spread over the site, not neighbours only.
-const visited = Array.from({ length: VISITED }, (_, i) => `/library/${pages[Math.floor((i * PAGES) / VISITED) + 1]}`);
+const visited = Array.from({ length: VISITED }, (_, i) => `/${pages[Math.floor((i * PAGES) / VISITED) + 1]}`);
 const bytes = (rs) => rs.reduce((s, r) => s + (r.encodedBytes ?? 0), 0);
 
 async function one(mode) {
@@ -112,6 +146,24 @@ async function one(mode) {
           decodesToTheFile: sha256(body) === r.bodySha256,
         };
       });
+  // What else came over the network (not from the HTTP cache): scripts,
+  // styles, fonts, prefetches, dictionaries. `changed`: the file is not in
+  // the release before (a new name, as a fingerprinted chunk gets when it
+  // changes).
+  const assets = (v, n) =>
+    v.responses
+      .filter((r) => r.resourceType !== 'document' && r.status === 200 && !r.fromCache)
+      .map((r) => {
+        const key = decodeURIComponent(new URL(r.url).pathname).slice(1);
+        return {
+          url: r.url,
+          resourceType: r.resourceType,
+          contentEncoding: r.contentEncoding,
+          encodedBytes: r.encodedBytes,
+          changed: n > 0 && !existsSync(path.join(deployed[n - 1], key)),
+          decodesToTheFile: sha256(readFileSync(path.join(deployed[n], key))) === r.bodySha256,
+        };
+      });
   return {
     summaries,
     visits: visits.map((v, n) => ({
@@ -119,12 +171,13 @@ async function one(mode) {
       failed: v.failed,
       bytes: bytes(v.responses),
       documents: documents(v, n),
+      assets: assets(v, n),
     })),
     firstVisit: { bytes: bytes(fresh.responses), errors: fresh.errors, documents: documents(fresh, RELEASES - 1) },
   };
 }
 
 rmSync(work, { recursive: true, force: true });
-const result = { pages: PAGES, visited, modes: {} };
+const result = { source: built ?? src, pages: PAGES, visited, modes: {} };
 for (const m of modes) result.modes[m] = await one(m);
 console.log(JSON.stringify(result, null, 2));

@@ -299,7 +299,7 @@ fn nginx_answers_the_shared_table() {
 /// (`e2e/Caddyfile-site`, for any host): everything but a rebuild, its own
 /// ETags.
 const CADDY: Profile = Profile {
-    supports: &["hosts", "conditional", "range"],
+    supports: &["hosts", "conditional", "range", "pages"],
     own_etags: true,
     reads_manifest: true,
     length_optional: false,

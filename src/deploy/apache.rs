@@ -101,14 +101,8 @@ pub fn render(index: &Index) -> ApacheConfig {
 /// [`render`] for `context`.
 pub fn render_in(index: &Index, context: Context) -> ApacheConfig {
     let mut skipped = Vec::new();
-    let mut assets = config_assets(index, unwritable_path, &mut skipped);
     // A path is only ever a pattern; a dictionary value is a header's.
-    for a in &mut assets {
-        if let Some((u, why)) = a.use_as.and_then(|u| Some((u, unwritable(u)?))) {
-            skipped.push(format!("{}: Use-As-Dictionary {u:?}: {why}", a.key));
-            a.use_as = None;
-        }
-    }
+    let assets = config_assets(index, unwritable_path, unwritable, &mut skipped);
     let mut values = Values::default();
     let mut rules = Vec::with_capacity(assets.len());
     for a in &assets {

@@ -73,11 +73,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::config_assets;
-use super::generate::VARY_DELTAS as VARY;
+use super::generate::vary_of;
 use crate::model::coding::Codec;
 use crate::model::dictionary::{available_dictionary, hex};
-use crate::model::manifest::DEFAULT_NAME;
-use crate::serve::{Coding, Entry, Index};
+use crate::model::manifest::{Caching, CACHE_PAGE_KEPT, DEFAULT_NAME};
+use crate::serve::{Coding, Entry, Index, CACHE_REVALIDATE};
 
 /// The name of the generated snippet.
 pub const SNIPPET: &str = "precompress_deltas";
@@ -85,6 +85,33 @@ pub const SNIPPET: &str = "precompress_deltas";
 /// The line to add to the site block that serves the folder (with `root`), in
 /// front of its `file_server`.
 pub const SITE_LINES: &str = "import precompress_deltas\n";
+
+/// What a page's URLs map `{pc_cache_control}` to: the policy
+/// [`page_policy_maps`] decides for the request.
+const PAGE_CACHE_CONTROL: &str = "{pc_page_cache_control}";
+
+/// [`crate::serve::keeps_page`] as two maps: `{pc_navigation}` is `document`
+/// for a navigation (Go has trimmed the field), and a Sec-CH-UA after it
+/// (Chromium) makes `{pc_page_cache_control}` [`CACHE_PAGE_KEPT`], else
+/// `no-cache`. `{pc_navigation}` is `document` or `none`, so the `|` after
+/// it splits the string one way only. An empty Sec-CH-UA is as none, which
+/// no browser sends.
+fn page_policy_maps() -> String {
+    format!(
+        "\t# A page's Cache-Control: kept by a Chromium navigation (Sec-Fetch-Dest:\n\
+         \t# document, Sec-CH-UA sent), else revalidated.\n\
+         \tmap {{header.Sec-Fetch-Dest}} {{pc_navigation}} {{\n\
+         \t\t~(?i)^document$ document\n\
+         \t\tdefault none\n\
+         \t}}\n\
+         \tmap {{pc_navigation}}|{{header.Sec-CH-UA}} {{pc_page_cache_control}} {{\n\
+         \t\t~^document[|]. {}\n\
+         \t\tdefault {}\n\
+         \t}}\n\n",
+        quote(CACHE_PAGE_KEPT).expect("plain"),
+        quote(CACHE_REVALIDATE).expect("plain"),
+    )
+}
 
 /// The part of the snippet that does not depend on the manifest.
 /// The maps of whether `Accept-Encoding` names `dcb` and `dcz` (by the one
@@ -164,9 +191,11 @@ type PathOutputs = [Option<String>; 3];
 struct Maps {
     /// `Available-Dictionary` -> the hex of its hash.
     hexes: BTreeMap<String, String>,
-    /// `{path}.hex` -> itself, for each (asset, dictionary) with a delta.
+    /// `{path}.hex` -> the delta's path without its coding, for each
+    /// (asset, dictionary) with a delta: the asset's URL, and a folder's for
+    /// its `index.html`.
     deltas: BTreeMap<String, String>,
-    /// `{path}` -> its headers.
+    /// `{path}` -> its headers (a folder's URL its `index.html`'s).
     paths: BTreeMap<String, PathOutputs>,
     /// The URLs of the HTML pages, a folder's `index.html` by its folder too.
     html: BTreeSet<String>,
@@ -221,22 +250,29 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
             }
         }
     }
-    for a in config_assets(index, unwritable, skipped) {
+    for a in config_assets(index, unwritable, unwritable_value, skipped) {
         let (k, entry, uri) = (a.key, a.entry, a.uri);
         let br_first = br_smaller_than_zstd(entry);
+        let cache_control = if entry.cache == Caching::Page {
+            PAGE_CACHE_CONTROL
+        } else {
+            entry.cache_control
+        };
+        // The URLs `file_server` answers with this file: its own, and a
+        // folder's for its index.html.
         let mut urls = vec![uri.clone()];
         if let Some(folder) = k.strip_suffix("index.html") {
             if folder.is_empty() || folder.ends_with('/') {
                 urls.push(index.url(folder));
             }
         }
-        for u in urls {
-            maps.cache_control.insert(u.clone(), entry.cache_control);
+        for u in &urls {
+            maps.cache_control.insert(u.clone(), cache_control);
             if br_first {
-                maps.br_first.insert(u);
+                maps.br_first.insert(u.clone());
             }
         }
-        let use_as = a.use_as.map(str::to_string);
+        let use_as = a.use_as.map(escape_braces);
         let dicts = if entry.deltas.is_empty() {
             BTreeSet::new()
         } else {
@@ -248,18 +284,22 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
             let prefix = format!("{uri}.{h}");
             for coding in ["dcb", "dcz"] {
                 maps.cache_control
-                    .insert(format!("{prefix}.{coding}"), entry.cache_control);
+                    .insert(format!("{prefix}.{coding}"), cache_control);
             }
-            maps.deltas.insert(prefix.clone(), prefix);
+            for u in &urls {
+                maps.deltas.insert(format!("{u}.{h}"), prefix.clone());
+            }
         }
         let has_deltas = !dicts.is_empty();
         let outputs = [
-            has_deltas.then(|| VARY.to_string()),
+            vary_of(entry, has_deltas).map(str::to_string),
             use_as,
             has_deltas.then(|| entry.content_type.clone()),
         ];
         if outputs.iter().any(Option::is_some) {
-            maps.paths.insert(uri, outputs);
+            for u in urls {
+                maps.paths.insert(u, outputs.clone());
+            }
         }
     }
     maps
@@ -359,8 +399,8 @@ fn write_snippet(out: &mut String, maps: &Maps) {
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(
-        "\t# Vary of every response of an asset with deltas, Use-As-Dictionary of\n\
-         \t# every response of a dictionary, and the Content-Type of a delta.\n\
+        "\t# Vary of every response of an asset with deltas or of a page, Use-As-Dictionary\n\
+         \t# of every response of a dictionary, and the Content-Type of a delta.\n\
          \tmap {path} {pc_vary} {pc_use_as_dictionary} {pc_type} {\n",
     );
     for (uri, outputs) in &maps.paths {
@@ -395,6 +435,7 @@ fn write_snippet(out: &mut String, maps: &Maps) {
         );
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
+    out.push_str(&page_policy_maps());
     out.push_str(
         "\t# Never served by its own name (the file @pc_file resolved): a variant,\n\
          \t# the manifest.\n\
@@ -422,20 +463,39 @@ fn write_snippet(out: &mut String, maps: &Maps) {
 }
 
 /// Why `s` cannot be written as a map key or output, if it cannot: Caddy
-/// replaces `{...}` (no escape survives its Caddyfile shorthands), `-` means
-/// "no value", and control characters have no place in a path or header.
+/// replaces `{...}` (no escape survives its Caddyfile shorthands in a key),
+/// `-` means "no value", and control characters have no place in a path or
+/// header.
 fn unwritable(s: &str) -> Option<&'static str> {
     if s.contains(['{', '}']) {
         Some("Caddy reads braces as placeholders")
-    } else if s.chars().any(char::is_control) {
+    } else {
+        unwritable_value(s)
+    }
+}
+
+/// Why the header value `s` cannot be written as a map output, if it
+/// cannot: as [`unwritable`], but a brace is written escaped
+/// ([`escape_braces`]), which the map turns back into the brace (a page's
+/// `match="/about{.html}?"`).
+fn unwritable_value(s: &str) -> Option<&'static str> {
+    if s.chars().any(char::is_control) {
         Some("control character")
     } else if s.is_empty() || s == "-" {
         Some("empty or \"-\" (no value, to a Caddy map)")
-    } else if quote(s).is_none() {
+    } else if quote(&escape_braces(s)).is_none() {
         Some("cannot be quoted in a Caddyfile")
     } else {
         None
     }
+}
+
+/// `s` with `{` and `}` as `\{` and `\}`: a map output is read for
+/// placeholders, and Caddy's replacer takes a backslash before a brace for
+/// that brace alone (a backslash before it stays: `\{` becomes `\\{`, read
+/// back as `\{`). Escaped, `{path}` is no Caddyfile shorthand either.
+fn escape_braces(s: &str) -> String {
+    s.replace('{', "\\{").replace('}', "\\}")
 }
 
 /// `s` as a Go regular expression (RE2) that matches exactly it, in
@@ -479,6 +539,7 @@ fn quote(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deploy::generate::VARY_DELTAS as VARY;
 
     const APP: &str = "assets/app-5e6f7a8b.js";
 
@@ -625,6 +686,72 @@ mod tests {
     }
 
     #[test]
+    fn a_page_gets_the_policy_serve_sends_per_request() {
+        let about = r#"match="/about{.html}?", match-dest=("document")"#;
+        let docs = r#"match="/docs/{index.html}?", match-dest=("document")"#;
+        let out = render(&index(&[
+            ("about.html", &[], Some(about)),
+            ("docs/index.html", &[("dcb", 1, 93)], Some(docs)),
+            ("plain.html", &[], None),
+        ]));
+        assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+        let (h1, p) = (hex(&[1; 32]), PAGE_CACHE_CONTROL);
+        let r = CACHE_REVALIDATE;
+        // The page, its folder's URL and its deltas: the policy by request;
+        // an unmarked page stays revalidated.
+        assert_eq!(
+            entries(&out.config, "pc_cache_control"),
+            [
+                format!("/about.html `{p}`"),
+                format!("/docs/ `{p}`"),
+                format!("/docs/index.html `{p}`"),
+                format!("/docs/index.html.{h1}.dcb `{p}`"),
+                format!("/docs/index.html.{h1}.dcz `{p}`"),
+                format!("/plain.html {r}"),
+            ]
+        );
+        // Sec-Fetch-Dest in Vary, and the mark with its braces escaped (a
+        // map output is read for placeholders), by the folder's URL too,
+        // whose deltas are its index.html's.
+        let t = "`text/javascript; charset=utf-8`";
+        let v = "`Accept-Encoding, Available-Dictionary, Sec-Fetch-Dest`";
+        let d = r#"`match="/docs/\{index.html\}?", match-dest=("document")`"#;
+        assert_eq!(
+            entries(&out.config, "pc_vary"),
+            [
+                r#"/about.html Sec-Fetch-Dest `match="/about\{.html\}?", match-dest=("document")` -"#
+                    .to_string(),
+                format!("/docs/ {v} {d} {t}"),
+                format!("/docs/index.html {v} {d} {t}"),
+            ]
+        );
+        assert_eq!(
+            entries(&out.config, "pc_delta"),
+            [
+                format!("/docs/.{h1} /docs/index.html.{h1}"),
+                format!("/docs/index.html.{h1} /docs/index.html.{h1}"),
+            ]
+        );
+        // serve::keeps_page, as two maps.
+        assert_eq!(
+            entries(&out.config, "pc_navigation"),
+            ["~(?i)^document$ document"]
+        );
+        assert_eq!(
+            entries(&out.config, "pc_page_cache_control"),
+            [format!("~^document[|]. `{CACHE_PAGE_KEPT}`")]
+        );
+        assert!(out.config.contains(
+            "\tmap {pc_navigation}|{header.Sec-CH-UA} {pc_page_cache_control} {\n"
+        ));
+        assert!(out.config.contains("\t\tdefault no-cache\n"));
+        // A brace in a path is still no map key.
+        assert_eq!(unwritable("/a{b}"), Some("Caddy reads braces as placeholders"));
+        assert_eq!(unwritable_value(about), None);
+        assert_eq!(escape_braces(r"a\{b}"), r"a\\{b\}");
+    }
+
+    #[test]
     fn a_dictionary_without_deltas_only_says_so() {
         let out = render(&index(&[(
             "assets/app-1a2b3c4d.js",
@@ -649,7 +776,8 @@ mod tests {
             (
                 "assets/c-1a2b3c4d.js",
                 &[("dcb", 2, 9)],
-                Some("match=\"/{x}\""),
+                // A backtick and a quote: no Caddyfile token holds both.
+                Some("match=\"/x`y\""),
             ),
             (APP, &[("dcb", 3, 9)], None),
             (

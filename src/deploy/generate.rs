@@ -112,7 +112,7 @@ mod tests {
             None,
         )]);
         let mut skipped = Vec::new();
-        let assets = config_assets(&idx, |_| None, &mut skipped);
+        let assets = config_assets(&idx, |_| None, |_| None, &mut skipped);
         let by = named_deltas(&assets[0], |_| None, &mut skipped);
         assert!(skipped.is_empty(), "{skipped:?}");
         let codings =
@@ -122,7 +122,7 @@ mod tests {
 
         // A type the configuration cannot write: no deltas at all.
         let idx = index_typed(&[("assets/app-5e6f7a8b.js", &[("dcb", 1, 9)], None)], "x$y");
-        let assets = config_assets(&idx, |_| None, &mut skipped);
+        let assets = config_assets(&idx, |_| None, |_| None, &mut skipped);
         let by = named_deltas(&assets[0], |s| s.contains('$').then_some("$"), &mut skipped);
         assert!(by.is_empty());
         assert_eq!(

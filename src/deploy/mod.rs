@@ -44,11 +44,13 @@ pub(crate) struct ConfigAsset<'a> {
 }
 
 /// The assets of `index` in path order, as far as `unwritable` (the reason a
-/// string cannot be written into that server's configuration, if any) lets
-/// them be written; what is left out goes to `skipped` with why.
+/// URL path cannot be written into that server's configuration, if any) and
+/// `unwritable_value` (the same for a `Use-As-Dictionary` value) let them be
+/// written; what is left out goes to `skipped` with why.
 pub(crate) fn config_assets<'a>(
     index: &'a Index,
     unwritable: impl Fn(&str) -> Option<&'static str>,
+    unwritable_value: impl Fn(&str) -> Option<&'static str>,
     skipped: &mut Vec<String>,
 ) -> Vec<ConfigAsset<'a>> {
     let mut assets: Vec<_> = index.iter().collect();
@@ -63,7 +65,7 @@ pub(crate) fn config_assets<'a>(
             continue;
         }
         let use_as = match &entry.use_as_dictionary {
-            Some(u) => match unwritable(u) {
+            Some(u) => match unwritable_value(u) {
                 Some(why) => {
                     skipped.push(format!("{key}: Use-As-Dictionary {u:?}: {why}"));
                     None

@@ -192,7 +192,7 @@ pub fn render(index: &Index) -> NginxMaps {
     let mut skipped = Vec::new();
     let mut maps = Maps::new();
     maps.not_served(index);
-    for a in config_assets(index, unwritable, &mut skipped) {
+    for a in config_assets(index, unwritable, unwritable, &mut skipped) {
         let by_dict = named_deltas(&a, unwritable, &mut skipped);
         maps.add(&a, &by_dict, index);
     }

@@ -253,7 +253,8 @@ pub(crate) fn choose_dictionaries(
     let mut warnings = Vec::new();
     let mut chosen: Chosen = Vec::new();
     let rel = &f.found.rel;
-    let own = is_candidate(rel, f.size) || (pages && is_page_candidate(rel, f.size));
+    let page = pages && is_page_candidate(rel, f.size);
+    let own = is_candidate(rel, f.size) || page;
     if !filter.takes_deltas(rel, f.size) || !(shared || own) {
         return (chosen, warnings);
     }
@@ -281,7 +282,9 @@ pub(crate) fn choose_dictionaries(
             group
         };
         let input = || held_or_read(f);
-        if let Some((old, sha)) = releases::choose(input, &f.sha256_raw, &group, &mut warnings) {
+        if let Some((old, sha)) =
+            releases::choose(input, &f.sha256_raw, &group, page, &mut warnings)
+        {
             if !chosen.iter().any(|(_, s)| *s == sha) {
                 chosen.push((old.clone(), sha));
             }

@@ -372,6 +372,7 @@ pub fn choose<'a>(
     input: impl FnOnce() -> Option<Vec<u8>>,
     input_sha256: &[u8; 32],
     files: &[&'a OldFile],
+    same: bool,
     warnings: &mut Vec<String>,
 ) -> Option<(&'a OldFile, [u8; 32])> {
     let mut input = Some(input);
@@ -385,8 +386,12 @@ pub fn choose<'a>(
                 continue;
             }
         };
+        // The same bytes: nothing to gain, but for a page (`same`), which
+        // keeps its URL: a browser holding it revalidates with the ETag of
+        // the delta it got before, which a delta against itself answers in
+        // a few bytes where the whole page would go again.
         if l.sha256 == *input_sha256 {
-            return None;
+            return same.then_some((*f, l.sha256));
         }
         if files.len() == 1 {
             return Some((*f, l.sha256));
@@ -443,19 +448,39 @@ mod tests {
         let sha = |b: &[u8]| -> [u8; 32] {
             sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(b)).into()
         };
-        let (f, dict_sha) =
-            choose(|| Some(new.clone()), &sha(&new), &groups[0], &mut warnings).unwrap();
+        let (f, dict_sha) = choose(
+            || Some(new.clone()),
+            &sha(&new),
+            &groups[0],
+            false,
+            &mut warnings,
+        )
+        .unwrap();
         assert_eq!(f.rel, "assets/index-BBBB2222.js");
         assert_eq!(dict_sha, sha(&js(200, "app")));
-        // An unchanged asset gets no dictionary.
+        // An unchanged asset gets no dictionary, but a page (which keeps its
+        // URL) gets its identical earlier self.
         let same = js(200, "app");
         assert!(choose(
             || Some(same.clone()),
             &sha(&same),
             &groups[0],
+            false,
             &mut warnings
         )
         .is_none());
+        let (f, d) = choose(
+            || Some(same.clone()),
+            &sha(&same),
+            &groups[0],
+            true,
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(
+            (f.rel.as_str(), d),
+            ("assets/index-BBBB2222.js", sha(&same))
+        );
         assert!(r.paired("assets/other-ZZZZ9999.js", 10).is_empty());
         // A file that changed since it was chosen is refused.
         write(&prev, "assets/index-BBBB2222.js", b"rewritten");
