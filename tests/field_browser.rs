@@ -69,8 +69,13 @@ fn e2e_script(script: &str, args: &[&std::ffi::OsStr]) -> Value {
 /// The ways of finding the earlier releases the tests visit (e2e/field.mjs).
 const FIELD_MODES: [&str; 2] = ["cache", "site"];
 
-/// A returning visitor downloads at most this share of a first visit.
+/// A returning visitor downloads at most this share of a first visit's JS and CSS.
 const RETURNING_MAX: f64 = 0.10;
+
+/// ... and at most this share of a first visit's whole download (every
+/// response: pages, scripts, styles, images, dictionaries), pages included
+/// since each page is the dictionary of its next version (issue #45).
+const RETURNING_WHOLE_MAX: f64 = 0.05;
 
 /// A first visit downloads at most this much more than with no dictionaries.
 const FIRST_VISIT_EXTRA_MAX: f64 = 0.25;
@@ -105,10 +110,13 @@ fn field(app: &str) -> Value {
                     "-".to_string()
                 } else {
                     format!(
-                        "{} B ({} B of dictionaries): {:.2}%",
+                        "{} B ({} B of dictionaries): {:.2}%; whole visit {} B of a first visit's {} B: {:.2}%",
                         back["total"],
                         back["dictionaries"],
-                        back["ratio"].as_f64().unwrap() * 100.0
+                        back["ratio"].as_f64().unwrap() * 100.0,
+                        back["whole"],
+                        r["noneWhole"][i],
+                        back["wholeRatio"].as_f64().unwrap() * 100.0
                     )
                 }
             );
@@ -137,6 +145,12 @@ fn assert_deltas_reach_returning_visitors_and_cost_first_visits_little(r: &Value
             "{app}: a series of 3"
         );
         for (i, f) in first.iter().enumerate() {
+            // A first visit's whole download pays no more than its code does.
+            assert!(
+                f["wholeExtra"].as_f64().unwrap() <= f["extra"].as_f64().unwrap().max(0.0),
+                "{app} ({mode}) release {}: {f}",
+                i + 1
+            );
             let extra = f["extra"].as_f64().unwrap();
             assert!(
                 extra <= FIRST_VISIT_EXTRA_MAX,
@@ -188,6 +202,19 @@ fn assert_deltas_reach_returning_visitors_and_cost_first_visits_little(r: &Value
                 "{app} ({mode}) release {}: the returning visitor downloaded {:.1}% of a first visit",
                 i + 1,
                 ratio * 100.0
+            );
+            // The whole visit, pages included: every page that came is the
+            // release's file.
+            for d in back[i]["documents"].as_array().unwrap() {
+                assert_eq!(d["decodesToTheFile"], true, "{app} ({mode}): {d}");
+            }
+            let whole = back[i]["wholeRatio"].as_f64().unwrap();
+            assert!(
+                whole <= RETURNING_WHOLE_MAX,
+                "{app} ({mode}) release {}: the returning visitor downloaded {:.1}% of a first visit's whole download: {}",
+                i + 1,
+                whole * 100.0,
+                back[i]["documents"]
             );
         }
     }

@@ -468,3 +468,54 @@ fn traversal_battery_escapes_nothing() {
     assert_eq!(get(s.addr, "/assets/app.js", None).status, 200);
     assert!(Path::new(&site).join("link-out.txt").exists());
 }
+
+/// Issue #45: a single-page app's shell answers every client-side route, so
+/// with `--spa` it is the dictionary of its next version at every URL under
+/// the base; without it, at its own URLs only. A Chromium navigation may
+/// keep it; any other request revalidates it.
+#[test]
+fn a_single_page_apps_shell_is_its_next_versions_dictionary_at_every_route() {
+    let (_tmp, site) = precompressed_site();
+    let chromium = [
+        ("Accept-Encoding", "br"),
+        ("Sec-Fetch-Dest", "document"),
+        ("Sec-CH-UA", "\"Chromium\";v=\"156\""),
+    ];
+    let spa = start_precompress(&site, &["--spa"]);
+    for path in ["/reports", "/reports/2026", "/"] {
+        let r = request(spa.addr, "GET", path, &chromium);
+        assert_eq!(r.status, 200, "{path}");
+        assert!(
+            header_is(
+                &r,
+                "use-as-dictionary",
+                "match=\"/*\", match-dest=(\"document\")"
+            ),
+            "{path}: {:?}",
+            r.header("use-as-dictionary")
+        );
+        assert!(header_is(
+            &r,
+            "cache-control",
+            "private, max-age=0, stale-while-revalidate=2592000"
+        ));
+        assert!(
+            r.header("vary").unwrap().ends_with("Sec-Fetch-Dest"),
+            "{path}"
+        );
+    }
+    let r = get(spa.addr, "/reports", Some("br"));
+    assert!(header_is(&r, "cache-control", "no-cache"));
+    // Not an app: the page is its own URLs' dictionary.
+    let plain = start_precompress(&site, &[]);
+    let r = request(plain.addr, "GET", "/", &chromium);
+    assert!(
+        header_is(
+            &r,
+            "use-as-dictionary",
+            "match=\"/{index.html}?\", match-dest=(\"document\")"
+        ),
+        "{:?}",
+        r.header("use-as-dictionary")
+    );
+}

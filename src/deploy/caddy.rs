@@ -144,6 +144,8 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 	}
 	@pc_vary expression `{pc_vary} != "-"`
 	@pc_dictionary expression `{pc_use_as_dictionary} != "-"`
+	@pc_page_html expression `{pc_page_mark} == "html"`
+	@pc_page_index expression `{pc_page_mark} == "index"`
 	@pc_link expression `{pc_link} != "-"`
 	@pc_cache_control expression `{pc_cache_control} != "-"`
 	@pc_direct path_regexp \.[0-9a-f]{64}\.dc[bz]$
@@ -160,6 +162,8 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 		}
 		header @pc_vary +Vary {pc_vary}
 		header @pc_dictionary Use-As-Dictionary {pc_use_as_dictionary}
+		header @pc_page_html Use-As-Dictionary `match="{pc_page_stem}{.html}?", match-dest=("document")`
+		header @pc_page_index Use-As-Dictionary `match="{pc_page_stem}{index.html}?", match-dest=("document")`
 		header @pc_link Link {pc_link}
 		header @pc_cache_control Cache-Control {pc_cache_control} {
 			defer
@@ -210,6 +214,9 @@ struct Maps {
     /// The URLs of the assets whose br is smaller than their zstd, a folder's
     /// `index.html` by its folder too.
     br_first: BTreeSet<String>,
+    /// `{path}` -> a page's mark ([`page_mark`]): the URL before its braces,
+    /// and which of the two header lines of [`ROUTES`] writes the rest.
+    page_marks: BTreeMap<String, (String, &'static str)>,
 }
 
 /// The snippet for the deltas and dictionaries of `index`, served at its
@@ -272,7 +279,16 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
                 maps.br_first.insert(u.clone());
             }
         }
-        let use_as = a.use_as.map(escape_braces);
+        let (use_as, mark) = match a.use_as.map(|u| (u, page_mark(u))) {
+            Some((_, Some((stem, which)))) => (None, Some((stem.to_string(), which))),
+            Some((u, None)) => (Some(u.to_string()), None),
+            None => (None, None),
+        };
+        if let Some(m) = &mark {
+            for u in &urls {
+                maps.page_marks.insert(u.clone(), m.clone());
+            }
+        }
         let dicts = if entry.deltas.is_empty() {
             BTreeSet::new()
         } else {
@@ -437,6 +453,20 @@ fn write_snippet(out: &mut String, maps: &Maps) {
     out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(&page_policy_maps());
     out.push_str(
+        "\t# A page's mark, before its braces (which a map output would read as a\n\
+         \t# placeholder): the route's header line for its kind writes the rest.\n\
+         \tmap {path} {pc_page_stem} {pc_page_mark} {\n",
+    );
+    for (uri, (stem, which)) in &maps.page_marks {
+        let _ = writeln!(
+            out,
+            "\t\t{} {} {which}",
+            quote(uri).expect("checked"),
+            quote(stem).expect("checked")
+        );
+    }
+    out.push_str("\t\tdefault - -\n\t}\n\n");
+    out.push_str(
         "\t# Never served by its own name (the file @pc_file resolved): a variant,\n\
          \t# the manifest.\n\
          \tmap {http.matchers.file.relative} {pc_not_served} {\n",
@@ -463,39 +493,46 @@ fn write_snippet(out: &mut String, maps: &Maps) {
 }
 
 /// Why `s` cannot be written as a map key or output, if it cannot: Caddy
-/// replaces `{...}` (no escape survives its Caddyfile shorthands in a key),
-/// `-` means "no value", and control characters have no place in a path or
-/// header.
+/// replaces `{...}` (no escape survives its Caddyfile shorthands, and each
+/// `import` takes one level of escapes away before the map output takes
+/// another, so no one spelling holds), `-` means "no value", and control
+/// characters have no place in a path or header. A page's mark
+/// (`match="/about{.html}?"`) is therefore left out, and said so.
 fn unwritable(s: &str) -> Option<&'static str> {
     if s.contains(['{', '}']) {
         Some("Caddy reads braces as placeholders")
-    } else {
-        unwritable_value(s)
-    }
-}
-
-/// Why the header value `s` cannot be written as a map output, if it
-/// cannot: as [`unwritable`], but a brace is written escaped
-/// ([`escape_braces`]), which the map turns back into the brace (a page's
-/// `match="/about{.html}?"`).
-fn unwritable_value(s: &str) -> Option<&'static str> {
-    if s.chars().any(char::is_control) {
+    } else if s.chars().any(char::is_control) {
         Some("control character")
     } else if s.is_empty() || s == "-" {
         Some("empty or \"-\" (no value, to a Caddy map)")
-    } else if quote(&escape_braces(s)).is_none() {
+    } else if quote(s).is_none() {
         Some("cannot be quoted in a Caddyfile")
     } else {
         None
     }
 }
 
-/// `s` with `{` and `}` as `\{` and `\}`: a map output is read for
-/// placeholders, and Caddy's replacer takes a backslash before a brace for
-/// that brace alone (a backslash before it stays: `\{` becomes `\\{`, read
-/// back as `\{`). Escaped, `{path}` is no Caddyfile shorthand either.
-fn escape_braces(s: &str) -> String {
-    s.replace('{', "\\{").replace('}', "\\}")
+/// Why the `Use-As-Dictionary` value `s` cannot be written, if it cannot:
+/// as [`unwritable`], but a page's mark ([`page_mark`]) can.
+fn unwritable_value(s: &str) -> Option<&'static str> {
+    page_mark(s).map_or_else(|| unwritable(s), |_| None)
+}
+
+/// A page's mark ([`crate::model::dictionary::page_use_as_dictionary`]) as
+/// the URL before its braces and its kind (`html` for `{.html}?`, `index`
+/// for `{index.html}?`), when that URL can be written: the braces go in a
+/// literal header line, where Caddy leaves a placeholder it does not know
+/// as it is.
+fn page_mark(s: &str) -> Option<(&str, &'static str)> {
+    let url = s
+        .strip_prefix("match=\"")?
+        .strip_suffix("?\", match-dest=(\"document\")")?;
+    let (stem, which) = match url.strip_suffix("{.html}") {
+        Some(stem) => (stem, "html"),
+        None => (url.strip_suffix("{index.html}")?, "index"),
+    };
+    let plain = unwritable(stem).is_none() && !stem.contains(['"', '`', '\\']);
+    plain.then_some((stem, which))
 }
 
 /// `s` as a Go regular expression (RE2) that matches exactly it, in
@@ -710,19 +747,16 @@ mod tests {
                 format!("/plain.html {r}"),
             ]
         );
-        // Sec-Fetch-Dest in Vary, and the mark with its braces escaped (a
-        // map output is read for placeholders), by the folder's URL too,
-        // whose deltas are its index.html's.
+        // Sec-Fetch-Dest in Vary, by the folder's URL too, whose deltas are
+        // its index.html's.
         let t = "`text/javascript; charset=utf-8`";
         let v = "`Accept-Encoding, Available-Dictionary, Sec-Fetch-Dest`";
-        let d = r#"`match="/docs/\{index.html\}?", match-dest=("document")`"#;
         assert_eq!(
             entries(&out.config, "pc_vary"),
             [
-                r#"/about.html Sec-Fetch-Dest `match="/about\{.html\}?", match-dest=("document")` -"#
-                    .to_string(),
-                format!("/docs/ {v} {d} {t}"),
-                format!("/docs/index.html {v} {d} {t}"),
+                "/about.html Sec-Fetch-Dest - -".to_string(),
+                format!("/docs/ {v} - {t}"),
+                format!("/docs/index.html {v} - {t}"),
             ]
         );
         assert_eq!(
@@ -732,6 +766,29 @@ mod tests {
                 format!("/docs/index.html.{h1} /docs/index.html.{h1}"),
             ]
         );
+        // The mark: the URL before its braces, by path (the folder's too);
+        // a literal line per kind writes the braces, which a map output
+        // would read as a placeholder.
+        assert_eq!(
+            entries(&out.config, "pc_page_stem"),
+            [
+                "/about.html /about html",
+                "/docs/ /docs/ index",
+                "/docs/index.html /docs/ index"
+            ]
+        );
+        assert!(ROUTES.contains(
+            "\t\theader @pc_page_html Use-As-Dictionary `match=\"{pc_page_stem}{.html}?\", match-dest=(\"document\")`\n"
+        ));
+        assert!(ROUTES.contains(
+            "\t\theader @pc_page_index Use-As-Dictionary `match=\"{pc_page_stem}{index.html}?\", match-dest=(\"document\")`\n"
+        ));
+        assert_eq!(page_mark(about), Some(("/about", "html")));
+        assert_eq!(
+            page_mark(r#"match="/a{b}/{.html}?", match-dest=("document")"#),
+            None
+        );
+        assert_eq!(page_mark(r#"match="/about{.html}?""#), None);
         // serve::keeps_page, as two maps.
         assert_eq!(
             entries(&out.config, "pc_navigation"),
@@ -741,14 +798,10 @@ mod tests {
             entries(&out.config, "pc_page_cache_control"),
             [format!("~^document[|]. `{CACHE_PAGE_KEPT}`")]
         );
-        assert!(out.config.contains(
-            "\tmap {pc_navigation}|{header.Sec-CH-UA} {pc_page_cache_control} {\n"
-        ));
+        assert!(out
+            .config
+            .contains("\tmap {pc_navigation}|{header.Sec-CH-UA} {pc_page_cache_control} {\n"));
         assert!(out.config.contains("\t\tdefault no-cache\n"));
-        // A brace in a path is still no map key.
-        assert_eq!(unwritable("/a{b}"), Some("Caddy reads braces as placeholders"));
-        assert_eq!(unwritable_value(about), None);
-        assert_eq!(escape_braces(r"a\{b}"), r"a\\{b\}");
     }
 
     #[test]
@@ -776,8 +829,7 @@ mod tests {
             (
                 "assets/c-1a2b3c4d.js",
                 &[("dcb", 2, 9)],
-                // A backtick and a quote: no Caddyfile token holds both.
-                Some("match=\"/x`y\""),
+                Some("match=\"/{x}\""),
             ),
             (APP, &[("dcb", 3, 9)], None),
             (

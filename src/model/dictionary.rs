@@ -513,6 +513,14 @@ pub fn page_use_as_dictionary(path: &str, base: &str) -> String {
     )
 }
 
+/// The `Use-As-Dictionary` value of a single-page app's shell (`index.html`
+/// at DIR's top, served under `base` for every client-side route): every URL
+/// under the base, for navigations, so a returning visitor who lands on any
+/// route offers the shell they hold.
+pub fn shell_use_as_dictionary(base: &str) -> String {
+    format!("match=\"{base}*\", match-dest=(\"document\")")
+}
+
 /// Whether the asset at `path` of `size` bytes may have been sent as a
 /// dictionary: a [`is_candidate`], a [`is_page_candidate`], or a fingerprinted script or stylesheet
 /// a release marked with its group's pattern (`run::dictionaries::shared`).

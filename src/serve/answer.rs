@@ -93,7 +93,34 @@ impl<O> Reply<O> {
 pub fn decide<L: Open>(index: &Index, req: &Request, lookup: &L, spa: bool) -> Reply<L::Opened> {
     match route(index, req, lookup, spa) {
         Route::Status(s) => Reply::status(s.status, s.headers),
-        Route::File(t) => answer(index, req, t, lookup),
+        Route::File(t) => {
+            let shell = spa && t.key == SHELL;
+            let mut reply = answer(index, req, t, lookup);
+            if shell {
+                mark_shell(index, &mut reply.headers);
+            }
+            reply
+        }
+    }
+}
+
+/// A single-page app's shell, which answers every client-side route.
+const SHELL: &str = "index.html";
+
+/// With `spa`, the shell answers every route: a page marked as its next
+/// version's dictionary is marked for every URL under the base
+/// ([`shell_use_as_dictionary`](crate::model::dictionary::shell_use_as_dictionary)),
+/// so a visitor who comes back to any route offers the shell they hold.
+fn mark_shell(index: &Index, headers: &mut Headers) {
+    if index
+        .get(SHELL)
+        .is_some_and(|e| e.cache == crate::model::manifest::Caching::Page)
+    {
+        for (name, value) in headers.iter_mut() {
+            if *name == "Use-As-Dictionary" {
+                *value = crate::model::dictionary::shell_use_as_dictionary(index.base());
+            }
+        }
     }
 }
 

@@ -546,8 +546,10 @@ const NOSNIFF = ['X-Content-Type-Options', 'nosniff'];
 export function route(index, request, lookup, options = {}) {
   if (request.method !== 'GET' && request.method !== 'HEAD') return status(405, [['Allow', 'GET, HEAD']]);
   const t = target(index, request, lookup);
-  if (t.status !== 404 || t.key !== undefined) return t;
-  return fallback(index, request.path, lookup, options, t.missing) ?? t;
+  const found = t.status !== 404 || t.key !== undefined ? t : fallback(index, request.path, lookup, options, t.missing) ?? t;
+  // serve::answer::decide's mark_shell: with spa, the shell answers every route.
+  if (options.spa && found.key === 'index.html') found.shell = true;
+  return found;
 }
 
 const status = (code, headers = [], refused = false) => ({ status: code, headers, refused });
@@ -635,6 +637,9 @@ export function answer(index, request, target, lookup) {
     const lastModified = lookup.lastModified ? lookup.lastModified(entry) : entry.lastModified;
     const keeps = keepsPage(request.single('sec-fetch-dest'), request.header('sec-ch-ua'));
     const sel = select(entry, request.header('accept-encoding'), request.single('available-dictionary'), lastModified, keeps);
+    if (target.shell && entry.page) {
+      for (const h of sel.headers) if (h[0] === 'Use-As-Dictionary') h[1] = `match="${index.base}*", match-dest=("document")`;
+    }
     if (sel.notAcceptable) return { status: 406, headers: [...sel.headers, NOSNIFF], warnings };
     const r = sel.representation;
     // A 304 or 412 sends no bytes: the client's copy is the one the manifest

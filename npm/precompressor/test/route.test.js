@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { indexManifest, route, setBase, siblingSource } from '../lib/negotiate.js';
+import { answer, CACHE_PAGE_KEPT, indexManifest, route, setBase, siblingSource } from '../lib/negotiate.js';
 import { fixture } from './tables.js';
 
 const t = fixture('routes.json');
@@ -62,4 +62,38 @@ test('falling through, nothing is the 404 page and what is refused says so', () 
   const missing = r('/missing');
   assert.deepEqual([missing.status, missing.key, missing.refused], [404, undefined, false]);
   for (const p of ['/assets/app.js.br', '/precompress-manifest.json', '/.env']) assert.equal(r(p).refused, true, p);
+});
+
+test("with spa the shell, a page, is its next version's dictionary at every route; a Chromium navigation may keep it", () => {
+  const etag = '"0123456789abcdef0123456789abcdef"';
+  const index = indexManifest('m.json', {
+    version: 1,
+    base: '/app/',
+    files: {
+      'index.html': {
+        size: 900, blake3: '00', sha256: 'x', content_type: 'text/html; charset=utf-8', etag, encodings: [], skipped: {},
+        cache: 'page', use_as_dictionary: 'match="/app/{index.html}?", match-dest=("document")',
+      },
+    },
+  });
+  const lookup = {
+    node: (key) => (key === 'index.html' ? key : key === '' ? 'folder' : undefined),
+    isManifest: () => false,
+    open: () => ({ file: 'index.html' }),
+    plain: () => undefined,
+  };
+  const chromium = { 'sec-fetch-dest': 'document', 'sec-ch-ua': '"Chromium";v="156"' };
+  const ask = (path, spa, fields) => {
+    const request = { method: 'GET', path, query: '', header: (n) => fields[n], single: (n) => fields[n] };
+    const t = route(index, request, lookup, { spa });
+    return Object.fromEntries(answer(index, request, t, lookup).headers);
+  };
+  for (const path of ['/app/reports', '/app/']) {
+    const h = ask(path, true, chromium);
+    assert.equal(h['Use-As-Dictionary'], 'match="/app/*", match-dest=("document")', path);
+    assert.equal(h['Cache-Control'], CACHE_PAGE_KEPT, path);
+    assert.equal(h.Vary, 'Sec-Fetch-Dest', path);
+  }
+  assert.equal(ask('/app/reports', true, {})['Cache-Control'], 'no-cache');
+  assert.equal(ask('/app/', false, chromium)['Use-As-Dictionary'], 'match="/app/{index.html}?", match-dest=("document")');
 });

@@ -30,6 +30,8 @@ export default defineConfig({
   description: `Fastify ${version} documentation`,
   // The docs link to GitHub paths and files outside docs/ (../../test/...).
   ignoreDeadLinks: true,
+  // public/favicon.svg (prepare.mjs copies public/ into docs/).
+  head: [['link', { rel: 'icon', type: 'image/svg+xml', href: '/favicon.svg' }]],
   themeConfig: {
     nav: [
       { text: 'Guides', link: '/Guides/Index' },
