@@ -299,10 +299,7 @@ fn nginx_answers_the_shared_table() {
 /// (`e2e/Caddyfile-site`, for any host): everything but a rebuild, its own
 /// ETags.
 const CADDY: Profile = Profile {
-    // Not "pages": a page's mark (`match="/about{.html}?"`) has braces,
-    // which no spelling carries through Caddy's imports and map outputs, so
-    // caddy-map leaves it out (its Cache-Control and Vary are the policy's).
-    supports: &["hosts", "conditional", "range"],
+    supports: &["hosts", "conditional", "range", "pages"],
     own_etags: true,
     reads_manifest: true,
     length_optional: false,
