@@ -38,7 +38,7 @@ fn site_and_config(tmp: &Path, generator: &str) -> (std::path::PathBuf, std::pat
 /// redirects to an absolute URL; `Vary` items joined with ",". The rest is
 /// Apache's core, the same for every file it serves:
 const APACHE: Profile = Profile {
-    supports: &["hosts", "conditional", "range"],
+    supports: &["hosts", "conditional", "range", "pages"],
     own_etags: true,
     reads_manifest: true,
     length_optional: false,

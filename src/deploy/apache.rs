@@ -55,7 +55,8 @@ use super::generate::{named_deltas, pcre_escape, ByDictionary};
 use super::{config_assets, ConfigAsset};
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::dictionary::{available_dictionary, hex};
-use crate::serve::{Coding, Index, CACHE_IMMUTABLE, CACHE_REVALIDATE};
+use crate::model::manifest::{Caching, CACHE_PAGE_KEPT};
+use crate::serve::{Coding, Entry, Index, CACHE_IMMUTABLE, CACHE_REVALIDATE};
 
 /// The negotiation and the headers: the same for every manifest.
 pub const NEGOTIATE: &str = include_str!("apache-negotiate.conf");
@@ -102,7 +103,7 @@ pub fn render(index: &Index) -> ApacheConfig {
 pub fn render_in(index: &Index, context: Context) -> ApacheConfig {
     let mut skipped = Vec::new();
     // A path is only ever a pattern; a dictionary value is a header's.
-    let assets = config_assets(index, unwritable_path, unwritable, &mut skipped);
+    let assets = config_assets(index, unwritable_path, unwritable_header, &mut skipped);
     let mut values = Values::default();
     let mut rules = Vec::with_capacity(assets.len());
     for a in &assets {
@@ -186,7 +187,7 @@ fn asset_rule(
     let by_dict = named_deltas(a, unwritable_flag, skipped);
     let ranks = rank(entry.identity.size, &variants, &by_dict, k, skipped);
 
-    let mut flags = vec![format!("E=PC_CC:{}", cache_class(entry.cache_control))];
+    let mut flags = vec![format!("E=PC_CC:{}", cache_class(entry))];
     // A server matches the URL path; .htaccess the path under its folder.
     let path = match context {
         Context::Server => a.uri.as_str(),
@@ -305,10 +306,13 @@ fn rank(
     }
 }
 
-/// `i` for [`CACHE_IMMUTABLE`], `r` for [`CACHE_REVALIDATE`]: the two
-/// `Cache-Control` lines of [`NEGOTIATE`] test it.
-fn cache_class(cache_control: &str) -> char {
-    if cache_control == CACHE_IMMUTABLE {
+/// `i` for [`CACHE_IMMUTABLE`], `p` for a page ([`Caching::Page`], whose
+/// `Cache-Control` is decided per request), `r` for [`CACHE_REVALIDATE`]:
+/// the `Cache-Control` lines of [`NEGOTIATE`] test it.
+fn cache_class(entry: &Entry) -> char {
+    if entry.cache == Caching::Page {
+        'p'
+    } else if entry.cache_control == CACHE_IMMUTABLE {
         'i'
     } else {
         'r'
@@ -462,7 +466,8 @@ fn write_negotiation(out: &mut String, context: Context) {
     out.push_str(
         &headers
             .replace("@CACHE_IMMUTABLE@", CACHE_IMMUTABLE)
-            .replace("@CACHE_REVALIDATE@", CACHE_REVALIDATE),
+            .replace("@CACHE_REVALIDATE@", CACHE_REVALIDATE)
+            .replace("@CACHE_PAGE_KEPT@", CACHE_PAGE_KEPT),
     );
 }
 
@@ -502,6 +507,14 @@ fn unwritable(s: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Why `s` cannot be written as a `Use-As-Dictionary` value, if it cannot:
+/// only ever an argument of `Header set` (never a rewrite's), so a `?` (a
+/// page's `match="/about{.html}?"`) is fine; `%` starts a `Header` format.
+fn unwritable_header(s: &str) -> Option<&'static str> {
+    s.contains(['%', '\\'])
+        .then_some("\"%\" or \"\\\" in an Apache value")
 }
 
 /// Why the URL path `s` cannot be matched, if it cannot: it is only ever a
@@ -866,7 +879,40 @@ mod tests {
         // A path's newline is escaped in its pattern; a value's has no place.
         assert_eq!(unwritable("a\nb"), None);
         assert!(unwritable_value("a\nb").is_some());
-        assert_eq!(cache_class(CACHE_IMMUTABLE), 'i');
-        assert_eq!(cache_class(CACHE_REVALIDATE), 'r');
+    }
+
+    #[test]
+    fn a_page_gets_the_policy_serve_sends_per_request() {
+        let about = r#"match="/about{.html}?", match-dest=("document")"#;
+        let idx = index(&[
+            (APP, &[], None),
+            ("about.html", &[("dcb", 1, 93)], Some(about)),
+            ("plain.html", &[], None),
+        ]);
+        let class = |k: &str| cache_class(idx.iter().find(|(key, _)| *key == k).unwrap().1);
+        assert_eq!(class(APP), 'i');
+        assert_eq!(class("about.html"), 'p');
+        assert_eq!(class("plain.html"), 'r');
+        let out = render(&idx);
+        assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+        assert!(rule(&out.config, "/about.html").contains("[E=PC_CC:p,E=PC_VARY:d,E=PC_UAD:1,"));
+        // Its mark (a `?` is fine in a Header value), Sec-Fetch-Dest in Vary,
+        // no-cache but to a Chromium navigation (serve::keeps_page).
+        assert!(out.config.contains(&format!(
+            "\nHeader set Use-As-Dictionary {} \"expr=%{{ENV:PC_UAD}} == '1'\"\n",
+            quote(about)
+        )));
+        for line in [
+            "Header always merge Vary Sec-Fetch-Dest \"expr=%{ENV:PC_CC} == 'p'\"\n",
+            "Header always set Cache-Control \"no-cache\" \"expr=%{ENV:PC_CC} == 'r' || %{ENV:PC_CC} == 'p' || -n %{ENV:PC_CC} && %{REQUEST_STATUS} -ge 400\"\n",
+            "Header always set Cache-Control \"private, max-age=0, stale-while-revalidate=2592000\" \"expr=%{ENV:PC_CC} == 'p' && %{REQUEST_STATUS} -lt 400 && %{req_novary:Sec-Fetch-Dest} =~ /^[\\x20\\t]*document[\\x20\\t]*$/i && -n %{req_novary:Sec-CH-UA}\"\n",
+        ] {
+            assert!(out.config.contains(line), "{line}");
+        }
+        // The kept line comes after the no-cache one, which it overrides.
+        let kept = out.config.find("\"private, max-age=0").unwrap();
+        assert!(out.config.find("\"no-cache\" \"expr=").unwrap() < kept);
+        assert_eq!(unwritable_header("a?b"), None);
+        assert!(unwritable_header("100%").is_some());
     }
 }
