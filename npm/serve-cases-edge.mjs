@@ -277,7 +277,7 @@ async function differential(site, onRequest) {
 }
 
 addTarget('edge', async () => ({
-  supports: ['hosts'],
+  supports: ['hosts', 'pages'],
   skip: {
     'nothing there: the 404 page with 404':
       'a key the function does not know goes on to S3, whose 403 CloudFront turns into the custom error response /404.html: uncompressed, with S3 ETag, no function runs on it',

@@ -157,6 +157,7 @@ fn the_upload_list_has_one_object_per_file_with_the_headers_serve_sends() {
         serde_json::from_slice(&std::fs::read(site.join("precompress-manifest.json")).unwrap())
             .unwrap();
     let mut deltas = 0;
+    let mut page_deltas = 0;
     for o in &objects {
         let file = o["file"].as_str().unwrap();
         assert_eq!(o["key"], o["file"], "base /: the key is the path");
@@ -180,19 +181,36 @@ fn the_upload_list_has_one_object_per_file_with_the_headers_serve_sends() {
         };
         assert_eq!(o["cache_control"], cache, "{file}");
         let has_deltas = a["deltas"].as_array().is_some_and(|d| !d.is_empty());
-        let vary = if has_deltas {
-            Some("Accept-Encoding, Available-Dictionary")
-        } else if !a["encodings"].as_array().unwrap().is_empty() {
-            Some("Accept-Encoding")
-        } else {
-            None
+        let variants = !a["encodings"].as_array().unwrap().is_empty();
+        let page = a["cache"] == "page";
+        let vary = match (has_deltas, variants, page) {
+            (true, _, false) => Some("Accept-Encoding, Available-Dictionary"),
+            (true, _, true) => Some("Accept-Encoding, Available-Dictionary, Sec-Fetch-Dest"),
+            (false, true, false) => Some("Accept-Encoding"),
+            (false, true, true) => Some("Accept-Encoding, Sec-Fetch-Dest"),
+            (false, false, true) => Some("Sec-Fetch-Dest"),
+            (false, false, false) => None,
         };
         assert_eq!(o["vary"].as_str(), vary, "{file}");
+        // A page is stored no-cache; the viewer-response function sends a
+        // Chromium navigation the policy that keeps it.
+        assert_eq!(
+            o["metadata"]["precompress-page"].as_str(),
+            page.then_some(precompressor::manifest::CACHE_PAGE_KEPT),
+            "{file}"
+        );
         assert_eq!(o["metadata"]["precompress-vary"].as_str(), vary, "{file}");
         assert_eq!(o["use_as_dictionary"], a["use_as_dictionary"], "{file}");
         let status = if asset == "404.html" { 404 } else { 200 };
         assert_eq!(o["status"], status, "{file}");
-        if matches!(coding.as_deref(), Some("dcb" | "dcz")) {
+        if matches!(coding.as_deref(), Some("dcb" | "dcz")) && page {
+            // A page's delta (against its identical earlier self here).
+            page_deltas += 1;
+            assert_eq!(
+                o["metadata"]["precompress-use-as-dictionary"], a["use_as_dictionary"],
+                "{file}"
+            );
+        } else if matches!(coding.as_deref(), Some("dcb" | "dcz")) {
             deltas += 1;
             assert!(file.starts_with(&format!("{SCRIPT_2}.")), "{file}");
             assert_eq!(
@@ -202,6 +220,7 @@ fn the_upload_list_has_one_object_per_file_with_the_headers_serve_sends() {
         }
     }
     assert_eq!(deltas, 2, "a dcb and a dcz against release 1's script");
+    assert!(page_deltas > 0, "the pages' deltas");
     // Pages come last: none is uploaded before what it names.
     let first_page = objects
         .iter()

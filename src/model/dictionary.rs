@@ -481,7 +481,10 @@ pub fn is_candidate(path: &str, size: u64) -> bool {
 /// navigation its pattern covers: the page's own next version then arrives
 /// as a delta against the copy the visitor holds.
 pub fn is_page_candidate(path: &str, size: u64) -> bool {
+    // The 404 page answers URLs that are not its own, with a 404: no
+    // navigation to its own URL comes back for a next version.
     is_page(path)
+        && path != "404.html"
         && size >= DICTIONARY_MIN_SIZE
         && pattern_safe(path)
         && !is_fingerprinted(path)
@@ -1056,6 +1059,8 @@ mod tests {
             5_000
         ));
         assert!(!is_page_candidate("assets/app.js", 5_000));
+        assert!(!is_page_candidate("404.html", 5_000));
+        assert!(is_page_candidate("docs/404.html", 5_000));
         // An earlier release's page may have been a dictionary, and it is
         // listed under its own path: no other page shares that key.
         assert!(may_be_dictionary("docs/index.html", 5_000));

@@ -191,3 +191,27 @@ test('the response function puts back what the bucket could not store, and the 4
   assert.equal(s.headers['x-content-type-options'].value, 'nosniff');
   assert.deepEqual(Object.keys(s.headers).filter((n) => n.startsWith('x-amz-meta-')), []);
 });
+
+test("the response function sends a page's kept policy to a Chromium navigation only (serve::keeps_page)", () => {
+  const script = new vm.Script(`"use strict";${compact(source('cloudfront-response.js'))}`);
+  const context = vm.createContext({});
+  script.runInContext(context);
+  const kept = 'private, max-age=0, stale-while-revalidate=2592000';
+  const answer = (request) => {
+    context.event = {
+      request: { headers: request },
+      response: {
+        statusCode: 200,
+        statusDescription: 'OK',
+        headers: { 'cache-control': { value: 'no-cache' }, 'x-amz-meta-precompress-page': { value: kept } },
+      },
+    };
+    const s = vm.runInContext('handler(event)', context);
+    assert.equal(s.headers['x-amz-meta-precompress-page'], undefined);
+    return s.headers['cache-control'].value;
+  };
+  assert.equal(answer({ 'sec-fetch-dest': { value: 'document' }, 'sec-ch-ua': { value: '"Chromium";v="156"' } }), kept);
+  assert.equal(answer({ 'sec-fetch-dest': { value: 'document' } }), 'no-cache');
+  assert.equal(answer({ 'sec-fetch-dest': { value: 'empty' }, 'sec-ch-ua': { value: '"Chromium"' } }), 'no-cache');
+  assert.equal(answer({}), 'no-cache');
+});

@@ -53,10 +53,8 @@ pub use upload::{aws, json_lines, rclone, sh_quote, tsv, TSV_COLUMNS};
 
 pub use crate::serve::route::NOT_FOUND_PAGE;
 
-/// `Vary` of every response of an asset that has deltas.
-const VARY_DELTAS: &str = "Accept-Encoding, Available-Dictionary";
-/// `Vary` of every response of an asset that has variants only.
-const VARY_VARIANTS: &str = "Accept-Encoding";
+#[cfg(test)]
+use crate::deploy::generate::VARY_DELTAS;
 
 /// Why a listing or an edge function cannot be made.
 #[derive(Debug, thiserror::Error)]
@@ -118,6 +116,10 @@ pub struct Object {
     pub vary: Option<&'static str>,
     /// `Use-As-Dictionary`, for the edge to add.
     pub use_as_dictionary: Option<String>,
+    /// A page kept as its next version's dictionary: stored `no-cache`
+    /// (what CloudFront caches by), its viewer-response function sending a
+    /// Chromium navigation the page policy (`x-amz-meta-precompress-page`).
+    pub page: bool,
     /// `Link` to the release's shared dictionaries (pages), for the edge to add.
     pub link: Option<String>,
     /// The status the edge answers with: 404 for the 404 page, else 200.
@@ -259,13 +261,8 @@ fn plan_asset<'a>(
         }
         reps.push((rep, coding.token()));
     }
-    let vary = if !route.deltas.is_empty() {
-        Some(VARY_DELTAS)
-    } else if !route.variants.is_empty() {
-        Some(VARY_VARIANTS)
-    } else {
-        None
-    };
+    let page = entry.cache == crate::model::manifest::Caching::Page;
+    let vary = crate::serve::vary(!route.deltas.is_empty(), !route.variants.is_empty(), page);
     let status = if key == NOT_FOUND_PAGE { 404 } else { 200 };
     let object = |file: &str, size: u64, encoding: Option<&'static str>, etag: &str| {
         with_metadata(Object {
@@ -277,11 +274,8 @@ fn plan_asset<'a>(
             cache_control: entry.cache_control,
             etag: Some(etag.to_string()),
             vary,
-            // A page: no-cache, no mark (as deploy::config_assets says why).
-            use_as_dictionary: entry
-                .use_as_dictionary
-                .clone()
-                .filter(|_| entry.cache != crate::model::manifest::Caching::Page),
+            use_as_dictionary: entry.use_as_dictionary.clone(),
+            page,
             link: entry.link.clone(),
             status,
             metadata: BTreeMap::new(),
@@ -311,6 +305,7 @@ fn plain_object(prefix: &str, path: &str, size: u64) -> Object {
         etag: None,
         vary: None,
         use_as_dictionary: None,
+        page: false,
         link: None,
         status: 200,
         metadata: BTreeMap::new(),
@@ -353,6 +348,13 @@ fn with_metadata(mut o: Object) -> Object {
     }
     if let Some(l) = &o.link {
         m.insert("precompress-link", l.clone());
+    }
+    // The viewer-response function sends it to a Chromium navigation.
+    if o.page {
+        m.insert(
+            "precompress-page",
+            crate::model::manifest::CACHE_PAGE_KEPT.to_string(),
+        );
     }
     if o.status != 200 {
         m.insert("precompress-status", o.status.to_string());
