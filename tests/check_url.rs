@@ -491,6 +491,9 @@ fn a_password_in_the_url_is_never_printed() {
         (refused.as_str(), &["--json"][..], 1),
         ("ftp://user:s3cret@127.0.0.1/", &[][..], 1),
         ("http://user:s3cret@[::1/", &[][..], 1),
+        // A password holding `/`, `?` or `#` as typed (issue #46).
+        ("http://user:ab/cd?s3cret@127.0.0.1/", &[][..], 1),
+        ("http://user:ab#s3cret@127.0.0.1/", &["--json"][..], 1),
     ];
     for (given, extra, want) in runs {
         let (code, stdout, stderr) = check_url(given, &site, extra);

@@ -94,7 +94,8 @@ impl FileConfig {
     /// gets the nearest known one, as a mistyped flag or plugin option does.
     pub fn parse(path: &Path, text: &str) -> Result<FileConfig> {
         toml::from_str(text).map_err(|e| {
-            let e = e.to_string();
+            // The parser quotes the line: a URL's password stays out.
+            let e = precompressor::probe::redact_userinfo(&e.to_string());
             let hint = unknown_key(&e)
                 .and_then(|(key, known)| nearest_key(key, &known).map(str::to_string))
                 .map_or(String::new(), |k| format!("did you mean `{k}`?\n"));
@@ -602,6 +603,19 @@ use-as-dictionary = false
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_password_in_a_url_is_never_quoted_in_an_error() {
+        for text in [
+            "dictionary-from = 'https://deploy:ab/cdS3CR3T@host/'",
+            "dictionary-from = ['https://u:S3CR3T@host/', 3]",
+        ] {
+            let e = FileConfig::parse(Path::new("c.toml"), text)
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains("S3CR3T") && e.contains("***@host"), "{e}");
         }
     }
 

@@ -70,14 +70,31 @@ pub fn redact_userinfo(text: &str) -> String {
         let end = after
             .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
             .unwrap_or(after.len());
-        match after[..end].rfind('@') {
+        // A password may hold `/`, `?` or `#` as typed (not a URL then, and
+        // quoted in the error that says so): `user:pa/ss@host`. Where what
+        // follows the first `:` of the authority is not a port, the
+        // userinfo runs to the last `@` of the word.
+        let word = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+            .unwrap_or(after.len());
+        let password_cut = || {
+            let colon = after[..end].find(':')?;
+            let port = &after[colon + 1..end];
+            let is_port = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+            (!after.starts_with('[') && !is_port)
+                .then(|| after[..word].rfind('@'))
+                .flatten()
+        };
+        match after[..end].rfind('@').or_else(password_cut) {
             Some(at) => {
                 out.push_str("***");
-                out.push_str(&after[at..end]);
+                rest = &after[at..];
             }
-            None => out.push_str(&after[..end]),
+            None => {
+                out.push_str(&after[..end]);
+                rest = &after[end..];
+            }
         }
-        rest = &after[end..];
     }
     out.push_str(rest);
     out
@@ -425,6 +442,17 @@ mod tests {
             ("http://h/path@x", "http://h/path@x"),
             ("no url: a@b", "no url: a@b"),
             ("http://u:p@@h/", "http://***@h/"),
+            // A password with `/`, `?` or `#` typed as it is (issue #46).
+            (
+                "https://deploy:ab/cdS3CR3T@host/: not a URL",
+                "https://***@host/: not a URL",
+            ),
+            ("\"https://u:p?w@h/x\" is", "\"https://***@h/x\" is"),
+            ("https://u:p#w@h/", "https://***@h/"),
+            ("https://deploy:/secret@h/", "https://***@h/"),
+            // A port is no password: an `@` later in the path stays.
+            ("http://h:8080/a?mail=x@y", "http://h:8080/a?mail=x@y"),
+            ("http://[::1]:80/p@q", "http://[::1]:80/p@q"),
             ("", ""),
         ] {
             assert_eq!(redact_userinfo(text), want, "{text}");
