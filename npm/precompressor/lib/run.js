@@ -101,10 +101,45 @@ export function run(bin, args, cwd, logger, who) {
         return resolve();
       }
       const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      const cmd = ['precompress', ...args].map(quote).join(' ');
+      const cmd = redactUserinfo(['precompress', ...args].map(quote).join(' '));
       reject(new Error([`${who}: \`${cmd}\` ${how}`, ...said.slice(-20).map((l) => `  ${l}`)].join('\n')));
     });
   });
+}
+
+/**
+ * `text` with the userinfo of every `scheme://user:password@host` in it
+ * replaced by `***`, as the binary prints URLs (probe::redact_userinfo):
+ * also a password holding `/`, `?` or `#` as typed, where what follows the
+ * authority's first `:` is no port.
+ */
+export function redactUserinfo(text) {
+  let out = '';
+  let rest = text;
+  for (let i = rest.indexOf('://'); i >= 0; i = rest.indexOf('://')) {
+    out += rest.slice(0, i + 3);
+    const after = rest.slice(i + 3);
+    const stop = (re) => {
+      const m = re.exec(after);
+      return m ? m.index : after.length;
+    };
+    const end = stop(/[/?#\s]/);
+    const word = stop(/[\s"'<>`]/);
+    let at = after.slice(0, end).lastIndexOf('@');
+    if (at < 0) {
+      const colon = after.slice(0, end).indexOf(':');
+      const port = colon < 0 ? '' : after.slice(colon + 1, end);
+      if (colon >= 0 && !after.startsWith('[') && !/^\d+$/.test(port)) at = after.slice(0, word).lastIndexOf('@');
+    }
+    if (at >= 0) {
+      out += '***';
+      rest = after.slice(at);
+    } else {
+      out += after.slice(0, end);
+      rest = after.slice(end);
+    }
+  }
+  return out + rest;
 }
 
 const quote = (a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);

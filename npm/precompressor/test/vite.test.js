@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { OPTION_NAMES, regexpArgs, runArgs, validateOptions } from '../lib/options.js';
+import { redactUserinfo } from '../lib/run.js';
 import precompress from '../lib/vite.js';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'precompress-vite-test-'));
@@ -266,4 +267,32 @@ test('the real binary accepts every flag the options map to', { skip: real ? fal
   assert.ok(!existsSync(path.join(site, 'notes[1].txt.br')), 'the RegExp exclude was applied, brackets and all');
   assert.ok(existsSync(path.join(site, 'index.html.br')));
   assert.ok(existsSync(path.join(path.dirname(site), 'cache')), 'cacheDir was applied');
+});
+
+test("a failing run's error never quotes the site's password (#46)", { skip }, async () => {
+  process.env.FAKE_EXIT = '1';
+  try {
+    await assert.rejects(build({ dictionaryFrom: ['https://deploy:ab/cdS3CR3T@example.com/'] }), (e) => {
+      assert.doesNotMatch(e.message, /S3CR3T|deploy:/);
+      assert.match(e.message, /https:\/\/\*\*\*@example\.com\//);
+      return true;
+    });
+  } finally {
+    delete process.env.FAKE_EXIT;
+  }
+});
+
+test('redactUserinfo hides what probe::redact_userinfo hides', () => {
+  for (const [text, want] of [
+    ['http://u:p@h:1/a.js: refused', 'http://***@h:1/a.js: refused'],
+    ['a http://u:p@h and https://x:y@z/?q@r', 'a http://***@h and https://***@z/?q@r'],
+    ['http://h/path@x', 'http://h/path@x'],
+    ['https://deploy:ab/cdS3CR3T@host/: not a URL', 'https://***@host/: not a URL'],
+    ["'https://u:p?w@h/x' is", "'https://***@h/x' is"],
+    ['https://u:p#w@h/', 'https://***@h/'],
+    ['http://h:8080/a?mail=x@y', 'http://h:8080/a?mail=x@y'],
+    ['http://[::1]:80/p@q', 'http://[::1]:80/p@q'],
+  ]) {
+    assert.equal(redactUserinfo(text), want, text);
+  }
 });
