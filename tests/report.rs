@@ -208,3 +208,42 @@ fn errors_name_the_path_and_write_nothing() {
     let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
     assert!(err.contains(&no_folder.display().to_string()), "{err}");
 }
+
+/// Issue #46: `--out` through a symlink wrote into DIR: a link to
+/// `dist/index.html` overwrote the page, a dangling one into DIR made a file
+/// there, both with exit 0. The link is replaced now, never followed.
+#[cfg(unix)]
+#[test]
+fn out_through_a_link_never_writes_into_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dist, cache) = two_releases(tmp.path());
+    let before = snapshot(&dist);
+    for (name, target) in [
+        ("to-page.html", dist.join("index.html")),
+        ("dangling.html", dist.join("new-file.html")),
+    ] {
+        let out = tmp.path().join(name);
+        std::os::unix::fs::symlink(&target, &out).unwrap();
+        bin()
+            .args([
+                "report".as_ref(),
+                dist.as_os_str(),
+                "--out".as_ref(),
+                out.as_os_str(),
+            ])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .assert()
+            .success();
+        assert_eq!(snapshot(&dist), before, "{name}: report wrote into DIR");
+        let md = std::fs::symlink_metadata(&out).unwrap();
+        assert!(
+            md.file_type().is_file(),
+            "{name}: the link was replaced by the page"
+        );
+        assert!(std::fs::read_to_string(&out)
+            .unwrap()
+            .starts_with("<!doctype html>"));
+    }
+}

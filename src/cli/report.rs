@@ -37,7 +37,7 @@ pub fn report(args: ReportArgs) -> Result<(), Failure> {
         let _ = writeln!(std::io::stderr(), "precompress: warning: {w}");
     }
     let page = precompressor::view::html::render(&figures);
-    if let Err(e) = std::fs::write(&args.out, page) {
+    if let Err(e) = precompressor::view::write_report(&args.out, &page) {
         return fail(false, format!("{}: cannot write: {e}", args.out.display()));
     }
     println!(

@@ -118,6 +118,13 @@ fn earlier(dir: &Path, cache: &Path, m: &Manifest, warnings: &mut Vec<String>) -
     out
 }
 
+/// Writes the page to `out` as a new file renamed into place: a link at
+/// `out` is replaced, never written through (one pointing into DIR would
+/// have the report overwrite a page, or add a file a server of DIR serves).
+pub fn write_report(out: &Path, page: &str) -> Result<()> {
+    crate::fsutil::write_atomic(out, page.as_bytes(), None)
+}
+
 /// Refuses an output inside DIR (the report writes nothing there: a server
 /// of DIR would serve it) or whose folder is missing, naming the path.
 pub fn check_out(dir: &Path, out: &Path) -> Result<()> {
