@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Deltas in the field: for each framework app of e2e/apps (real builds from
 # the npm registry, three releases each a few lines from the last), what
-# headless Chromium downloads of scripts and stylesheets (encoded bytes, as
+# headless Chromium downloads of scripts and stylesheets, and of the whole
+# visit (every response, pages included) (encoded bytes, as
 # it counts them), per release, with the earlier releases found through
 # --cache-dir and through --dictionary-from: a first-time visitor with no
 # dictionaries at all, a first-time visitor with them (any dictionary fetched
