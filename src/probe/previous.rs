@@ -308,12 +308,42 @@ fn body_of(answer: &Answer, max: u64) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     dec.decode(&answer.body, max as usize, &mut out)
         .map_err(|e| format!("does not decode as {coding} within {max} bytes ({e})"))?;
+    // A decoder may make one byte past what it was asked for, so that a
+    // comparison fails (brotli's does): past the bound is refused here, for
+    // every coding alike, never kept cut.
+    if out.len() as u64 > max {
+        return Err(format!(
+            "does not decode as {coding} within {max} bytes (it says more)"
+        ));
+    }
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue #46: an 80-byte br body that expands past the bound was kept,
+    /// cut at the bound plus one byte; gzip and zstd ones were refused.
+    #[test]
+    fn a_body_that_decodes_past_the_bound_is_refused_in_every_coding() {
+        let big = vec![b'a'; 10_000];
+        for codec in [Codec::Brotli, Codec::Zstd, Codec::Gzip] {
+            let mut enc =
+                crate::encode::new_encoder(codec, crate::encode::Levels::default()).unwrap();
+            let mut body = Vec::new();
+            enc.encode(&big, crate::model::coding::ContentKind::Text, &mut body)
+                .unwrap();
+            let answer = Answer {
+                status: 200,
+                headers: vec![("content-encoding".into(), codec.token().into())],
+                body,
+            };
+            let e = body_of(&answer, 1_000).unwrap_err();
+            assert!(e.contains("within 1000 bytes"), "{codec:?}: {e}");
+            assert_eq!(body_of(&answer, 10_000).unwrap(), big, "{codec:?}");
+        }
+    }
 
     #[test]
     fn a_build_pairs_with_its_own_logical_names_folders_and_shared_dictionaries() {
