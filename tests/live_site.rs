@@ -375,3 +375,56 @@ fn a_live_site_that_is_down_or_wrong_is_a_warning_and_every_variant_is_still_wri
         assert_eq!(outside.len(), 3, "{name}: {outside:?}");
     }
 }
+
+/// Issue #46: with TMPDIR inside DIR, the release fetched from the live site
+/// was compressed and listed in the manifest, then deleted, and `check`
+/// failed with `source_missing`. The fetched release goes beside DIR now,
+/// under a new name each run, and nothing of it is published or left.
+#[test]
+fn tmpdir_inside_dir_never_publishes_the_fetched_release() {
+    let r = releases();
+    let serve = start_precompress(&r.v1, &[]);
+    let dir = r.scratch.parent().unwrap().join("tmpdir-inside");
+    common::copy_dir(&r.v2, &dir);
+    let inside = dir.join("tmp");
+    std::fs::create_dir_all(&inside).unwrap();
+    let site = format!("http://{}/", serve.addr);
+    let (code, err) = run(
+        &inside,
+        &[dir.as_os_str(), "--dictionary-from".as_ref(), site.as_ref()],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1 taken"), "{err}");
+    let m = manifest(&dir);
+    let keys: Vec<&String> = m["files"].as_object().unwrap().keys().collect();
+    assert!(
+        keys.iter().all(|k| !k.contains("precompress-previous-")),
+        "{keys:?}"
+    );
+    assert_eq!(
+        deltas(&m, r.new).len(),
+        2,
+        "deltas against the site's release: {err}"
+    );
+    assert_eq!(std::fs::read_dir(&inside).unwrap().count(), 0);
+    let beside: Vec<_> = std::fs::read_dir(dir.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("precompress-previous-")
+        })
+        .collect();
+    assert!(beside.is_empty(), "left beside DIR: {beside:?}");
+    let out = Command::cargo_bin("precompress")
+        .unwrap()
+        .args(["check".as_ref(), dir.as_os_str()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -21,15 +21,32 @@ pub struct Taken {
     /// gave nothing is no earlier release, so the run keeps the deltas
     /// still right instead of calling them stale.
     pub folders: Vec<PathBuf>,
-    made: Vec<PathBuf>,
+    made: Vec<tempfile::TempDir>,
 }
 
-impl Drop for Taken {
-    fn drop(&mut self) {
-        for f in &self.made {
-            let _ = std::fs::remove_dir_all(f);
-        }
-    }
+/// The start of a live release's temporary folder's name.
+const PREFIX: &str = "precompress-previous-";
+
+/// A new folder of ours for a site's release: under the temporary folder,
+/// or beside DIR when that lies inside DIR (the run would publish the
+/// release it fetched). A new random name each time, made with mode 0700
+/// and never over an existing file, folder or link, so no other user's
+/// folder is written into and no two runs share one.
+fn new_folder(dir: &Path) -> std::io::Result<tempfile::TempDir> {
+    let tmp = std::env::temp_dir();
+    let inside = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a.starts_with(b),
+        _ => false,
+    };
+    let base = if inside(&tmp, dir) {
+        dir.canonicalize()?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or(tmp)
+    } else {
+        tmp
+    };
+    tempfile::Builder::new().prefix(PREFIX).tempdir_in(base)
 }
 
 /// Splits `given` into the folders it names and the sites, whose releases
@@ -38,23 +55,24 @@ impl Drop for Taken {
 pub fn take_sites(given: &[PathBuf], dir: &Path, quiet: bool) -> (Vec<PathBuf>, Taken) {
     let mut folders = Vec::new();
     let mut taken = Taken::default();
-    for (i, g) in given.iter().enumerate() {
+    for g in given {
         if !is_site(g) {
             folders.push(g.clone());
             continue;
         }
         let site = g.to_string_lossy();
-        let into =
-            std::env::temp_dir().join(format!("precompress-previous-{}-{i}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&into);
-        if let Err(e) = std::fs::create_dir_all(&into) {
-            eprintln!(
-                "precompress: warning: --dictionary-from: cannot make {}: {e}; no deltas against the live site",
-                into.display()
-            );
-            continue;
-        }
-        taken.made.push(into.clone());
+        let made = match new_folder(dir) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!(
+                    "precompress: warning: --dictionary-from: cannot make a temporary folder for {}: {e}; no deltas against the live site",
+                    precompressor::probe::redact_userinfo(&site)
+                );
+                continue;
+            }
+        };
+        let into = made.path().to_path_buf();
+        taken.made.push(made);
         match take_for_build(&site, dir, &into, &Bounds::default()) {
             Ok(t) => {
                 if t.fetched > 0 {
@@ -76,4 +94,36 @@ pub fn take_sites(given: &[PathBuf], dir: &Path, quiet: bool) -> (Vec<PathBuf>, 
         }
     }
     (folders, taken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue #46: the folder was `$TMPDIR/precompress-previous-<PID>-<i>`,
+    /// made after an ignored removal and written through links: one another
+    /// local user made first got the victim's file overwritten. Now each is
+    /// new, private, and never one that exists.
+    #[test]
+    fn each_live_release_gets_a_new_private_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (
+            new_folder(dir.path()).unwrap(),
+            new_folder(dir.path()).unwrap(),
+        );
+        assert_ne!(a.path(), b.path());
+        for t in [&a, &b] {
+            let name = t.path().file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with(PREFIX), "{name}");
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(t.path()).unwrap().permissions().mode();
+                assert_eq!(mode & 0o077, 0, "{mode:o}");
+            }
+        }
+        let gone = a.path().to_path_buf();
+        drop(a);
+        assert!(!gone.exists(), "removed when done");
+    }
 }
