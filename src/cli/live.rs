@@ -46,7 +46,14 @@ fn new_folder(dir: &Path) -> std::io::Result<tempfile::TempDir> {
     } else {
         tmp
     };
-    tempfile::Builder::new().prefix(PREFIX).tempdir_in(base)
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(PREFIX);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder.tempdir_in(base)
 }
 
 /// Splits `given` into the folders it names and the sites, whose releases
