@@ -46,14 +46,77 @@ fn new_folder(dir: &Path) -> std::io::Result<tempfile::TempDir> {
     } else {
         tmp
     };
+    remove_abandoned(&base);
+    let prefix = format!("{PREFIX}{}-", std::process::id());
     let mut builder = tempfile::Builder::new();
-    builder.prefix(PREFIX);
+    builder.prefix(&prefix);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o700));
     }
     builder.tempdir_in(base)
+}
+
+/// How old a folder of a run that is gone must be before a later run
+/// removes it: a run on another machine or container sharing the folder
+/// (whose process this one cannot see) is long done by then.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Removes what runs that were killed left in `base` (a release of up to
+/// 256 MiB each): folders of ours ([`PREFIX`], the run's PID, a random
+/// tail), real folders owned by this user, whose run is gone and that are
+/// older than [`ABANDONED_AFTER`]. Nothing else is touched.
+fn remove_abandoned(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|r| r.split_once('-'))
+            .and_then(|(p, _)| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(md) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let old = md
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > ABANDONED_AFTER);
+        if md.is_dir() && old && ours(&md) && !alive(pid) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn ours(md: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    md.uid() == unsafe { libc::getuid() }
+}
+
+#[cfg(not(unix))]
+fn ours(_: &std::fs::Metadata) -> bool {
+    true
+}
+
+/// Whether a process `pid` runs here (or may: unknown counts as alive).
+#[cfg(unix)]
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn alive(_: u32) -> bool {
+    true
 }
 
 /// Splits `given` into the folders it names and the sites, whose releases
@@ -132,5 +195,42 @@ mod tests {
         let gone = a.path().to_path_buf();
         drop(a);
         assert!(!gone.exists(), "removed when done");
+    }
+
+    /// Issue #46: a cancelled run left up to 256 MiB in TMPDIR that no
+    /// later run removed. A later run removes a folder of ours whose run is
+    /// gone and that is old enough; a live run's, a young one, another
+    /// name, or a link, it leaves.
+    #[cfg(unix)]
+    #[test]
+    fn a_later_run_removes_what_a_killed_run_left() {
+        let base = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - ABANDONED_AFTER * 2;
+        let make = |name: &str, age: Option<std::time::SystemTime>| {
+            let p = base.path().join(name);
+            std::fs::create_dir(&p).unwrap();
+            std::fs::write(p.join("a.js"), "x").unwrap();
+            if let Some(t) = age {
+                std::fs::File::open(&p).unwrap().set_modified(t).unwrap();
+            }
+            p
+        };
+        // A PID no process has (above the kernel's pid_max).
+        let dead = make(&format!("{PREFIX}4194305-abcdef"), Some(old));
+        let running = make(&format!("{PREFIX}{}-abcdef", std::process::id()), Some(old));
+        let young = make(&format!("{PREFIX}4194305-young1"), None);
+        let other = make("precompress-other-4194305-x", Some(old));
+        let link = base.path().join(format!("{PREFIX}4194305-link01"));
+        std::os::unix::fs::symlink(&other, &link).unwrap();
+        remove_abandoned(base.path());
+        assert!(!dead.exists());
+        for kept in [&running, &young, &other, &link] {
+            assert!(
+                std::fs::symlink_metadata(kept).is_ok(),
+                "{}",
+                kept.display()
+            );
+        }
+        assert!(other.join("a.js").exists());
     }
 }
