@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::model::coding::{Codec, DeltaCoding};
 use crate::model::manifest::{Asset, Manifest};
 use crate::model::names::variant_path;
+use crate::model::published::{Listed, Published, FILE_NAME};
 use crate::model::shard::{digest_keys, partial_of, Partial, Shard};
 
 /// What `merge` did.
@@ -62,7 +63,18 @@ pub fn merge_with(root: &Path, manifest: &Path, cache_dir: Option<&Path>) -> Res
     let partials = read_partials(manifest, found)?;
     let first = &partials[0].1;
     let files = union_assets(manifest, &partials)?;
-    on_disk(root, manifest, &files)?;
+    // The list goes on disk before the check, which decodes its variants
+    // against it, and off again if the merge is refused.
+    let published = published_list(root, manifest, &files)?;
+    if let Some(bytes) = &published {
+        crate::fsutil::write_atomic(&root.join(FILE_NAME), bytes, None)?;
+    }
+    if let Err(e) = on_disk(root, manifest, &files) {
+        if published.is_some() {
+            crate::fsutil::remove_if_exists(&root.join(FILE_NAME))?;
+        }
+        return Err(e);
+    }
     let mut out = Manifest::new(first.manifest.settings.clone());
     out.base = first.manifest.base.clone();
     out.shared_dictionary = first.manifest.shared_dictionary.clone();
@@ -120,6 +132,46 @@ fn record(root: &Path, cache: &Path, out: &Manifest, warnings: &mut Vec<String>)
         })
         .collect();
     store.record(&site, &assets, warnings);
+}
+
+/// The list of the release's dictionaries (`model::published`), when the
+/// shards list it and it is not on disk: derived data (what the merged
+/// entries mark), which the sharded recipe does not upload; it must be the
+/// bytes the shards listed, or the merge is refused.
+fn published_list(
+    root: &Path,
+    manifest: &Path,
+    files: &BTreeMap<String, Asset>,
+) -> Result<Option<Vec<u8>>> {
+    let Some(listed) = files.get(FILE_NAME) else {
+        return Ok(None);
+    };
+    let path = root.join(FILE_NAME);
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return Ok(None);
+    }
+    let entries = files
+        .iter()
+        .filter(|(rel, a)| rel.as_str() != FILE_NAME && a.use_as_dictionary.is_some())
+        .map(|(rel, a)| {
+            let sha =
+                crate::model::dictionary::parse_available_dictionary(&format!(":{}:", a.sha256))
+                    .ok_or_else(|| refused(manifest, format!("{rel}: sha256 is not base64")))?;
+            Ok(Listed {
+                path: rel.clone(),
+                sha256: crate::model::dictionary::hex(&sha),
+                size: a.size,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let bytes = Published::new(entries).to_bytes();
+    if blake3::hash(&bytes).to_hex().as_str() != listed.blake3 {
+        return Err(refused(
+            manifest,
+            format!("{FILE_NAME} is not on disk, and the list the merged entries make is not the one the shards listed"),
+        ));
+    }
+    Ok(Some(bytes))
 }
 
 /// A merge refused: about the manifest it would have written.

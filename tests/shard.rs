@@ -536,3 +536,47 @@ fn a_shard_names_the_partial_it_wrote() {
         "{stdout}"
     );
 }
+
+/// Issue #46: docs/caching.md's recipe uploads each shard's variants, deltas
+/// and partial manifest, not the list of dictionaries each shard writes
+/// into DIR; merge refused that set, so a site sharded as documented shipped
+/// no manifest. The list is derived data: merge writes it, the bytes the
+/// shards listed.
+#[test]
+fn the_sharded_recipe_merges_without_the_list_of_dictionaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let build = small_build(tmp.path());
+    // A page large enough to be marked: the release publishes its list.
+    std::fs::write(
+        build.join("index.html"),
+        "<!doctype html><p>a page of the site</p>\n".repeat(40),
+    )
+    .unwrap();
+    let dirs = shards(&build, &tmp.path().join("work"), 2, &[]);
+    let into = tmp.path().join("merged");
+    copy_dir(&build, &into);
+    let recipe = [".br", ".zst", ".gz", ".dcb", ".dcz"];
+    for s in &dirs {
+        for (rel, bytes) in written(&build, s) {
+            let partial = rel.starts_with("precompress-manifest.shard-");
+            if partial || recipe.iter().any(|e| rel.ends_with(e)) {
+                let p = into.join(&rel);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, bytes).unwrap();
+            }
+        }
+    }
+    assert!(!into.join("precompress-dictionaries.json").exists());
+    merged_ok(&into);
+    let shard_list = std::fs::read(dirs[0].join("precompress-dictionaries.json")).unwrap();
+    assert_eq!(
+        std::fs::read(into.join("precompress-dictionaries.json")).unwrap(),
+        shard_list
+    );
+    let out = std_bin().arg("check").arg(&into).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
