@@ -21,13 +21,15 @@
 // previous release), and once with --no-page-dictionary. Prints one JSON
 // object (tests/pages_browser.rs asserts on it).
 //
-// env PRECOMPRESS: the binary; PAGE_MODES: cache,from,site,off (the default).
+// env PRECOMPRESS: the binary; PAGE_MODES: cache,from,site,off (the default);
+// PAGE_JOBS: how many modes run at once (default 1).
 //
 // Bytes are every response's body bytes on the wire as Chromium counts them:
 // pages, styles, scripts, fonts, images, dictionaries, prefetches.
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { point as pointAt, runner, serve, series, sha256 } from './deploy.mjs';
+import { spawn } from 'node:child_process';
+import { point as pointAt, serve, series, sha256 } from './deploy.mjs';
 
 const usage = 'usage: PRECOMPRESS=BIN node e2e/pages.mjs SRC WORK | --releases R1 R2 R3 WORK';
 const argv = process.argv.slice(2);
@@ -90,19 +92,41 @@ const PAGES = pages.length;
 
 // Spread over the site, not neighbours only.
 const visited = Array.from({ length: VISITED }, (_, i) => `/${pages[Math.floor((i * PAGES) / VISITED) + 1]}`);
+/**
+ * Runs `bin ARGS` with the release store in `cache` (none when null), as
+ * deploy.mjs's runner does but without blocking: the other modes' visits go
+ * on meanwhile. Resolves to {stdout}; rejects on failure.
+ */
+const runner = (cache) => (args) =>
+  new Promise((resolve, reject) => {
+    const env = { ...process.env, PRECOMPRESS_CACHE_DIR: cache };
+    if (!cache) delete env.PRECOMPRESS_CACHE_DIR;
+    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve({ stdout }) : reject(new Error(`precompress ${args.join(' ')}: exit ${code}\n${stderr}`)),
+    );
+  });
+const say = (line) => console.error(`pages.mjs: ${line}`);
+const secs = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 const bytes = (rs) => rs.reduce((s, r) => s + (r.encodedBytes ?? 0), 0);
 
 async function one(mode) {
   const dir = path.join(work, mode);
   rmSync(dir, { recursive: true, force: true });
   const cache = mode === 'cache' || mode === 'off' ? path.join(dir, 'cache') : null;
-  const run = runner(bin, cache);
+  const run = runner(cache);
   const deployed = [];
   const summaries = [];
   const live = path.join(dir, 'live');
   let server;
   // Release n is built while release n-1 is live, as a deploy does.
-  const build = (n) => {
+  const build = async (n) => {
+    const t0 = Date.now();
     const out = path.join(dir, `deploy-${n + 1}`);
     write(out, n);
     const args = ['--no-config', '--json', out];
@@ -110,19 +134,22 @@ async function one(mode) {
     if (mode === 'cache' || mode === 'off') args.push('--cache-dir', cache);
     if (n > 0 && mode === 'from') args.push('--dictionary-from', deployed[n - 1]);
     if (n > 0 && mode === 'site') args.push('--dictionary-from', `${server.origin}/`);
-    const report = JSON.parse(run(args).stdout);
+    const report = JSON.parse((await run(args)).stdout);
     summaries.push({ deploy: report.deploy, pages: report.pages });
-    run(['check', out]);
+    await run(['check', out]);
     deployed.push(out);
     pointAt(live, out);
+    say(`${mode}: release ${n + 1} precompressed and checked in ${secs(t0)}`);
   };
-  build(0);
+  await build(0);
   server = await serve(bin, live);
-  const betweens = Array.from({ length: RELEASES - 1 }, (_, i) => async () => build(i + 1));
+  const betweens = Array.from({ length: RELEASES - 1 }, (_, i) => () => build(i + 1));
+  const t0 = Date.now();
   const visits = await series(server.origin, visited, betweens);
   // A first-time visitor of the last release, for the first visit's figure.
   const [fresh] = await series(server.origin, visited, []);
   server.kill();
+  say(`${mode}: ${RELEASES} releases visited (releases 2 and 3 precompressed between them) and a first visit, ${secs(t0)}`);
   const manifests = deployed.map((d) => JSON.parse(readFileSync(path.join(d, 'precompress-manifest.json'), 'utf8')));
   const documents = (v, n) =>
     v.responses
@@ -149,15 +176,18 @@ async function one(mode) {
   // What else came over the network (not from the HTTP cache): scripts,
   // styles, fonts, prefetches, dictionaries. `changed`: the file is not in
   // the release before (a new name, as a fingerprinted chunk gets when it
-  // changes).
+  // changes). `compressed`: the release holds a variant or a delta of it (a
+  // file too small to compress has neither).
   const assets = (v, n) =>
     v.responses
       .filter((r) => r.resourceType !== 'document' && r.status === 200 && !r.fromCache)
       .map((r) => {
         const key = decodeURIComponent(new URL(r.url).pathname).slice(1);
+        const entry = manifests[n].files[key];
         return {
           url: r.url,
           resourceType: r.resourceType,
+          compressed: Boolean(entry?.encodings?.length || entry?.deltas?.length),
           contentEncoding: r.contentEncoding,
           encodedBytes: r.encodedBytes,
           changed: n > 0 && !existsSync(path.join(deployed[n - 1], key)),
@@ -179,5 +209,16 @@ async function one(mode) {
 
 rmSync(work, { recursive: true, force: true });
 const result = { source: built ?? src, pages: PAGES, visited, modes: {} };
-for (const m of modes) result.modes[m] = await one(m);
+// PAGE_JOBS modes at a time (each its own folders, server and browser): one
+// mode's precompress runs while another's browser waits for the network.
+const outcomes = new Array(modes.length);
+let next = 0;
+const worker = async () => {
+  while (next < modes.length) {
+    const i = next++;
+    outcomes[i] = await one(modes[i]);
+  }
+};
+await Promise.all(Array.from({ length: Math.max(1, Number(process.env.PAGE_JOBS ?? 1)) }, worker));
+for (const [i, m] of modes.entries()) result.modes[m] = outcomes[i];
 console.log(JSON.stringify(result, null, 2));

@@ -2,11 +2,14 @@
 //! own next version. A docs site at three releases, precompressed in each
 //! way a team finds the earlier release, served by `precompress serve` from a
 //! symlink a deploy swaps, and visited page by page in headless Chromium
-//! (`e2e/pages.mjs`). `.ci/e2e.sh` installs Chromium, playwright-core and
-//! python3.11-doc.
+//! (`e2e/pages.mjs`): Python's documentation (Sphinx) with releases made by
+//! editing its HTML, and a VitePress site built from the docs fastify ships
+//! at three consecutive releases (`e2e/apps/docs`). `.ci/e2e.sh` installs
+//! Chromium, playwright-core, python3.11-doc and Node 24.
 
 mod serve_util;
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
@@ -17,11 +20,12 @@ use serve_util::repo;
 const PYTHON_DOCS: &str = "/usr/share/doc/python3.11/html";
 
 /// `node e2e/SCRIPT ARGS` with the binary under test: its JSON result.
-fn e2e_script(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+fn e2e_script(script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Value {
     let out = Command::new("node")
         .arg(repo().join("e2e").join(script))
         .args(args)
         .env("PRECOMPRESS", assert_cmd::cargo::cargo_bin("precompress"))
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(
@@ -55,11 +59,62 @@ fn every_page_a_returning_visitor_opens_arrives_as_a_delta_of_their_own_copy() {
         "{PYTHON_DOCS} missing: run `bash .ci/e2e.sh` (python3.11-doc)"
     );
     let work = repo().join("target/field/pages");
-    let r = e2e_script("pages.mjs", &[PYTHON_DOCS.as_ref(), work.as_os_str()]);
+    let r = e2e_script("pages.mjs", &[PYTHON_DOCS.as_ref(), work.as_os_str()], &[]);
+    assert_every_page_a_delta(&r);
+}
+
+/// The same on a site a real static-site generator built from the
+/// registry: VitePress 1.6 on the 41 markdown pages fastify ships in its
+/// tarball, at 5.12.0, 5.12.1 and 5.12.2 (`e2e/apps/docs/build.sh`; each
+/// release changes the text of one or two pages, and every page's HTML,
+/// which inlines the site's data and its version), a visitor who lands on six
+/// of its pages directly (as from a search) in each release. Beside what the
+/// Python docs test asserts, each script, stylesheet or dictionary that
+/// changed (a new name) and that the release compresses came as a delta.
+/// Installs and builds are kept in `target/field/vitepress` (a rerun reuses
+/// `node_modules` and the fastify tarballs).
+#[test]
+#[ignore = "e2e tier: needs Chromium, node and the npm registry; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
+fn every_page_of_a_vitepress_site_a_returning_visitor_opens_arrives_as_a_delta_of_their_own_copy() {
+    browser_ready();
+    let t0 = std::time::Instant::now();
+    let build_dir: PathBuf = repo().join("target/field/vitepress");
+    let build = Command::new("bash")
+        .arg(repo().join("e2e/apps/docs/build.sh"))
+        .arg(&build_dir)
+        .output()
+        .unwrap();
+    assert!(
+        build.status.success(),
+        "e2e/apps/docs/build.sh failed:\n{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    eprintln!("vitepress: three releases built in {:.1?}", t0.elapsed());
+    let t1 = std::time::Instant::now();
+    let releases: Vec<PathBuf> = (1..=3)
+        .map(|n| build_dir.join(format!("release-{n}")))
+        .collect();
+    let work = repo().join("target/field/pages-vitepress");
+    let mut args: Vec<&std::ffi::OsStr> = vec!["--releases".as_ref()];
+    args.extend(releases.iter().map(|p| p.as_os_str()));
+    args.push(work.as_os_str());
+    // Two modes at a time: one precompresses while the other's browser waits.
+    let r = e2e_script("pages.mjs", &args, &[("PAGE_JOBS", "2")]);
+    eprintln!(
+        "vitepress: precompressed and visited in four modes in {:.1?}",
+        t1.elapsed()
+    );
+    assert!(r["pages"].as_u64().unwrap() >= 40, "{}", r["pages"]);
+    assert_every_page_a_delta(&r);
+}
+
+/// What both sites must show, in every mode (`e2e/pages.mjs`'s JSON).
+fn assert_every_page_a_delta(r: &Value) {
     let modes = r["modes"].as_object().unwrap();
+    // serde_json's map is sorted by key.
     assert_eq!(
         modes.keys().collect::<Vec<_>>(),
-        ["cache", "from", "site", "off"],
+        ["cache", "from", "off", "site"],
         "{r:#}"
     );
     for (mode, m) in modes {
@@ -74,6 +129,16 @@ fn every_page_a_returning_visitor_opens_arrives_as_a_delta_of_their_own_copy() {
             assert_eq!(docs.len(), 6, "{mode} visit {}: {v}", i + 1);
             for d in docs {
                 assert_eq!(d["decodesToTheFile"], true, "{mode} visit {}: {d}", i + 1);
+            }
+            for a in v["assets"].as_array().unwrap() {
+                assert_eq!(a["decodesToTheFile"], true, "{mode} visit {}: {a}", i + 1);
+                if i > 0 && a["changed"] == true && a["compressed"] == true {
+                    assert!(
+                        matches!(a["contentEncoding"].as_str(), Some("dcb" | "dcz")),
+                        "{mode} visit {}: a changed file not sent as a delta: {a}",
+                        i + 1
+                    );
+                }
             }
             let bytes = v["bytes"].as_u64().unwrap();
             eprintln!(
