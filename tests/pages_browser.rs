@@ -61,6 +61,18 @@ fn every_page_a_returning_visitor_opens_arrives_as_a_delta_of_their_own_copy() {
     let work = repo().join("target/field/pages");
     let r = e2e_script("pages.mjs", &[PYTHON_DOCS.as_ref(), work.as_os_str()], &[]);
     assert_every_page_a_delta(&r);
+    // These pages change only in the version they name: each arrives in at
+    // most 300 B.
+    for (mode, m) in r["modes"].as_object().unwrap() {
+        if mode == "off" {
+            continue;
+        }
+        for v in &m["visits"].as_array().unwrap()[1..] {
+            for d in v["documents"].as_array().unwrap() {
+                assert!(d["encodedBytes"].as_u64().unwrap() <= 300, "{mode}: {d}");
+            }
+        }
+    }
 }
 
 /// The same on a site a real static-site generator built from the
