@@ -47,6 +47,8 @@ const MAPPING = [
   [{ dictionaryFrom: 'https://example.com/app/' }, ['--dictionary-from', 'https://example.com/app/']],
   [{ dictionaryFrom: ['http://127.0.0.1:8080/', 'prev'] }, ['--dictionary-from', 'http://127.0.0.1:8080/', '--dictionary-from', path.join(root, 'prev')]],
   [{ sharedDictionary: false }, ['--shared-dictionary', 'off']],
+  [{ pageDictionary: false }, ['--no-page-dictionary']],
+  [{ pageDictionary: true }, []],
   // true was once no flag at all, so docs/deltas.md's "turn it on" could not be followed (#37).
   [{ sharedDictionary: true }, ['--shared-dictionary', 'auto']],
   [{ sharedDictionary: 'on' }, ['--shared-dictionary', 'on']],

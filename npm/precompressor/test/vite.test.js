@@ -247,6 +247,7 @@ test('the real binary accepts every flag the options map to', { skip: real ? fal
     dictionaryFrom: ['prev'],
     deltaFormats: ['dcz'],
     useAsDictionary: true,
+    pageDictionary: false,
     sharedDictionary: 'off',
     budgets: { 'assets/**/*.js': '150KB' },
     check: true,
