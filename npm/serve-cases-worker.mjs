@@ -38,7 +38,12 @@ import { addTarget, main, request } from './serve-cases.mjs';
 export const EDGE = {
   'without zstd, brotli': 'br re-encoded as gzip, the first of gzip/br the client lists',
   'identity;q=0 and nothing else acceptable: 406': 'the 406 replaced by a 415',
-  'a page: its variant, revalidated, no deltas so no Available-Dictionary in Vary': 'br re-encoded as gzip',
+  'a page: its variant, revalidated': 'br re-encoded as gzip',
+  "a page is the dictionary of its own URLs' next version, with a delta against its identical earlier self (Available-Dictionary in Vary), and Sec-Fetch-Dest in it": 'br re-encoded as gzip',
+  'a Chromium navigation may keep a page as a dictionary, and revalidates it before each use': 'br re-encoded as gzip',
+  'a navigation of a browser with no RFC 9842 (no Sec-CH-UA): no-cache': 'br re-encoded as gzip',
+  'a fetch() of a page in Chromium: no-cache, never the kept copy': 'br re-encoded as gzip',
+  '/about is about.html, the same page to a navigation': 'br re-encoded as gzip',
   'a file too small for variants: identity, no Vary': 'identity gzipped on the fly',
   'HEAD: the headers of GET, no body': 'Content-Encoding br rewritten to gzip',
   'the root is its index.html': 'br re-encoded as gzip',
