@@ -40,10 +40,13 @@
 //! - `Use-As-Dictionary` on every response of an asset the manifest marks as
 //!   a dictionary, so the browser keeps it for the next release's deltas.
 //! - `Cache-Control`: what the manifest's `cache` says, decided once by the run
-//!   ([`Caching`](crate::model::manifest::Caching)): `public, max-age=31536000,
+//!   ([`Caching`]): `public, max-age=31536000,
 //!   immutable` when the file name carries a content hash, since its bytes can
 //!   never change under that name; `no-cache` otherwise (always revalidate by
-//!   ETag), and for every file the manifest does not list.
+//!   ETag), and for every file the manifest does not list. A page marked as
+//!   its next version's dictionary ([`Caching::Page`]) is kept by a Chromium
+//!   navigation ([`keeps_page`], [`CACHE_PAGE_KEPT`]) and revalidated by every
+//!   other request, `Sec-Fetch-Dest` in its `Vary` ([`vary`]).
 
 pub mod answer;
 pub mod negotiate;
