@@ -44,26 +44,13 @@ fn browser_ready() {
     );
 }
 
-/// `node e2e/SCRIPT ARGS` with the binary under test: its JSON result.
+/// `node e2e/SCRIPT ARGS` in the ways of finding the earlier releases the
+/// tests visit. The store and the live site: what CI and a plugin use. The
+/// folders (`from`, as --dictionary-from DIR) make the same deltas from the
+/// same bytes, and tests/deltas.rs and tests/field.rs hold them; a third
+/// round of visits here cost CI minutes (bench/field.sh runs all three).
 fn e2e_script(script: &str, args: &[&std::ffi::OsStr]) -> Value {
-    let out = Command::new("node")
-        .arg(repo().join("e2e").join(script))
-        .args(args)
-        .env("PRECOMPRESS", assert_cmd::cargo::cargo_bin("precompress"))
-        // The store and the live site: what CI and a plugin use. The folders
-        // (`from`, as --dictionary-from DIR) make the same deltas from the
-        // same bytes, and tests/deltas.rs and tests/field.rs hold them; a
-        // third round of visits here cost CI minutes (bench/field.sh runs all three).
-        .env("FIELD_MODES", FIELD_MODES.join(","))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script} {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serve_util::browser::e2e_script(script, args, &[("FIELD_MODES", &FIELD_MODES.join(","))])
 }
 
 /// The ways of finding the earlier releases the tests visit (e2e/field.mjs).

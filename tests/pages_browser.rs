@@ -13,29 +13,11 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
-use serve_util::browser::browser_ready;
+use serve_util::browser::{browser_ready, e2e_script};
 use serve_util::repo;
 
 /// Where Debian's python3.11-doc puts Python's HTML documentation.
 const PYTHON_DOCS: &str = "/usr/share/doc/python3.11/html";
-
-/// `node e2e/SCRIPT ARGS` with the binary under test: its JSON result.
-fn e2e_script(script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Value {
-    let out = Command::new("node")
-        .arg(repo().join("e2e").join(script))
-        .args(args)
-        .env("PRECOMPRESS", assert_cmd::cargo::cargo_bin("precompress"))
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script} {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// Issue #45: each page the dictionary of its own next version. Three
 /// releases of a docs site whose generator changes every page with each

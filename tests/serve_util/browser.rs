@@ -135,3 +135,22 @@ pub fn visit_across_a_release<S>(
         new_path: format!("/{new_js}"),
     }
 }
+
+/// `node e2e/SCRIPT ARGS` with the binary under test (and `env` added): the
+/// JSON it prints. A failing script fails the test with what it printed.
+pub fn e2e_script(script: &str, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Value {
+    let out = Command::new("node")
+        .arg(repo().join("e2e").join(script))
+        .args(args)
+        .env("PRECOMPRESS", assert_cmd::cargo::cargo_bin("precompress"))
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script} {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
