@@ -179,6 +179,10 @@ pub struct Index {
     base: String,
     /// The manifest's `shared_dictionary` and `documents_dictionary`.
     dictionaries: Vec<String>,
+    /// Each source's metadata as [`Index::load`] hashed it: a server that
+    /// records a file's stamp afterwards holds it to this one
+    /// ([`Index::source_metadata`]).
+    sources: HashMap<String, std::fs::Metadata>,
 }
 
 impl Default for Index {
@@ -187,6 +191,7 @@ impl Default for Index {
             assets: HashMap::new(),
             base: crate::model::path::ROOT_BASE.to_string(),
             dictionaries: Vec::new(),
+            sources: HashMap::new(),
         }
     }
 }
@@ -209,16 +214,27 @@ impl Index {
             .map(|(k, a)| (k.clone(), a.blake3.clone()))
             .collect();
         let mut index = Index::from_manifest(&mpath, m)?;
+        let mut sources = HashMap::new();
         index.assets.retain(|key, entry| {
             let path = root.join(key);
             let Ok(md) = std::fs::metadata(&path) else {
                 return false;
             };
             entry.last_modified = md.modified().ok();
-            md.is_file()
+            let hashed = md.is_file()
                 && md.len() == entry.identity.size
-                && blake3_of(&path).is_some_and(|h| Some(&h) == recorded.get(key))
+                && blake3_of(&path).is_some_and(|h| Some(&h) == recorded.get(key));
+            // Stat'ed before the hash and after: an edit while it was read
+            // (of the same size) leaves the file out, never checked.
+            match std::fs::metadata(&path) {
+                Ok(after) if hashed && same_file(&md, &after) => {
+                    sources.insert(key.clone(), after);
+                    true
+                }
+                _ => false,
+            }
         });
+        index.sources = sources;
         Ok(index)
     }
 
@@ -268,6 +284,7 @@ impl Index {
             assets,
             base,
             dictionaries,
+            sources: HashMap::new(),
         };
         index.set_link();
         Ok(index)
@@ -300,6 +317,20 @@ impl Index {
     pub fn link(&self) -> Option<String> {
         let urls: Vec<String> = self.dictionaries.iter().map(|k| self.url(k)).collect();
         crate::model::dictionary::dictionary_link(&urls)
+    }
+
+    /// The metadata of the source at `key` as [`Index::load`] hashed it
+    /// (`None` for an index not loaded from disk): a server that stamps the
+    /// file later must find this same file, or the source changed after the
+    /// hash and its variants would be stale.
+    pub fn source_metadata(&self, key: &str) -> Option<&std::fs::Metadata> {
+        self.sources.get(key)
+    }
+
+    /// Leaves the asset at `key` out: a plain file to this index from now on.
+    pub fn forget(&mut self, key: &str) {
+        self.assets.remove(key);
+        self.sources.remove(key);
     }
 
     /// The URL path of the file at `key` (relative to DIR).
@@ -472,6 +503,21 @@ pub fn vary(deltas: bool, variants: bool, page: bool) -> Option<&'static str> {
 /// `no-cache` as before.
 pub fn keeps_page(fetch_dest: Option<&str>, ch_ua: Option<&str>) -> bool {
     fetch_dest.is_some_and(|d| d.trim().eq_ignore_ascii_case("document")) && ch_ua.is_some()
+}
+
+/// Whether two stats are of the same file, unchanged: size, mtime, and on
+/// Unix the inode and ctime (which any write or rename sets).
+pub fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if (a.dev(), a.ino(), a.ctime(), a.ctime_nsec())
+            != (b.dev(), b.ino(), b.ctime(), b.ctime_nsec())
+        {
+            return false;
+        }
+    }
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
 /// The blake3 of a file's content, hex; `None` if it cannot be read.

@@ -61,12 +61,16 @@ function load(given, manifestPath, base) {
       st = undefined;
     }
     // Changed after precompress ran: its variants are stale, so it is a plain file here.
-    if (!st?.isFile() || Number(st.size) !== entry.identity.size || sha256Of(p) !== json.files[key].sha256) {
+    // The source is held to the file it was hashed as: stamped before the hash and
+    // again after, so an edit in between (of the same size) is never recorded as
+    // checked (serve::http::site's hold_to_hash).
+    if (!st?.isFile() || Number(st.size) !== entry.identity.size || sha256Of(p) !== json.files[key].sha256 || stampOf(p) !== fileStamp(st)) {
       index.assets.delete(key);
       continue;
     }
     entry.lastModified = Number(st.mtimeNs / 1000000n);
-    for (const r of [entry.identity, ...entry.variants, ...entry.deltas]) {
+    files.set(entry.identity.path, fileStamp(st));
+    for (const r of [...entry.variants, ...entry.deltas]) {
       const s = stampOf(path.join(root, r.path));
       if (s) files.set(r.path, s);
     }

@@ -125,6 +125,7 @@ impl Site {
                 }
             }
         }
+        hold_to_hash(&mut index, &files);
         Ok(Loaded {
             root: root.clone(),
             manifest_canonical,
@@ -341,4 +342,63 @@ fn open_checked(
         return Err("rewritten since the manifest was loaded".into());
     }
     Ok(file)
+}
+
+/// Holds each source stamped in `files` to the file [`Index::load`] hashed:
+/// one edited since (of the same size, or swapped) would otherwise be
+/// recorded as checked, and its old variants and ETag sent for the new
+/// bytes until the next manifest. Such a source is left out: a plain file.
+fn hold_to_hash(index: &mut Index, files: &Files) {
+    let changed: Vec<String> = index
+        .iter()
+        .filter(|(key, _)| {
+            let hashed = index.source_metadata(key).and_then(Stamp::of);
+            hashed.is_none() || files.stamp(key) != hashed.as_ref()
+        })
+        .map(|(key, _)| key.to_string())
+        .collect();
+    for key in &changed {
+        index.forget(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue #46: at load the sources were hashed first and stamped
+    /// afterwards; a same-size edit between the two was recorded as checked,
+    /// and serve sent the old page's variants and ETag for the new bytes.
+    #[test]
+    fn a_source_edited_after_its_hash_is_never_recorded_as_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let body = b"<!doctype html><p>one</p>".repeat(20);
+        std::fs::write(root.join("index.html"), &body).unwrap();
+        let b3 = blake3::hash(&body).to_hex().to_string();
+        let m = format!(
+            r#"{{"version": 1, "generator": "t", "settings": {{}}, "files": {{"index.html": {{"size": {}, "blake3": "{b3}", "sha256": "x", "content_type": "text/html", "etag": "\"{}\"", "encodings": [], "skipped": {{}}}}}}}}"#,
+            body.len(),
+            &b3[..32]
+        );
+        let manifest = root.join("precompress-manifest.json");
+        std::fs::write(&manifest, m).unwrap();
+        let stamped = |index: &Index| {
+            let mut files = Files::default();
+            files.insert(&root, "index.html", root.join("index.html"));
+            let mut index = index.clone();
+            hold_to_hash(&mut index, &files);
+            index.get("index.html").is_some()
+        };
+        let index = Index::load(&root, Some(&manifest)).unwrap();
+        assert!(stamped(&index), "unchanged: checked");
+        // Edited after the hash, before the stamp: the same size, new bytes.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(
+            root.join("index.html"),
+            b"<!doctype html><p>two</p>".repeat(20),
+        )
+        .unwrap();
+        assert!(!stamped(&index), "edited after its hash: left out");
+    }
 }
