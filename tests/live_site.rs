@@ -428,3 +428,41 @@ fn tmpdir_inside_dir_never_publishes_the_fetched_release() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Issue #46: rebuilding the commit already live (a re-run deploy, "Retry
+/// deploy") found its own list, made no delta, and said nothing; the deploy
+/// then replaced a release that had them. It is said now, with what to do.
+#[test]
+fn a_build_of_what_the_site_already_serves_says_it_gets_no_deltas_from_it() {
+    let r = releases();
+    let serve = start_precompress(&r.v1, &[]);
+    let again = r.scratch.parent().unwrap().join("same-build");
+    common::copy_dir(&r.v1, &again);
+    let site = format!("http://{}/", serve.addr);
+    let (code, err) = run(
+        &r.scratch,
+        &[
+            again.as_os_str(),
+            "--dictionary-from".as_ref(),
+            site.as_ref(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning") && err.contains("serves this very build"),
+        "{err}"
+    );
+    // A build that differs from the live one is not told so.
+    let next = r.scratch.parent().unwrap().join("next-build");
+    common::copy_dir(&r.v2, &next);
+    let (code, err) = run(
+        &r.scratch,
+        &[
+            next.as_os_str(),
+            "--dictionary-from".as_ref(),
+            site.as_ref(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("serves this very build"), "{err}");
+}

@@ -108,7 +108,27 @@ pub fn take_for_build(
         .map(|f| f.rel)
         .collect();
     let wanted = pairs_with(&rels);
-    take(site, &wanted, into, bounds)
+    let mut taken = take(site, &wanted, into, bounds)?;
+    if taken.fetched > 0 && same_build(dir, into) {
+        taken.notes.push(
+            "it serves this very build (every file taken is the same here): no delta against the release before it can be made from the site, and a deploy of this build replaces one that had them; redeploy what the live deploy built, or give --dictionary-from the release before it (a folder, or a cache folder's store)".into(),
+        );
+    }
+    Ok(taken)
+}
+
+/// Whether every file taken into `into` is, byte for byte, the file at the
+/// same path in `dir`: the site serves this very build (a deploy run again).
+fn same_build(dir: &Path, into: &Path) -> bool {
+    let taken = crate::run::walk::walk(into, false, &[]).files;
+    !taken.is_empty()
+        && taken.iter().all(|f| {
+            let ours = dir.join(&f.rel);
+            match (std::fs::read(&f.path), std::fs::read(&ours)) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => false,
+            }
+        })
 }
 
 /// Fetches into the folder `into` the dictionaries the site at `site`
