@@ -183,14 +183,8 @@ fn the_upload_list_has_one_object_per_file_with_the_headers_serve_sends() {
         let has_deltas = a["deltas"].as_array().is_some_and(|d| !d.is_empty());
         let variants = !a["encodings"].as_array().unwrap().is_empty();
         let page = a["cache"] == "page";
-        let vary = match (has_deltas, variants, page) {
-            (true, _, false) => Some("Accept-Encoding, Available-Dictionary"),
-            (true, _, true) => Some("Accept-Encoding, Available-Dictionary, Sec-Fetch-Dest"),
-            (false, true, false) => Some("Accept-Encoding"),
-            (false, true, true) => Some("Accept-Encoding, Sec-Fetch-Dest"),
-            (false, false, true) => Some("Sec-Fetch-Dest"),
-            (false, false, false) => None,
-        };
+        // What serve sends (serve::vary, held by its unit test).
+        let vary = precompressor::serve::vary(has_deltas, variants, page);
         assert_eq!(o["vary"].as_str(), vary, "{file}");
         // A page is stored no-cache; the viewer-response function sends a
         // Chromium navigation the policy that keeps it.

@@ -36,21 +36,10 @@ logs="$work/logs"
 tarballs="$work/tarballs"
 mkdir -p "$src" "$logs" "$tarballs"
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-say() { echo "build.sh [docs] $*" >&2; }
-
-# Runs "$@" in $src with output to $logs/$1.log; on failure shows the log's tail.
-step() {
-  local name="$1"; shift
-  local t0; t0="$(now)"
-  if ! (cd "$src" && "$@") >"$logs/$name.log" 2>&1; then
-    say "$name FAILED ($(since "$t0")s): $*  -- last lines of $logs/$name.log:"
-    tail -n 40 "$logs/$name.log" >&2
-    exit 1
-  fi
-  say "$name: $(since "$t0")s"
-}
+# shellcheck disable=SC2034 # read by steps.sh
+tag=docs
+# shellcheck source=e2e/apps/steps.sh disable=SC1091 # checked on its own (shellcheck e2e/apps/steps.sh)
+source "$here/../steps.sh"
 
 total0="$(now)"
 say "node $(node --version), npm $(npm --version)"
