@@ -106,6 +106,10 @@ pub struct Config {
     /// against its earlier versions (default true; `false`: pages are sent
     /// `no-cache` and get no deltas of their own).
     pub page_dictionary: bool,
+    /// The most files the deploy may hold (`--max-files`, default none):
+    /// deltas are dropped, the oldest release's first, to stay within it
+    /// (`run::bound`); a deploy its sources and variants alone pass fails.
+    pub max_files: Option<u64>,
     /// Run only shard K of N of the jobs and write a partial manifest beside
     /// the manifest, for `precompress merge` (default none: the whole run).
     pub shard: Option<crate::model::shard::Shard>,
@@ -188,6 +192,7 @@ impl Config {
             delta_codings: DeltaCoding::ALL.to_vec(),
             use_as_dictionary: true,
             page_dictionary: true,
+            max_files: None,
             shard: None,
             base: crate::model::path::ROOT_BASE.to_string(),
             shared_dictionary: SharedDictionary::Auto,

@@ -90,6 +90,14 @@ pub struct RunCounts {
     /// What the deltas cost a first-time visitor (none without dictionaries).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_visit: Option<FirstVisit>,
+    /// `dcz` jobs made at the bounded level: their dictionary is far larger
+    /// than the file (`encode::delta::dcz_bounded`).
+    pub dcz_bounded: u64,
+    /// Deltas not made to keep the deploy within `--max-files` (`run::bound`).
+    pub dropped_deltas: u64,
+    /// `--max-files`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_files: Option<u64>,
 }
 
 /// What the deltas cost a first-time visitor: the dictionaries every page
@@ -179,6 +187,14 @@ pub struct Deploy {
     /// CPU time the delta jobs of this run took, in milliseconds: what
     /// deltas cost the build.
     pub delta_cpu_ms: u64,
+    /// Of this run's `dcz` jobs, those made at the bounded level, their
+    /// dictionary far larger than the file (`encode::delta::dcz_bounded`).
+    pub dcz_bounded: u64,
+    /// `--max-files`: the most files the deploy may hold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_files: Option<u64>,
+    /// Deltas not made to stay within it, the oldest release's first.
+    pub dropped_deltas: u64,
 }
 
 /// The HTML pages of the release.
@@ -260,13 +276,24 @@ impl Schedule {
     }
 }
 
+/// The run's error when the deploy holds more than `--max-files` (`max`):
+/// every delta was dropped already (`run::bound`), so only the sources and
+/// their variants are left, which are never dropped.
+fn over_max_files(max: Option<u64>, files: u64, manifest: &std::path::Path) -> Option<Error> {
+    let max = max.filter(|m| files > *m)?;
+    Some(Error::Config(format!(
+        "{}: the deploy holds {files} files, past --max-files {max} with every delta dropped (a source and its variants are never dropped): raise it, or --exclude what need not be compressed",
+        manifest.display()
+    )))
+}
+
 impl Report {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         manifest: Manifest,
         codecs: &[Codec],
         passed: Vec<(String, Passed)>,
-        errors: Vec<Error>,
+        mut errors: Vec<Error>,
         jobs: Vec<JobTiming>,
         wall: Duration,
         manifest_path: PathBuf,
@@ -290,6 +317,9 @@ impl Report {
                 .map(|j| j.cpu_micros)
                 .sum::<u64>()
                 / 1000,
+            dcz_bounded: run.dcz_bounded,
+            max_files: run.max_files,
+            dropped_deltas: run.dropped_deltas,
             ..Deploy::default()
         };
         let mut pages = Pages::default();
@@ -321,6 +351,7 @@ impl Report {
                 *skipped_files.entry(r.to_string()).or_insert(0) += 1;
             }
         }
+        errors.extend(over_max_files(run.max_files, deploy.files, &manifest_path));
         let mut passed_count = BTreeMap::new();
         for (_, p) in &passed {
             *passed_count.entry(p.as_str().to_string()).or_insert(0) += 1;

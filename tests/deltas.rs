@@ -714,3 +714,84 @@ fn a_lazy_route_is_never_the_chunk_a_first_visit_dictionary_leans_on() {
         assert!(!deltas.is_empty(), "{d}: {files:#}");
     }
 }
+
+#[test]
+fn max_files_drops_the_oldest_release_s_deltas_first_and_fails_a_deploy_it_cannot_hold() {
+    let r = releases();
+    // An older release, given first: its app.js differs from release 1's.
+    let v0 = r.v1.parent().unwrap().join("release-0");
+    std::fs::create_dir_all(v0.join("assets")).unwrap();
+    std::fs::copy(r.v1.join("index.html"), v0.join("index.html")).unwrap();
+    let js = std::fs::read_to_string(r.v1.join(r.old)).unwrap();
+    std::fs::write(v0.join(r.old), js.replace("'widget 7'", "'widget seven'")).unwrap();
+    let run = |max: Option<&str>| {
+        let mut c = bin();
+        c.arg(&r.v2)
+            .args(["--json", "--dictionary-from"])
+            .arg(&v0)
+            .arg("--dictionary-from")
+            .arg(&r.v1);
+        if let Some(m) = max {
+            c.args(["--max-files", m]);
+        }
+        c
+    };
+    let json = |out: &[u8]| -> Value { serde_json::from_slice(out).unwrap() };
+    let out = run(None).assert().success().get_output().stdout.clone();
+    let free = json(&out);
+    let deltas = |m: &Value| -> Vec<String> {
+        m["files"][r.new]["deltas"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| d["dictionary"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let v1_sha = sf(&sha256(&std::fs::read(r.v1.join(r.old)).unwrap()));
+    assert_eq!(deltas(&manifest(&r.v2)).len(), 4, "{}", manifest(&r.v2));
+    assert_eq!(free["deploy"]["dropped_deltas"], 0);
+
+    // The manifest, index.html and the dictionary list (too small for
+    // variants), app.js with its 3 variants and 4 deltas: 11 files. Two
+    // fewer drops the deltas against release 0 (the oldest), both codings.
+    assert_eq!(free["deploy"]["files"], 11);
+    let out = run(Some("9"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let bounded = json(&out);
+    assert_eq!(bounded["deploy"]["dropped_deltas"], 2);
+    assert_eq!(bounded["deploy"]["max_files"], 9);
+    assert_eq!(bounded["deploy"]["files"], 9);
+    assert_eq!(
+        deltas(&manifest(&r.v2)),
+        vec![v1_sha.clone(), v1_sha.clone()]
+    );
+    bin()
+        .arg(&r.v2)
+        .args(["--dictionary-from"])
+        .arg(&v0)
+        .arg("--dictionary-from")
+        .arg(&r.v1)
+        .args(["--max-files", "9"])
+        .assert()
+        .success()
+        .stdout(contains(
+            "deploy: 9 files (--max-files 9: 2 deltas not made, the oldest release's first)",
+        ));
+
+    // Sources and variants alone pass the bound: every delta goes, the
+    // variants stay served, and the run fails naming the bound.
+    run(Some("3"))
+        .assert()
+        .failure()
+        .stderr(contains("past --max-files 3 with every delta dropped"));
+    let m = manifest(&r.v2);
+    assert!(deltas(&m).is_empty());
+    assert!(!m["files"][r.new]["encodings"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}

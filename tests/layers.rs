@@ -560,7 +560,7 @@ fn only_names_rs_spells_a_variants_or_deltas_name() {
 const STAGES: &[(&str, &[&str])] = &[
     ("walk", &["run/walk.rs"]),
     ("scan", &["run/scan.rs"]),
-    ("plan", &["run/plan.rs", "run/shard.rs"]),
+    ("plan", &["run/plan.rs", "run/shard.rs", "run/bound.rs"]),
     ("execute", &["run/execute.rs", "run/worker.rs"]),
     ("commit", &["run/commit.rs"]),
 ];

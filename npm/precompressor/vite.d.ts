@@ -56,6 +56,8 @@ export interface PrecompressOptions {
   useAsDictionary?: boolean;
   /** `false`: send HTML pages `no-cache` and write no deltas of their own, instead of marking each page as the dictionary of its next version (`--no-page-dictionary`). Default: true. */
   pageDictionary?: boolean;
+  /** The most files the deploy may hold, the manifest included (Cloudflare Pages takes 20,000): deltas are dropped, the oldest release's first, to stay within it; a deploy its sources and variants alone pass fails the build (`--max-files`). Default: no bound. */
+  maxFiles?: number;
   /**
    * The dictionary that pages link (`--shared-dictionary`): `'auto'` (or
    * `true`) makes the code dictionary only where it adds little to a first

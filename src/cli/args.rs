@@ -418,6 +418,10 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "dcb,dcz", value_parser = parse_delta_coding, value_name = "CODINGS")]
     pub delta_formats: Vec<DeltaCoding>,
 
+    /// The most files the deploy may hold, the manifest included (Cloudflare Pages takes 20,000): deltas are dropped, the oldest release's first, to stay within it; a deploy its sources and variants alone pass fails.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_files: Option<u64>,
+
     /// Run only shard K of N of the jobs (split by cost, the same in every shard) and write a partial manifest for `precompress merge` (e.g. 2/4).
     #[arg(long, value_name = "K/N", value_parser = precompressor::shard::Shard::parse)]
     pub shard: Option<precompressor::shard::Shard>,
@@ -550,6 +554,7 @@ impl RunArgs {
         };
         c.use_as_dictionary = !self.no_use_as_dictionary;
         c.page_dictionary = !self.no_page_dictionary;
+        c.max_files = self.max_files;
         c.shared_dictionary = match (self.no_shared_dictionary, self.shared_dictionary) {
             (true, _) => precompressor::config::SharedDictionary::Off,
             (false, m) => m.unwrap_or_default(),

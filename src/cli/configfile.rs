@@ -64,6 +64,8 @@ pub struct FileConfig {
     pub use_as_dictionary: Option<bool>,
     /// `false` as `--no-page-dictionary`.
     pub page_dictionary: Option<bool>,
+    /// As `--max-files`, at least 1.
+    pub max_files: Option<u64>,
     /// As `--base`: the URL path DIR is served at.
     pub base: Option<String>,
     /// As `--shared-dictionary`: `"auto"`, `"on"` or `"off"` (`true` is
@@ -199,6 +201,12 @@ impl FileConfig {
         }
         if let (Some(p), false) = (self.page_dictionary, explicit("no_page_dictionary")) {
             args.no_page_dictionary = !p;
+        }
+        if let (Some(m), false) = (self.max_files, explicit("max_files")) {
+            if m == 0 {
+                return Err(bad("max-files", "must be at least 1".into()));
+            }
+            args.max_files = Some(m);
         }
         if let (Some(v), false) = (
             &self.shared_dictionary,

@@ -268,11 +268,27 @@ fn first_visit_line(f: &precompressor::FirstVisit) -> Option<String> {
     })
 }
 
-/// What the run measured for a documents dictionary, in one line.
 /// What the deploy uploads, and what its deltas cost.
 fn deploy_line(d: &precompressor::report::Deploy) -> String {
+    let bounded = if d.dcz_bounded == 0 {
+        String::new()
+    } else {
+        format!(
+            "; {} dcz at zstd level {} against a dictionary past {} MiB and 4 x the file, to bound the work",
+            d.dcz_bounded,
+            precompressor::encode::delta::DCZ_BOUNDED_LEVEL,
+            precompressor::encode::delta::DCZ_BOUNDED_FROM >> 20
+        )
+    };
+    let within = match (d.max_files, d.dropped_deltas) {
+        (None, _) => String::new(),
+        (Some(m), 0) => format!(" (--max-files {m})"),
+        (Some(m), n) => {
+            format!(" (--max-files {m}: {n} deltas not made, the oldest release's first)")
+        }
+    };
     format!(
-        "deploy: {} files, {}; {} of them deltas ({}, {:.1} s of CPU this run)",
+        "deploy: {} files{within}, {}; {} of them deltas ({}, {:.1} s of CPU this run{bounded})",
         d.files,
         human(d.bytes),
         d.deltas,
@@ -296,6 +312,7 @@ fn pages_line(p: &precompressor::report::Pages) -> String {
     }
 }
 
+/// What the run measured for a documents dictionary, in one line.
 fn documents_line(d: &precompressor::DocumentsDictionary) -> String {
     let measured = format!(
         "{} held-out pages came to {:.2} of their brotli bytes against it, and it costs a first visit {}",

@@ -55,6 +55,39 @@ fn dcz_window_log(span: usize, dict_len: usize) -> u32 {
 /// (46,167 B) and smaller pairs it changed nothing, so below this it stays off.
 const LDM_MIN: usize = 8 << 20;
 
+/// A `dcz` dictionary past this many bytes, and past four times the file,
+/// is indexed by a cheaper matcher: zstd's binary-tree matchers (levels 13
+/// and up) index the whole dictionary, about 2.5 s of CPU per MiB at level
+/// 19 whatever the file's size, so one 6 MiB dictionary in a release cost
+/// each 16 KB chunk paired with it 15 s. A file about as large as its
+/// dictionary pays that in proportion to its own size, and keeps the level.
+pub const DCZ_BOUNDED_FROM: usize = 1 << 20;
+
+/// The level a bounded `dcz` is made at: the strongest hash-chain one
+/// (lazy2), whose work grows with the file, not the dictionary. Measured
+/// (`bench/dcz_bound.sh`): a 16 KB chunk against a 6 MiB dictionary is
+/// about as small as at level 19 (the matches are long) at a fraction of
+/// the time.
+pub const DCZ_BOUNDED_LEVEL: i32 = 12;
+
+/// Whether a `dcz` of `input_len` bytes against `dict_len` bytes of
+/// dictionary is made at [`DCZ_BOUNDED_LEVEL`]: the dictionary is past
+/// [`DCZ_BOUNDED_FROM`] and past four times the file.
+pub fn dcz_bounded(dict_len: usize, input_len: usize) -> bool {
+    dict_len > DCZ_BOUNDED_FROM.max(input_len.saturating_mul(4))
+}
+
+/// The level a `dcz` is made at: `configured`, or at most
+/// [`DCZ_BOUNDED_LEVEL`] when the dictionary would cost more than the file
+/// ([`dcz_bounded`]).
+pub fn dcz_level(configured: i32, dict_len: usize, input_len: usize) -> i32 {
+    if dcz_bounded(dict_len, input_len) {
+        configured.min(DCZ_BOUNDED_LEVEL)
+    } else {
+        configured
+    }
+}
+
 /// Levels of the two delta encoders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeltaLevels {
@@ -86,9 +119,10 @@ impl DeltaEncoder {
                 self.levels.brotli_quality
             ),
             DeltaCoding::Dcz => format!(
-                "dcz (RFC 9842) by zstd {}; level {}; window fitted to dictionary and file, within max(8 MiB, 1.25 x dictionary); long-distance matching from 8 MiB",
+                "dcz (RFC 9842) by zstd {}; level {}, at most {DCZ_BOUNDED_LEVEL} against a dictionary past {} MiB and 4 x the file; window fitted to dictionary and file, within max(8 MiB, 1.25 x dictionary); long-distance matching from 8 MiB",
                 zstd::zstd_safe::version_string(),
-                self.levels.zstd_level
+                self.levels.zstd_level,
+                DCZ_BOUNDED_FROM >> 20
             ),
         }
     }
@@ -134,7 +168,8 @@ impl DeltaEncoder {
     fn encode_dcz(&self, dict: &[u8], input: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
         let err = |code| io::Error::other(zstd::zstd_safe::get_error_name(code));
         let mut cctx = CCtx::create();
-        cctx.set_parameter(CParameter::CompressionLevel(self.levels.zstd_level))
+        let level = dcz_level(self.levels.zstd_level, dict.len(), input.len());
+        cctx.set_parameter(CParameter::CompressionLevel(level))
             .map_err(err)?;
         // The window covers dictionary and file, so every byte of the
         // dictionary stays reachable from anywhere in the file.
@@ -325,5 +360,51 @@ mod tests {
         // A 20 MiB file with a 1 MiB dictionary: 8 MiB is all a client must accept.
         assert_eq!(dcz_window_log(20 << 20, 1 << 20), 23);
         assert_eq!(dcz_window_log(20 << 20, 20 << 20), 24);
+    }
+
+    #[test]
+    fn a_dictionary_far_larger_than_the_file_is_indexed_by_the_cheaper_matcher() {
+        const MIB: usize = 1 << 20;
+        // A chunk against a 6 MiB dictionary: the dictionary's cost, not the file's.
+        assert!(dcz_bounded(6 * MIB, 16_000));
+        assert_eq!(dcz_level(19, 6 * MIB, 16_000), DCZ_BOUNDED_LEVEL);
+        // A lower level asked for stays.
+        assert_eq!(dcz_level(3, 6 * MIB, 16_000), 3);
+        // A bundle against its predecessor pays in proportion to itself.
+        assert!(!dcz_bounded(6 * MIB, 3 * MIB / 2));
+        assert_eq!(dcz_level(19, 6 * MIB, 2 * MIB), 19);
+        // Small dictionaries are cheap whatever the file.
+        assert!(!dcz_bounded(MIB, 100));
+        assert!(dcz_bounded(MIB + 1, 100));
+        assert_eq!(dcz_level(19, 200_000, 1_000), 19);
+    }
+
+    #[test]
+    fn a_bounded_dcz_still_finds_the_dictionary_s_long_matches() {
+        // 1.5 MiB of dictionary; the file is 40 KB of it with one change.
+        let old = release(30_000, "const version = '1.0.0';\n");
+        assert!(dcz_bounded(old.len(), 40_000));
+        let start = old.len() / 2;
+        let mut new = old[start..start + 40_000].to_vec();
+        new.extend_from_slice(b"console.log('1.0.1');\n");
+        let enc = DeltaEncoder::new(DeltaLevels {
+            brotli_quality: 5,
+            zstd_level: 19,
+        });
+        let mut out = Vec::new();
+        enc.encode(
+            DeltaCoding::Dcz,
+            &old,
+            &sha(&old),
+            &new,
+            ContentKind::Text,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            enc.verify(DeltaCoding::Dcz, &out, &old, &sha(&old), &new),
+            Ok(())
+        );
+        assert!(out.len() < 200, "{} B", out.len());
     }
 }

@@ -325,13 +325,9 @@ pub(crate) fn write_outputs(
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
-
     use super::*;
-    use crate::fsutil::CopyMeta;
     use crate::model::manifest::{Delta, Variant};
     use crate::model::skip::SkipReason;
-    use crate::run::tree::Found;
 
     fn variant(coding: &str, size: u64) -> Variant {
         Variant {
@@ -357,23 +353,7 @@ mod tests {
 
     #[test]
     fn an_asset_lists_variants_smallest_first_and_deltas_only_if_smaller_than_the_best() {
-        let f = Scanned {
-            found: Found {
-                rel: "app.js".into(),
-                path: "app.js".into(),
-                linked: false,
-            },
-            size: 1000,
-            blake3: "ab".repeat(32),
-            sha256: String::new(),
-            sha256_raw: [0; 32],
-            meta: CopyMeta {
-                permissions: std::fs::metadata(".").unwrap().permissions(),
-                modified: SystemTime::UNIX_EPOCH,
-            },
-            content: None,
-            incompressible: false,
-        };
+        let f = Scanned::for_test("app.js", 1000);
         let o = Outcome {
             variants: vec![
                 variant("gzip", 400),

@@ -216,6 +216,7 @@ impl Log {
             counts: RunCounts {
                 dry_run: cfg.dry_run,
                 warnings,
+                max_files: cfg.max_files,
                 ..RunCounts::default()
             },
             errors: Vec::new(),

@@ -102,7 +102,6 @@ impl Filter {
         })
     }
 
-    /// `None` when the file should be compressed, else why not.
     /// Whether `rel` may be a dictionary and get deltas: what gets variants,
     /// and what is only under `--min-size` (a small chunk re-sent after every
     /// release saves most of its bytes as a delta, while its variant saves
@@ -111,7 +110,8 @@ impl Filter {
         matches!(self.decide(rel, size), None | Some(SkipReason::TooSmall))
     }
 
-    /// Why `rel` of `size` bytes gets no variants, if it gets none.
+    /// Why `rel` of `size` bytes gets no variants, if it gets none (`None`:
+    /// it is compressed).
     pub fn decide(&self, rel: &str, size: u64) -> Option<SkipReason> {
         let ext = extension(rel);
         if ext

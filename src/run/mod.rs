@@ -23,6 +23,7 @@
 //! (`prior`, `journal`), the encoder cache (`cache`), the earlier releases
 //! (`releases`), the file filter (`filter`) and `--shard` (`shard`).
 
+pub(crate) mod bound;
 pub(crate) mod commit;
 pub(crate) mod dictionaries;
 pub(crate) mod env;
@@ -44,6 +45,7 @@ use std::time::Instant;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::fsutil::lock;
+use crate::model::coding::DeltaCoding;
 use crate::model::manifest::Manifest;
 use crate::model::shard::{group_of_path, partial_path};
 use crate::model::skip::Passed;
@@ -51,7 +53,7 @@ use crate::report::Report;
 use crate::run::commit::{commit_entries, fold_outcomes, unlisted_deltas_left, write_outputs};
 use crate::run::env::{probe_folders, remove_ours, Env, Log};
 use crate::run::execute::{execute_stage, sort_jobs};
-use crate::run::jobs::ShardPart;
+use crate::run::jobs::{Job, JobKind, ShardPart};
 use crate::run::plan::{plan, Inputs, Plan};
 use crate::run::scan::{on_disk_map, plan_sources, scan_stage, ScanOut};
 use crate::run::scanned::{Dict, Scanned};
@@ -96,6 +98,20 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     }
     let found = (tree.files, tree.variants, tree.deltas);
     let mut scanned = scan_stage(&env, found, &mut ours, &mut log);
+    if let Some(max) = cfg.max_files {
+        let b = bound::bound(
+            max,
+            &scanned.files,
+            &mut scanned.chosen,
+            &env.filter,
+            (cfg.codecs.len(), cfg.delta_codings.len()),
+            |r| {
+                env.releases
+                    .age(r, cfg.dictionary_from.len() + cfg.live_releases.len())
+            },
+        );
+        log.counts.dropped_deltas = b.dropped;
+    }
     let journaled: HashSet<&str> = scanned.journaled.iter().map(String::as_str).collect();
     let (sources, dicts) = plan_sources(
         &scanned.files,
@@ -134,6 +150,17 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> Result<Report> {
     Ok(report(&env, manifest, tree.passed, timings, started, log))
 }
 
+/// How many of `jobs` are `dcz` deltas made at the bounded level
+/// ([`crate::encode::delta::dcz_bounded`]).
+fn dcz_bounded(jobs: &[Job], files: &[Scanned], dicts: &[Dict]) -> u64 {
+    jobs.iter()
+        .filter(|j| {
+            matches!(j.kind, JobKind::Delta { coding: DeltaCoding::Dcz, dict }
+                if crate::encode::delta::dcz_bounded(dicts[dict].old.size as usize, files[j.file].size as usize))
+        })
+        .count() as u64
+}
+
 /// The jobs run, then their outcomes committed: the manifest (or a shard's
 /// partial) written, the journals done with, the release recorded.
 fn execute_and_commit(
@@ -166,6 +193,7 @@ fn execute_and_commit(
         &file_progress,
         log,
     );
+    log.counts.dcz_bounded = dcz_bounded(&planned.jobs, files, dicts);
     let whole = planned.sharded.is_none();
     let manifest = commit_entries(
         env,

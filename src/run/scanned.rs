@@ -24,6 +24,30 @@ pub(crate) struct Scanned {
     pub(crate) incompressible: bool,
 }
 
+#[cfg(test)]
+impl Scanned {
+    /// A source of `size` bytes at `rel`, as unit tests need one (nothing read).
+    pub(crate) fn for_test(rel: &str, size: u64) -> Scanned {
+        Scanned {
+            found: crate::run::tree::Found {
+                rel: rel.into(),
+                path: rel.into(),
+                linked: false,
+            },
+            size,
+            blake3: "ab".repeat(32),
+            sha256: String::new(),
+            sha256_raw: [0; 32],
+            meta: CopyMeta {
+                permissions: std::fs::metadata(".").unwrap().permissions(),
+                modified: std::time::SystemTime::UNIX_EPOCH,
+            },
+            content: None,
+            incompressible: false,
+        }
+    }
+}
+
 /// The earlier files one asset gets deltas against, with their SHA-256.
 pub(crate) type Chosen = Vec<(OldFile, [u8; 32])>;
 

@@ -156,6 +156,7 @@ const VALIDATORS = {
   },
   useAsDictionary: (v) => boolean('useAsDictionary', v),
   pageDictionary: (v) => boolean('pageDictionary', v),
+  maxFiles: (v) => integer('maxFiles', v, 1, Number.MAX_SAFE_INTEGER),
   // As precompress.toml's shared-dictionary: a mode, or true for 'auto' and false for 'off'.
   sharedDictionary(v) {
     if (v === undefined) return undefined;
@@ -304,6 +305,7 @@ export function runArgs(o, { dir, root, outDir }) {
   if (o.deltaFormats) args.push('--delta-formats', o.deltaFormats.join(','));
   if (o.useAsDictionary === false) args.push('--no-use-as-dictionary');
   if (o.pageDictionary === false) args.push('--no-page-dictionary');
+  if (o.maxFiles !== undefined) args.push('--max-files', String(o.maxFiles));
   if (o.sharedDictionary !== undefined) args.push('--shared-dictionary', o.sharedDictionary);
   for (const [glob, limit] of o.budgets ?? []) args.push(`--budget=${glob}=${limit}`);
   if (o.verbose) args.push('--verbose');

@@ -177,6 +177,7 @@ const INVALID = [
   [{ sharedDictionary: 'yes' }, /option `sharedDictionary` must be 'auto', 'on', 'off', true \('auto'\) or false \('off'\), got "yes"/],
   [{ deltaFormats: ['br'] }, /option `deltaFormats` must be a non-empty array of 'dcb', 'dcz', got \["br"\]/],
   [{ threads: 0 }, /option `threads` must be an integer from 1 to 65535, got 0/],
+  [{ maxFiles: 0 }, /option `maxFiles` must be an integer from 1 to /],
   [{ cacheMaxSize: 'lots' }, /option `cacheMaxSize` must be a size/],
 ];
 

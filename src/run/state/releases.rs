@@ -188,6 +188,19 @@ impl Releases {
         }
     }
 
+    /// How old release `i` is among these, 0 the oldest, when the first
+    /// `given` were given as folders (`--dictionary-from` in their order,
+    /// then the live site's) and the rest came from the release store, oldest
+    /// first: the store holds what was deployed before the folders given.
+    pub fn age(&self, i: usize, given: usize) -> usize {
+        let stored = self.roots.len().saturating_sub(given);
+        if i >= given {
+            i - given
+        } else {
+            stored + i
+        }
+    }
+
     /// Lists an earlier file under its pairing key, and a shared dictionary
     /// among those too.
     fn list(&mut self, old: OldFile) {
