@@ -161,9 +161,14 @@ fn the_snippet_reports_what_chromium_got_on_first_returning_and_cached_visits() 
     ]);
     writeln!(child.stdin.as_mut().unwrap()).unwrap();
     let second = next();
-    // Back once more, nothing deployed: the page revalidated, the script cached.
+    // Back once more, nothing deployed: the page revalidated with the
+    // delta's ETag, offering the page it holds, gets a delta against that
+    // (itself); the script cached.
     writeln!(child.stdin.as_mut().unwrap()).unwrap();
     let third = next();
+    // And again: the page revalidated with the ETag of what it got last.
+    writeln!(child.stdin.as_mut().unwrap()).unwrap();
+    let fourth = next();
     drop(child.stdin.take());
     assert!(
         child.wait().unwrap().success(),
@@ -174,6 +179,7 @@ fn the_snippet_reports_what_chromium_got_on_first_returning_and_cached_visits() 
         (&first, "release-1:6"),
         (&second, "release-2:7"),
         (&third, "release-2:7"),
+        (&fourth, "release-2:7"),
     ] {
         assert_eq!(visit["marker"], marker, "{visit:#}");
         let report = &visit["report"];
@@ -193,15 +199,25 @@ fn the_snippet_reports_what_chromium_got_on_first_returning_and_cached_visits() 
     let file = body["kinds"]["script"]["dcb"]["file"].as_u64().unwrap();
     assert_eq!(file, std::fs::metadata(live.join(new_js)).unwrap().len());
     assert!(delta * 10 < file, "a delta of {delta} B for {file} B");
-    // Back with nothing deployed: the page revalidated and the script from
-    // the cache, no body over the network, and the report says so.
+    // Back with nothing deployed: the page a delta against the copy the
+    // visitor holds (a few dozen bytes, never the page again), the script
+    // from the cache, and the report says so.
     let body: Value = serde_json::from_str(third["report"]["body"].as_str().unwrap()).unwrap();
     let kinds = &body["kinds"];
-    assert_eq!(kinds["document"]["cache"]["n"], 1, "{body:#}");
+    assert_eq!(kinds["document"]["dcb"]["n"], 1, "{body:#}");
+    assert!(
+        kinds["document"]["dcb"]["body"].as_u64().unwrap() < 100,
+        "{body:#}"
+    );
     assert_eq!(kinds["script"]["cache"]["n"], 1, "{body:#}");
     assert_eq!(
         kinds["script"]["cache"]["body"], delta,
         "the stored delta: {body:#}"
     );
+    // Once more: the page revalidated (a 304), no body over the network.
+    let body: Value = serde_json::from_str(fourth["report"]["body"].as_str().unwrap()).unwrap();
+    let kinds = &body["kinds"];
+    assert_eq!(kinds["document"]["cache"]["n"], 1, "{body:#}");
+    assert_eq!(kinds["script"]["cache"]["n"], 1, "{body:#}");
     drop(server);
 }

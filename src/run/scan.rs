@@ -290,6 +290,16 @@ pub(crate) fn choose_dictionaries(
             }
         }
     }
+    // A visitor who got one of these deltas comes back before the next
+    // release with its ETag, offering the page it now holds: this one. A
+    // delta against itself answers in about 70 B where the whole page would
+    // go again (no server here answers 304 for another representation's
+    // ETag, nginx's own among them). One who got the page whole offers it
+    // too, but its ETag is the selected variant's: a 304 without this.
+    let own_sha = f.sha256_raw;
+    if page && !chosen.is_empty() && !f.found.linked && !chosen.iter().any(|(_, s)| *s == own_sha) {
+        chosen.push((this_release(f), own_sha));
+    }
     (chosen, warnings)
 }
 
@@ -428,6 +438,17 @@ pub(crate) fn scan_stage(
     }
 }
 
+/// A file of this release as a dictionary of this release's deltas.
+fn this_release(f: &Scanned) -> OldFile {
+    OldFile {
+        release: releases::THIS_RELEASE,
+        rel: f.found.rel.clone(),
+        path: f.found.path.clone(),
+        size: f.size,
+        expect: Some(f.sha256_raw),
+    }
+}
+
 /// Every file of `mine` (`rel` itself aside) also gets a delta against this
 /// release's file at `rel`, unless it has one against those bytes already.
 fn add_own_dictionary(
@@ -439,13 +460,7 @@ fn add_own_dictionary(
     let Some(d) = files.iter().find(|f| f.found.rel == rel) else {
         return;
     };
-    let own = OldFile {
-        release: usize::MAX,
-        rel: rel.to_string(),
-        path: d.found.path.clone(),
-        size: d.size,
-        expect: Some(d.sha256_raw),
-    };
+    let own = this_release(d);
     for (f, c) in files.iter().zip(chosen.iter_mut()) {
         if f.found.rel != rel
             && mine.contains(f.found.rel.as_str())

@@ -42,7 +42,7 @@ pub const AFFINITY_BYTES: usize = 4096;
 /// A file of an earlier release that may serve as a dictionary.
 #[derive(Debug, Clone)]
 pub struct OldFile {
-    /// Which `--dictionary-from` folder (its index).
+    /// Which `--dictionary-from` folder (its index), or [`THIS_RELEASE`].
     pub release: usize,
     /// Path relative to that folder, `/` separators.
     pub rel: String,
@@ -54,6 +54,10 @@ pub struct OldFile {
     /// store's blob is named by it): any other content is not used.
     pub expect: Option<[u8; 32]>,
 }
+
+/// [`OldFile::release`] of a page of this very release, its own dictionary
+/// (`run::scan::choose_dictionaries`): newer than every earlier release.
+pub const THIS_RELEASE: usize = usize::MAX;
 
 /// The dictionary files of the earlier releases, by pairing key.
 #[derive(Debug, Default)]
