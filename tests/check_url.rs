@@ -388,6 +388,7 @@ fn max_requests_leaves_assets_unchecked_and_fails() {
         "5".as_ref(),
     ]);
     assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("s3cret"));
 }
 
 /// A SvelteKit-like build: chunks named by their hash only (so precompress,
@@ -509,4 +510,91 @@ fn a_password_in_the_url_is_never_printed() {
         stdout.contains(&format!("http://***@{}/{key}: ", server.addr)),
         "{stdout}"
     );
+}
+
+/// A gate in front of `upstream`, as a preview deploy's protection is: a
+/// request without `x-bypass: s3cret` gets 401; one with it is relayed (one
+/// request per connection).
+fn gate(upstream: std::net::SocketAddr) -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && c.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let text = String::from_utf8_lossy(&head).to_string();
+                let allowed = text
+                    .lines()
+                    .any(|l| l.eq_ignore_ascii_case("x-bypass: s3cret"));
+                if !allowed {
+                    let _ = c.write_all(
+                        b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    );
+                    return;
+                }
+                let kept: Vec<&str> = text
+                    .trim_end()
+                    .lines()
+                    .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+                    .collect();
+                let mut up = std::net::TcpStream::connect(upstream).unwrap();
+                up.write_all(
+                    format!("{}\r\nconnection: close\r\n\r\n", kept.join("\r\n")).as_bytes(),
+                )
+                .unwrap();
+                let mut answer = Vec::new();
+                let _ = up.read_to_end(&mut answer);
+                let _ = c.write_all(&answer);
+            });
+        }
+    });
+    addr
+}
+
+/// A preview behind a bypass token (#47): `--header` sends it with every
+/// request, and it is never printed; fields the check sets itself are
+/// refused, naming the field and not the value.
+#[test]
+fn header_sends_a_preview_s_bypass_token_and_never_prints_it() {
+    let (_tmp, site) = precompressed_site();
+    let server = start_precompress(&site, &[]);
+    let url = format!("http://{}/", gate(server.addr));
+    let (code, stdout, _) = check_url(&url, &site, &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("401"), "{stdout}");
+    for args in [
+        &["-H", "x-bypass: s3cret"][..],
+        &["--header", "X-Bypass:s3cret", "--json"],
+    ] {
+        let (code, stdout, stderr) = check_url(&url, &site, args);
+        assert_eq!(code, 0, "{args:?}: {stdout}{stderr}");
+        assert!(
+            !format!("{stdout}{stderr}").contains("s3cret"),
+            "{stdout}{stderr}"
+        );
+    }
+    let (code, stdout, stderr) = check_url(&url, &site, &["-H", "Accept-Encoding: s3cret"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("--header Accept-Encoding: the check sets it itself"),
+        "{stderr}"
+    );
+    assert!(
+        !format!("{stdout}{stderr}").contains("s3cret"),
+        "{stdout}{stderr}"
+    );
+    // Only with --url.
+    let out = assert_cmd::Command::cargo_bin("precompress")
+        .unwrap()
+        .args(["check", "-H", "x-bypass: s3cret"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("s3cret"));
 }

@@ -333,6 +333,15 @@ pub struct CheckArgs {
     #[arg(long, value_name = "N", default_value_t = 2000, requires = "url", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_requests: u64,
 
+    /// With --url: a field to send with every request, as `NAME: VALUE` (a preview deploy's bypass token, e.g. x-vercel-protection-bypass); repeatable; its value is never printed.
+    #[arg(
+        long = "header",
+        short = 'H',
+        value_name = "NAME: VALUE",
+        requires = "url"
+    )]
+    pub headers: Vec<String>,
+
     /// With --url: the whole check's time, in seconds, 1-86400 (each request also has 10 s).
     #[arg(long, value_name = "SECS", default_value_t = 120, requires = "url", value_parser = clap::value_parser!(u64).range(precompressor::config::limits::CHECK_TIMEOUT_SECS))]
     pub timeout: u64,

@@ -90,10 +90,23 @@ pub fn check(args: CheckArgs) -> u8 {
 /// summary, a line per problem, what was sent, and notes.
 fn check_url(url: &str, manifest: &std::path::Path, args: &CheckArgs) -> u8 {
     use precompressor::probe;
+    let headers = match args
+        .headers
+        .iter()
+        .map(|h| probe::parse_header(h))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("precompress: check --url: error: {e}");
+            return exit::USAGE;
+        }
+    };
     let opts = probe::Options {
         rate: args.rate,
         max_requests: args.max_requests,
         timeout: std::time::Duration::from_secs(args.timeout),
+        headers,
     };
     let report = match probe::probe(manifest, url, &opts) {
         Ok(r) => r,

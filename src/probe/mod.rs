@@ -124,6 +124,7 @@ pub fn probe_with(
     let start = Instant::now();
     let mut session = Session {
         base,
+        extra: &opts.headers,
         dictionaries: &dictionaries,
         pacer: Pacer {
             next: start,
@@ -229,6 +230,8 @@ fn jobs<'m>(manifest: &'m Manifest, base: &Url, problems: &mut Vec<Problem>) -> 
 /// it stopped, if it did.
 struct Session<'a, 'm> {
     base: &'a Url,
+    /// `--header`'s fields, sent with every request.
+    extra: &'a [(String, String)],
     dictionaries: &'a [Url],
     pacer: Pacer,
     dec: Decoders,
@@ -292,6 +295,7 @@ impl<'m> Session<'_, 'm> {
             ACCEPT_ENCODING_DELTAS
         };
         let mut headers = vec![("Accept-Encoding", accept)];
+        headers.extend(self.extra.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         // A page is asked for as Chromium navigates to it: a server sends a
         // page marked as its next version's dictionary the policy that lets
         // the browser keep it only then (serve::keeps_page).

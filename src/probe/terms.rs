@@ -37,6 +37,59 @@ pub struct Options {
     /// The whole check's time, at most a day
     /// ([`crate::config::limits::CHECK_TIMEOUT_SECS`]; a longer one is a day).
     pub timeout: Duration,
+    /// Fields sent with every request besides the check's own (a preview's
+    /// bypass token: [`parse_header`]); never printed.
+    pub headers: Vec<(String, String)>,
+}
+
+/// Fields the check sets itself, or that would make the origin answer
+/// something else than a browser gets: `--header` refuses them.
+pub const OWN_FIELDS: &[&str] = &[
+    "accept-encoding",
+    "available-dictionary",
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "range",
+    "if-range",
+    "if-match",
+    "if-none-match",
+    "if-modified-since",
+    "if-unmodified-since",
+    "te",
+    "upgrade",
+];
+
+/// `NAME: VALUE` of `--header`, as a field to send: a token for the name
+/// (RFC 9110 §5.1), a value with no control character, and none of
+/// [`OWN_FIELDS`] nor `Sec-Fetch-*`/`Sec-CH-UA*`. The error names the
+/// field, never its value (a token is a secret).
+pub fn parse_header(given: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = given.split_once(':') else {
+        return Err("--header: give NAME: VALUE (no `:` found)".into());
+    };
+    let name = name.trim();
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(token) {
+        return Err("--header: the field name is not an HTTP token".into());
+    }
+    let lower = name.to_ascii_lowercase();
+    if OWN_FIELDS.contains(&lower.as_str())
+        || lower.starts_with("sec-fetch-")
+        || lower.starts_with("sec-ch-ua")
+    {
+        return Err(format!(
+            "--header {name}: the check sets it itself, as a browser would (or it would change the answer it judges)"
+        ));
+    }
+    let value = value.trim();
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(format!(
+            "--header {name}: the value holds a control character"
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
 }
 
 impl Default for Options {
@@ -45,6 +98,7 @@ impl Default for Options {
             rate: 20,
             max_requests: 2000,
             timeout: Duration::from_secs(120),
+            headers: Vec::new(),
         }
     }
 }
@@ -202,4 +256,45 @@ pub struct Report {
     /// What differs from `precompress serve` without being wrong for a
     /// browser (the server's own ETags, a heuristic dictionary lifetime).
     pub notes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_is_a_token_and_a_value_and_never_one_the_check_sets() {
+        assert_eq!(
+            parse_header("x-vercel-protection-bypass: s3cret:with:colons "),
+            Ok((
+                "x-vercel-protection-bypass".into(),
+                "s3cret:with:colons".into()
+            ))
+        );
+        assert_eq!(
+            parse_header("Authorization:Bearer a b"),
+            Ok(("Authorization".into(), "Bearer a b".into()))
+        );
+        for refused in [
+            "Accept-Encoding: br",
+            "available-dictionary: :x:",
+            "Sec-Fetch-Dest: document",
+            "sec-ch-ua: x",
+            "If-None-Match: \"a\"",
+            "Host: other",
+        ] {
+            let e = parse_header(refused).unwrap_err();
+            assert!(e.contains("sets it itself"), "{refused}: {e}");
+        }
+        for bad in [
+            "no colon s3cret",
+            ": s3cret",
+            "bad name: s3cret",
+            "x-a: s3cret\r\nx-b: 1",
+        ] {
+            let e = parse_header(bad).unwrap_err();
+            // The value may be a secret: never in the message.
+            assert!(!e.contains("s3cret"), "{bad}: {e}");
+        }
+    }
 }
