@@ -248,6 +248,7 @@ test('the real binary accepts every flag the options map to', { skip: real ? fal
     deltaFormats: ['dcz'],
     useAsDictionary: true,
     pageDictionary: false,
+    maxFiles: 20000,
     sharedDictionary: 'off',
     budgets: { 'assets/**/*.js': '150KB' },
     check: true,
