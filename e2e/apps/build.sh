@@ -61,17 +61,8 @@ tar -C "$here/$app" --exclude=./node_modules --exclude=./dist --exclude=./build 
     --exclude=./.output --exclude=./.nuxt --exclude=./.svelte-kit --exclude=./.astro \
     -cf - . | tar -C "$src" -xf -
 
-# 2. Install, unless node_modules came from this very lock file.
-# The node major is part of the stamp: a node_modules installed on another one may lack
-# or hold the wrong optional and engine-dependent packages.
-lock_sum="$(sha256sum "$src/package-lock.json" | cut -d' ' -f1) node $(node -p 'process.versions.node.split(".")[0]')"
-stamp="$src/node_modules/.e2e-installed-lock"
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
-  say "install: reusing $src/node_modules"
-else
-  step install npm ci --no-audit --no-fund --prefer-offline
-  echo "$lock_sum" >"$stamp"
-fi
+# 2. Install, unless node_modules came from this very lock file on this node major.
+install_once
 
 build_release() {
   local n="$1"

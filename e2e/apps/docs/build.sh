@@ -50,14 +50,7 @@ tar -C "$here" --exclude=./node_modules --exclude=./docs --exclude=./dist \
     --exclude=./.vitepress/cache --exclude=./.vitepress/dist -cf - . | tar -C "$src" -xf -
 
 # 2. Install, unless node_modules came from this very lock file on this node major.
-lock_sum="$(sha256sum "$src/package-lock.json" | cut -d' ' -f1) node $(node -p 'process.versions.node.split(".")[0]')"
-stamp="$src/node_modules/.e2e-installed-lock"
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
-  say "install: reusing $src/node_modules"
-else
-  step install npm ci --no-audit --no-fund --prefer-offline
-  echo "$lock_sum" >"$stamp"
-fi
+install_once
 
 # 3. Each release: its docs from the registry tarball, then the build.
 n=0
