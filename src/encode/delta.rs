@@ -290,6 +290,26 @@ mod tests {
         zstd_level: 3,
     };
 
+    /// `new` as a `dcz` against `old` at `levels`, checked to decode back.
+    fn dcz_round_trip(levels: DeltaLevels, old: &[u8], new: &[u8]) -> Vec<u8> {
+        let enc = DeltaEncoder::new(levels);
+        let mut out = Vec::new();
+        enc.encode(
+            DeltaCoding::Dcz,
+            old,
+            &sha(old),
+            new,
+            ContentKind::Text,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            enc.verify(DeltaCoding::Dcz, &out, old, &sha(old), new),
+            Ok(())
+        );
+        out
+    }
+
     #[test]
     fn deltas_are_small_round_trip_and_carry_the_header() {
         let old = release(3000, "const version = '1.0.0';\n");
@@ -333,21 +353,7 @@ mod tests {
         let mut old = vec![0x37, 0xA4, 0x30, 0xEC];
         old.extend(release(500, "x\n"));
         let new = release(500, "y\n");
-        let enc = DeltaEncoder::new(FAST);
-        let mut out = Vec::new();
-        enc.encode(
-            DeltaCoding::Dcz,
-            &old,
-            &sha(&old),
-            &new,
-            ContentKind::Text,
-            &mut out,
-        )
-        .unwrap();
-        assert_eq!(
-            enc.verify(DeltaCoding::Dcz, &out, &old, &sha(&old), &new),
-            Ok(())
-        );
+        dcz_round_trip(FAST, &old, &new);
     }
 
     #[test]
@@ -387,24 +393,11 @@ mod tests {
         let start = old.len() / 2;
         let mut new = old[start..start + 40_000].to_vec();
         new.extend_from_slice(b"console.log('1.0.1');\n");
-        let enc = DeltaEncoder::new(DeltaLevels {
+        let levels = DeltaLevels {
             brotli_quality: 5,
             zstd_level: 19,
-        });
-        let mut out = Vec::new();
-        enc.encode(
-            DeltaCoding::Dcz,
-            &old,
-            &sha(&old),
-            &new,
-            ContentKind::Text,
-            &mut out,
-        )
-        .unwrap();
-        assert_eq!(
-            enc.verify(DeltaCoding::Dcz, &out, &old, &sha(&old), &new),
-            Ok(())
-        );
+        };
+        let out = dcz_round_trip(levels, &old, &new);
         assert!(out.len() < 200, "{} B", out.len());
     }
 }

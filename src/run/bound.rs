@@ -43,10 +43,8 @@ pub(crate) fn bound(
             }
         })
         .sum::<u64>();
-    let deltas = |chosen: &[Chosen]| -> u64 {
-        chosen.iter().map(|c| c.len() as u64).sum::<u64>() * delta_codings as u64
-    };
-    let total = served + deltas(chosen);
+    let deltas = chosen.iter().map(|c| c.len() as u64).sum::<u64>() * delta_codings as u64;
+    let total = served + deltas;
     let mut over = total.saturating_sub(max);
     let mut order: Vec<(usize, u64, &str, usize, [u8; 32])> = chosen
         .iter()
