@@ -12,6 +12,13 @@ use common::{bin, snapshot};
 /// Release `n` of a small app in `dist` (emptied first): a page, a script
 /// that changes a little per release (fingerprinted), a stylesheet that does
 /// not, and an image no coding shrinks.
+/// `precompress report DIR --out OUT`, to add to.
+fn report(dir: &Path, out: &Path) -> assert_cmd::Command {
+    let mut c = bin();
+    c.arg("report").arg(dir).arg("--out").arg(out);
+    c
+}
+
 fn build(dist: &Path, n: usize) {
     let _ = std::fs::remove_dir_all(dist);
     std::fs::create_dir_all(dist.join("assets")).unwrap();
@@ -74,13 +81,7 @@ fn a_release_with_deltas_is_drawn_and_nothing_is_written_into_dir() {
     );
     let before = snapshot(&dist);
     let out = tmp.path().join("report.html");
-    let done = bin()
-        .args([
-            "report".as_ref(),
-            dist.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ])
+    let done = report(&dist, &out)
         .arg("--cache-dir")
         .arg(&cache)
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -105,16 +106,7 @@ fn a_release_with_deltas_is_drawn_and_nothing_is_written_into_dir() {
     // The png has no variant: said, with why.
     assert!(html.contains("<code>assets/logo.png</code>"));
     // Without the store, no returning visitor, said so.
-    bin()
-        .args([
-            "report".as_ref(),
-            dist.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ])
-        .arg("--no-cache")
-        .assert()
-        .success();
+    report(&dist, &out).arg("--no-cache").assert().success();
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("No earlier release in the release store"));
 }
@@ -126,13 +118,7 @@ fn github_appends_the_main_chart_as_a_table() {
     let out = tmp.path().join("report.html");
     let summary = tmp.path().join("summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
-    bin()
-        .args([
-            "report".as_ref(),
-            dist.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ])
+    report(&dist, &out)
         .arg("--cache-dir")
         .arg(&cache)
         .arg("--github")
@@ -152,16 +138,7 @@ fn errors_name_the_path_and_write_nothing() {
     let dist = tmp.path().join("dist");
     build(&dist, 1);
     let inside = dist.join("report.html");
-    let r = bin()
-        .args([
-            "report".as_ref(),
-            dist.as_os_str(),
-            "--out".as_ref(),
-            inside.as_os_str(),
-        ])
-        .arg("--no-cache")
-        .assert()
-        .code(2);
+    let r = report(&dist, &inside).arg("--no-cache").assert().code(2);
     let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
     assert!(
         err.contains(&inside.display().to_string()) && err.contains("inside DIR"),
@@ -170,41 +147,16 @@ fn errors_name_the_path_and_write_nothing() {
     assert!(!inside.exists());
     // No run yet: the manifest it needs is named.
     let out = tmp.path().join("r.html");
-    let r = bin()
-        .args([
-            "report".as_ref(),
-            dist.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ])
-        .arg("--no-cache")
-        .assert()
-        .code(1);
+    let r = report(&dist, &out).arg("--no-cache").assert().code(1);
     let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
     assert!(err.contains("precompress-manifest.json"), "{err}");
     assert!(!out.exists());
     let missing = tmp.path().join("nope");
-    let r = bin()
-        .args([
-            "report".as_ref(),
-            missing.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ])
-        .assert()
-        .code(2);
+    let r = report(&missing, &out).assert().code(2);
     let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
     assert!(err.contains(&missing.display().to_string()), "{err}");
     let no_folder = tmp.path().join("gone/r.html");
-    let r = bin()
-        .args([
-            "report".as_ref(),
-            dist.as_os_str(),
-            "--out".as_ref(),
-            no_folder.as_os_str(),
-        ])
-        .assert()
-        .code(2);
+    let r = report(&dist, &no_folder).assert().code(2);
     let err = String::from_utf8_lossy(&r.get_output().stderr).into_owned();
     assert!(err.contains(&no_folder.display().to_string()), "{err}");
 }
@@ -224,13 +176,7 @@ fn out_through_a_link_never_writes_into_dir() {
     ] {
         let out = tmp.path().join(name);
         std::os::unix::fs::symlink(&target, &out).unwrap();
-        bin()
-            .args([
-                "report".as_ref(),
-                dist.as_os_str(),
-                "--out".as_ref(),
-                out.as_os_str(),
-            ])
+        report(&dist, &out)
             .arg("--cache-dir")
             .arg(&cache)
             .env_remove("GITHUB_STEP_SUMMARY")
