@@ -78,6 +78,7 @@ function representations(site) {
 }
 
 function expand(t, root, site, s) {
+  if (s.includes('{shared}')) s = s.replaceAll('{shared}', readManifest(site).shared_dictionary);
   return s.replaceAll('{chrome}', t.chrome).replace(/\{(dictionary|delta|etag|size):([^}]+)\}/g, (_, kind, arg) => {
     switch (kind) {
       case 'dictionary':
@@ -116,7 +117,7 @@ async function checkCase(t, root, site, url, c, unlengthed) {
   const x = (s) => expand(t, root, site, s);
   const method = c.method ?? 'GET';
   const headers = Object.fromEntries(Object.entries(c.headers).map(([n, v]) => [n, x(v)]));
-  const r = await request(url, method, c.path, headers);
+  const r = await request(url, method, x(c.path), headers);
   if (r.status !== c.status) return `status ${r.status}, expected ${c.status}`;
   const expect = c.expect ?? {};
   if (c.body === null) {
@@ -180,7 +181,8 @@ export async function runTable(t, { bin, start, supports, skip = {}, unlengthed 
       }
       if (phase.run) precompress(bin, root, site, t.releases.at(-1));
       for (const c of phase.cases) {
-        if ((c.needs ?? []).some((n) => !supports.includes(n)) || c.name in skip) continue;
+        // `manifest`: every server here reads it.
+        if ((c.needs ?? []).some((n) => n !== 'manifest' && !supports.includes(n)) || c.name in skip) continue;
         sent++;
         const why = await checkCase(t, root, site, server.url, c, unlengthed);
         if (why) failures.push(`${phase.name} / ${c.name}: ${why}`);

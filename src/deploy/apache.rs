@@ -219,6 +219,9 @@ fn asset_rule(
     if entry.link.is_some() {
         flags.push("E=PC_LINK:1".into());
     }
+    if entry.deferred && !deltas.is_empty() {
+        flags.push("E=PC_DEFER:1".into());
+    }
     flags.push(format!("E=PC_R_ID:{:02}", ranks.of(Ranked::Identity)));
     for (i, (c, _)) in variants.iter().enumerate() {
         let name = c.token().to_ascii_uppercase();

@@ -46,6 +46,9 @@
 //!   while `{path}` is still the asset's, and a `rewrite` to the delta's file.
 //!   The site's own `file_server` then sends it: it keeps a `Content-Type` that
 //!   is already set, and finds no `.br`/`.zst`/`.gz` beside a delta.
+//! - First in the `route`, `@pc_deferred`: the code dictionary asked with no
+//!   `Available-Dictionary` ([`Selection::Deferred`](crate::serve::Selection))
+//!   is a 204 with `Cache-Control: no-store` and nothing else of ours.
 //! - `precompressed zstd br gzip` breaks a tie between codings the client
 //!   weights alike by that order, not by size, and some files' zstd is larger
 //!   than their br (a page: 61,795 B against 58,868 B). `{pc_br_first}` maps
@@ -155,7 +158,13 @@ const ROUTES: &str = r#"	# The coding of the delta @pc_delta found.
 	@pc_not_served expression `{pc_not_served} != "-"`
 	@pc_br_first expression `{pc_br_first} != "-" && {pc_br} == "br"`
 
+	@pc_deferred expression `{pc_deferred} != "-"`
+
 	route {
+		route @pc_deferred {
+			header Cache-Control no-store
+			respond 204
+		}
 		error @pc_direct 404
 		route @pc_file {
 			error @pc_not_served 404
@@ -217,6 +226,9 @@ struct Maps {
     /// `{path}` -> a page's mark ([`page_mark`]): the URL before its braces,
     /// and which of the two header lines of [`ROUTES`] writes the rest.
     page_marks: BTreeMap<String, (String, &'static str)>,
+    /// The code dictionary's URL, when a request holding no dictionary gets
+    /// a 204 ([`crate::serve::Selection::Deferred`]).
+    deferred: Option<String>,
 }
 
 /// The snippet for the deltas and dictionaries of `index`, served at its
@@ -307,6 +319,9 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
             }
         }
         let has_deltas = !dicts.is_empty();
+        if entry.deferred && has_deltas {
+            maps.deferred = Some(uri.clone());
+        }
         let outputs = [
             vary_of(entry, has_deltas).map(str::to_string),
             use_as,
@@ -485,6 +500,15 @@ fn write_snippet(out: &mut String, maps: &Maps) {
     );
     for uri in &maps.br_first {
         let _ = writeln!(out, "\t\t{} 1", quote(uri).expect("checked"));
+    }
+    out.push_str("\t\tdefault -\n\t}\n\n");
+    out.push_str(
+        "\t# The code dictionary asked holding no dictionary: 204, stored nowhere (the\n\
+         \t# browser asks again once it holds the chunk it is a delta against).\n\
+         \tmap {path}|{header.Available-Dictionary} {pc_deferred} {\n",
+    );
+    if let Some(uri) = &maps.deferred {
+        let _ = writeln!(out, "\t\t{} 1", quote(&format!("{uri}|")).expect("checked"));
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(&accept_maps());

@@ -71,7 +71,8 @@ fn compact(js: &str) -> String {
 }
 
 /// The `var` lines the request function starts with: `B` the base, `M` the
-/// manifest's key (or null), `P` the 404 page, `D` the dictionaries (as
+/// manifest's key (or null), `P` the 404 page, `N` the code dictionary
+/// answered 204 to a request holding no dictionary (or null), `D` the dictionaries (as
 /// `Available-Dictionary` sends them), `A` the routes by folder.
 ///
 /// A route is `"RANK TOKEN…"`: the sizes of all of an asset's
@@ -141,8 +142,13 @@ fn routing_data(listing: &Listing) -> String {
             .collect(),
     );
     let m = listing.manifest.as_deref().map_or("null".into(), js_str);
+    let n = listing
+        .routes
+        .iter()
+        .find(|r| r.deferred)
+        .map_or("null".into(), |r| js_str(&r.key));
     format!(
-        "var B = {}, M = {m}, P = {};\nvar D = [{d}];\nvar A = {{{a}}};\n",
+        "var B = {}, M = {m}, P = {}, N = {n};\nvar D = [{d}];\nvar A = {{{a}}};\n",
         js_str(&listing.base),
         js_str(NOT_FOUND_PAGE)
     )
@@ -200,12 +206,14 @@ mod tests {
                         ([1; 32], DeltaCoding::Dcb, 67),
                         ([1; 32], DeltaCoding::Dcz, 67),
                     ],
+                    deferred: false,
                 },
                 Route {
                     key: "index.html".into(),
                     identity: 50,
                     variants: Vec::new(),
                     deltas: vec![([2; 32], DeltaCoding::Dcz, 9)],
+                    deferred: false,
                 },
             ],
             skipped: Vec::new(),
@@ -216,7 +224,7 @@ mod tests {
         assert_eq!(
             d,
             format!(
-                "var B = \"/\", M = \"precompress-manifest.json\", P = \"404.html\";\n\
+                "var B = \"/\", M = \"precompress-manifest.json\", P = \"404.html\", N = null;\n\
                  var D = [\"{}\",\"{}\"];\n\
                  var A = {{\"\":[\"index.html\",\"1 1z0\"],\"a/\":[\"x.js\",\"3 z1 b2 g3 0b0 0z0\"]}};\n",
                 available_dictionary(&[1; 32]),

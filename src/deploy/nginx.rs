@@ -11,6 +11,11 @@
 //!   decoded: a newline is a newline). The hash ignores case and `=` does not,
 //!   so only the exact name is refused; a name with a `$` (no escape for it in
 //!   a value) is a regex whose capture is the value.
+//! - `if ($pc_deferred) { ... return 204; }`: the code dictionary asked with
+//!   no `Available-Dictionary` ([`Selection::Deferred`](crate::serve::Selection));
+//!   its own `add_header` replaces the location's, so the 204 carries only
+//!   `Cache-Control: no-store`. A malformed `Available-Dictionary` gets the
+//!   file here, where `serve` answers 204: no browser sends one.
 //! - `$pc_dcb` and `$pc_dcz` say whether `Accept-Encoding` names the coding
 //!   with a weight above 0 (`*` does not count: it says nothing about holding a
 //!   dictionary).
@@ -80,6 +85,7 @@ use crate::serve::{Coding, Entry, Index, CACHE_REVALIDATE};
 
 /// The lines to add to the `location` that serves the folder (with `root`).
 pub const LOCATION_LINES: &str = r#"if ($pc_not_served = $uri) { return 404; }
+if ($pc_deferred) { add_header Cache-Control no-store; return 204; }
 if (-f $document_root$pc_delta) { rewrite ^ $pc_delta last; }
 add_header Vary $pc_vary;
 add_header Use-As-Dictionary $pc_use_as_dictionary;
@@ -97,6 +103,10 @@ const PAGE_CACHE_CONTROL: &str = "$pc_page_cache_control";
 /// What `$pc_page_cache_control` looks up: the newline cannot be in either
 /// field, so the string splits one way only.
 const PAGE_POLICY: &str = "$http_sec_fetch_dest\n$http_sec_ch_ua";
+
+/// What `$pc_deferred` looks up: the code dictionary's URI and no
+/// `Available-Dictionary` ([`Selection::Deferred`](crate::serve::Selection)).
+const DEFERRED: &str = "$uri\n$http_available_dictionary";
 
 /// What `$pc_delta_key` looks up: `\n` and the space split it one way only,
 /// as neither is in a manifest path nor in a valid `Available-Dictionary`.
@@ -215,6 +225,7 @@ struct Maps {
     content_encoding: Map,
     cache_control: Map,
     not_served: Map,
+    deferred: Map,
 }
 
 impl Maps {
@@ -250,6 +261,11 @@ impl Maps {
                     "pc_not_served",
                 )
             },
+            deferred: Map::new(
+                "The code dictionary asked holding no dictionary: 204, stored nowhere (the browser asks again once it holds the chunk it is a delta against).",
+                &quote(DEFERRED),
+                "pc_deferred",
+            ),
         }
     }
 
@@ -315,10 +331,13 @@ impl Maps {
         self.cache_control
             .entries
             .insert(uri.clone(), cache_control(entry).into());
+        if entry.deferred && !by_dict.is_empty() {
+            self.deferred.entries.insert(format!("{uri}\n"), "1".into());
+        }
     }
 
     /// The maps in the order they are written, `$pc_delta_key` first.
-    fn all(self) -> [Map; 7] {
+    fn all(self) -> [Map; 8] {
         [
             self.key,
             self.vary,
@@ -327,6 +346,7 @@ impl Maps {
             self.content_encoding,
             self.cache_control,
             self.not_served,
+            self.deferred,
         ]
     }
 }
@@ -385,7 +405,7 @@ fn hash_sizes(maps: &[Map]) -> (usize, usize) {
 
 /// The hash sizes, the `Accept-Encoding` maps, `$pc_delta_key` and the
 /// `$pc_delta` that checks it, then the other maps.
-fn write_maps(out: &mut String, maps: [Map; 7]) {
+fn write_maps(out: &mut String, maps: [Map; 8]) {
     let (bucket, max_size) = hash_sizes(&maps);
     let _ = writeln!(out, "\nmap_hash_bucket_size {bucket};");
     let _ = writeln!(out, "map_hash_max_size {max_size};");
@@ -426,12 +446,13 @@ fn write_maps(out: &mut String, maps: [Map; 7]) {
 
 /// `$pc_link`: the `Link` to the release's shared dictionaries on every HTML
 /// response (by the type nginx sends, so folder URLs and `try_files` pages
-/// get it too); empty, so no header, when there is none.
+/// get it too, or for a page's delta, which nginx sends untyped, the type
+/// `$pc_content_type` adds); empty, so no header, when there is none.
 fn write_link(out: &mut String, index: &Index) {
     let link = index.link().filter(|l| unwritable(l).is_none());
     let _ = writeln!(
         out,
-        "\n# The shared dictionaries' Link, on HTML responses.\nmap $sent_http_content_type $pc_link {{"
+        "\n# The shared dictionaries' Link, on HTML responses (a page's delta by the type added).\nmap $sent_http_content_type$pc_content_type $pc_link {{"
     );
     if let Some(l) = link {
         let _ = writeln!(out, "    {} {};", quote("~^text/html"), quote(&l));

@@ -447,6 +447,33 @@ pub fn chunk_pattern(path: &str) -> Option<String> {
     }
 }
 
+/// What a server answers a request for the code dictionary that holds no
+/// dictionary (no `Available-Dictionary`) when the manifest lists deltas for
+/// it: `204 No Content` with this `Cache-Control`, nothing stored.
+///
+/// A page's `Link` makes a browser fetch the code dictionary when idle, and
+/// it is cheap only as a delta against the marked chunk the page just loaded
+/// (`run::dictionaries::shared`). Chromium may fetch it before that chunk is
+/// stored as a dictionary (a busy machine, a slow phone: issue #46), and the
+/// whole file then costs about what the chunks it holds cost. Refused this
+/// way, Chromium logs no error and fetches it again on the next page load
+/// (measured: `bench/probe/dictionary-refused.mjs`), by then holding the
+/// chunk; a request that offers a dictionary the manifest has no delta for
+/// (a visitor holding an old release's) still gets the file, or it would
+/// never move on from the old one.
+pub const DEFERRED_CACHE_CONTROL: &str = "no-store";
+
+/// Whether the asset at `key` is answered [`DEFERRED_CACHE_CONTROL`]'s way
+/// when a request holds no dictionary: the manifest's code dictionary
+/// (`shared_dictionary`), when it lists deltas for it.
+pub fn deferred_without_dictionary(
+    shared_dictionary: Option<&str>,
+    key: &str,
+    has_deltas: bool,
+) -> bool {
+    has_deltas && shared_dictionary == Some(key) && shared_kind(key) == Some(SharedKind::Code)
+}
+
 /// The `Link` value an HTML response carries so a browser fetches the shared
 /// dictionaries at `urls` when idle (none: `None`).
 pub fn dictionary_link<S: AsRef<str>>(urls: &[S]) -> Option<String> {

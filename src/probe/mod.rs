@@ -7,7 +7,9 @@
 //!
 //! Per asset, one GET with Chromium's `Accept-Encoding` (plus `dcb, dcz` when
 //! the asset has deltas), then one per distinct dictionary of its deltas
-//! (at most [`MAX_DICTIONARIES`]) with `Available-Dictionary`. Each answer is
+//! (at most [`MAX_DICTIONARIES`]) with `Available-Dictionary`. The code
+//! dictionary is asked first holding no dictionary (a 204 is right:
+//! [`Ask::Deferred`]), then holding one it has no delta for. Each answer is
 //! judged by pure functions of its status, headers and body ([`judge`]), so
 //! the rules are unit-tested without a network.
 //!
@@ -58,6 +60,8 @@ struct Job<'m> {
     asset: &'m Asset,
     url: Url,
     dictionaries: Vec<&'m str>,
+    /// The code dictionary: asked first holding no dictionary ([`Ask::Deferred`]).
+    deferred: bool,
 }
 
 /// Spaces requests `1/rate` s apart, within the deadline.
@@ -141,7 +145,7 @@ pub fn probe_with(
     };
     let (mut checked, mut unchecked, mut needed) = (Vec::new(), 0u64, 0u64);
     for job in &jobs {
-        let need = 1 + job.dictionaries.len() as u64;
+        let need = 1 + job.dictionaries.len() as u64 + u64::from(job.deferred);
         if session.stop.is_none() && session.requests + need > opts.max_requests {
             session.stop = Some(Stop::Budget);
         }
@@ -221,6 +225,11 @@ fn jobs<'m>(manifest: &'m Manifest, base: &Url, problems: &mut Vec<Problem>) -> 
             asset,
             url,
             dictionaries: dicts.into_iter().take(MAX_DICTIONARIES).collect(),
+            deferred: crate::model::dictionary::deferred_without_dictionary(
+                manifest.shared_dictionary.as_deref(),
+                key,
+                !asset.deltas.is_empty(),
+            ),
         });
     }
     jobs
@@ -254,8 +263,12 @@ impl<'m> Session<'_, 'm> {
         problems: &mut Vec<Problem>,
     ) -> bool {
         let mut found: Vec<(ProbeKind, String)> = Vec::new();
-        let asks =
-            std::iter::once(Ask::Plain).chain(job.dictionaries.iter().map(|d| Ask::Dictionary(d)));
+        let asks = job
+            .deferred
+            .then_some(Ask::Deferred)
+            .into_iter()
+            .chain([Ask::Plain])
+            .chain(job.dictionaries.iter().map(|d| Ask::Dictionary(d)));
         let mut complete = true;
         for ask in asks {
             if !self.ask(job, ask, client, &mut found) {
@@ -302,9 +315,17 @@ impl<'m> Session<'_, 'm> {
         if crate::model::dictionary::is_page(job.key) {
             headers.extend(NAVIGATION);
         }
-        if let Ask::Dictionary(d) = ask {
-            headers.push(("Available-Dictionary", d));
-            self.sent.delta_requests += 1;
+        match ask {
+            Ask::Dictionary(d) => {
+                headers.push(("Available-Dictionary", d));
+                self.sent.delta_requests += 1;
+            }
+            // What a visitor holding an old release's dictionary sends: the
+            // whole file comes, to be checked.
+            Ask::Plain if job.deferred => {
+                headers.push(("Available-Dictionary", UNKNOWN_DICTIONARY))
+            }
+            _ => {}
         }
         let max_body = job
             .asset
@@ -358,6 +379,10 @@ impl<'m> Session<'_, 'm> {
         }
     }
 }
+
+/// An `Available-Dictionary` no manifest lists (the SHA-256 of nothing it
+/// could hold is as good as any): 32 zero bytes.
+const UNKNOWN_DICTIONARY: &str = ":AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=:";
 
 /// Notes (not problems: the browser decodes it) for the assets sent in a
 /// A note when pages the manifest marks as their next version's dictionary

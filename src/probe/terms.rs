@@ -130,6 +130,9 @@ pub enum ProbeKind {
     /// A dictionary's response that Chromium would not keep (`no-cache`, `no-store`, ...),
     /// or would keep only for its heuristic lifetime (no `Cache-Control` lifetime).
     DictionaryNotFresh,
+    /// The code dictionary sent to a request holding no dictionary (or a
+    /// 204 a cache may keep), where `serve` answers `204`, `no-store`.
+    DictionaryNotDeferred,
     /// An ETag that is weak, missing, or not the representation's.
     EtagMismatch,
     /// An HTML page without the `Link` to the release's shared dictionaries.
@@ -171,6 +174,7 @@ impl ProbeKind {
             ProbeKind::BodyMismatch => "body_mismatch",
             ProbeKind::ConnectionRefused => "connection_refused",
             ProbeKind::DictionaryNotFresh => "dictionary_not_fresh",
+            ProbeKind::DictionaryNotDeferred => "dictionary_not_deferred",
             ProbeKind::EtagMismatch => "etag_mismatch",
             ProbeKind::MissingLink => "missing_link",
             ProbeKind::MissingUseAsDictionary => "missing_use_as_dictionary",

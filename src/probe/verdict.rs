@@ -17,8 +17,12 @@ use super::terms::*;
 /// What one request of an asset asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ask<'a> {
-    /// No dictionary.
+    /// No dictionary (the code dictionary: one it has no delta for, as an
+    /// old release's visitor holds, so its whole file comes).
     Plain,
+    /// The code dictionary with no dictionary held: a 204, `no-store`
+    /// ([`crate::model::dictionary::DEFERRED_CACHE_CONTROL`]).
+    Deferred,
     /// With this `Available-Dictionary` (a delta's `dictionary`).
     Dictionary(&'a str),
 }
@@ -94,6 +98,10 @@ pub fn judge(
         out.push(redirect(url, answer));
         return None;
     }
+    if ask == Ask::Deferred {
+        out.extend(judge_deferred(answer));
+        return None;
+    }
     if answer.status != 200 {
         out.push((
             ProbeKind::Status,
@@ -107,7 +115,9 @@ pub fn judge(
         .map(|c| c.trim().to_ascii_lowercase())
         .filter(|c| !c.is_empty() && c != "identity");
     let expected_etag = match ask {
-        Ask::Plain => judge_variant(asset, coding.as_deref(), answer, &body_blake3, dec, out),
+        Ask::Plain | Ask::Deferred => {
+            judge_variant(asset, coding.as_deref(), answer, &body_blake3, dec, out)
+        }
         Ask::Dictionary(d) => {
             let delta = judge_delta(asset, d, coding.as_deref(), &body_blake3, out);
             let delta_coding = coding.as_deref().and_then(DeltaCoding::parse).is_some();
@@ -442,6 +452,38 @@ fn judge_headers(target: Target<'_>, answer: &Answer, out: &mut Vec<(ProbeKind, 
                 ),
             ));
         }
+    }
+}
+
+/// What is wrong with the answer to a request for the code dictionary that
+/// holds no dictionary: anything but a 204 that no cache keeps.
+fn judge_deferred(answer: &Answer) -> Option<(ProbeKind, String)> {
+    let want = crate::model::dictionary::DEFERRED_CACHE_CONTROL;
+    let cc = answer.joined("cache-control");
+    let no_store = cc
+        .as_deref()
+        .is_some_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case(want)));
+    match answer.status {
+        204 if no_store => None,
+        204 => Some((
+            ProbeKind::DictionaryNotDeferred,
+            format!(
+                "204 with Cache-Control {:?}: a cache may keep the empty answer; send `Cache-Control: {want}`",
+                cc.unwrap_or_default()
+            ),
+        )),
+        200 => Some((
+            ProbeKind::DictionaryNotDeferred,
+            format!(
+                "sent whole ({} B{}) to a request holding no dictionary: a first visit whose idle fetch comes before the chunk it is a delta against is stored pays for all of it; answer it 204 with `Cache-Control: {want}`, as precompress serve and the nginx-map, caddy-map and apache-map configurations do",
+                answer.body.len(),
+                answer
+                    .joined("content-encoding")
+                    .map(|c| format!(" {}", c.trim()))
+                    .unwrap_or_default()
+            ),
+        )),
+        s => Some((ProbeKind::Status, format!("answered {s}, not 204"))),
     }
 }
 

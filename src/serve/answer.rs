@@ -166,6 +166,10 @@ pub fn answer<L: Open>(
             headers.push(nosniff());
             return Reply::status(406, headers);
         }
+        Selection::Deferred { mut headers } => {
+            headers.push(nosniff());
+            return Reply::status(204, headers);
+        }
         Selection::NotInManifest => {}
     }
     let (opened, headers, identity) = match chosen {

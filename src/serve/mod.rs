@@ -20,6 +20,7 @@
 //!         }
 //!     }
 //!     Selection::NotAcceptable { headers } => { /* 406 with `headers` */ }
+//!     Selection::Deferred { headers } => { /* 204 with `headers` */ }
 //!     Selection::NotInManifest => { /* serve the file as is, or 404 */ }
 //! }
 //! # Ok::<(), precompressor::Error>(())
@@ -39,6 +40,11 @@
 //!   unknown dictionary is negotiated as if absent, never an error.
 //! - `Use-As-Dictionary` on every response of an asset the manifest marks as
 //!   a dictionary, so the browser keeps it for the next release's deltas.
+//! - The code dictionary, asked by a request that holds no dictionary, is a
+//!   `204` with `Cache-Control: no-store` when the manifest lists deltas for
+//!   it ([`Selection::Deferred`]): a browser's idle fetch that came before
+//!   the chunk it is a delta against was stored would otherwise pay for the
+//!   whole file; refused, the browser asks again on its next page load.
 //! - `Cache-Control`: what the manifest's `cache` says, decided once by the run
 //!   ([`Caching`]): `public, max-age=31536000,
 //!   immutable` when the file name carries a content hash, since its bytes can
@@ -138,6 +144,10 @@ pub struct Entry {
     /// The `Link` to the release's shared dictionary, on an HTML page's
     /// responses (a browser fetches it when idle).
     pub link: Option<String>,
+    /// The code dictionary, which a request holding no dictionary is
+    /// refused ([`Selection::Deferred`],
+    /// [`deferred_without_dictionary`](crate::model::dictionary::deferred_without_dictionary)).
+    pub deferred: bool,
 }
 
 /// Response headers, in the order they are best sent. Names are canonical case.
@@ -165,6 +175,14 @@ pub enum Selection<'a> {
     /// with these headers (`Vary`, `Cache-Control`).
     NotAcceptable {
         /// Headers for the 406 response.
+        headers: Headers,
+    },
+    /// The code dictionary, asked by a request that holds no dictionary:
+    /// 204 with these headers (`Cache-Control: no-store`, `Vary`), so a
+    /// browser asks again once it holds the chunk it is a delta against
+    /// ([`crate::model::dictionary::DEFERRED_CACHE_CONTROL`]).
+    Deferred {
+        /// Headers for the 204 response.
         headers: Headers,
     },
     /// The manifest does not list this path.
@@ -277,7 +295,12 @@ impl Index {
         }
         let mut assets = HashMap::with_capacity(m.files.len());
         for (key, asset) in m.files {
-            let entry = entry_of(&key, asset).map_err(bad)?;
+            let mut entry = entry_of(&key, asset).map_err(bad)?;
+            entry.deferred = crate::model::dictionary::deferred_without_dictionary(
+                m.shared_dictionary.as_deref(),
+                &key,
+                !entry.deltas.is_empty(),
+            );
             assets.insert(key, entry);
         }
         let mut index = Index {
@@ -436,6 +459,16 @@ impl Entry {
             !self.variants.is_empty(),
             self.cache == Caching::Page,
         );
+        if self.deferred && dictionary.is_none() {
+            let mut headers = vec![(
+                "Cache-Control",
+                crate::model::dictionary::DEFERRED_CACHE_CONTROL.to_string(),
+            )];
+            if let Some(v) = vary {
+                headers.push(("Vary", v.to_string()));
+            }
+            return Selection::Deferred { headers };
+        }
         let representation = match negotiate::choose(accept, self.identity.size, &offers) {
             negotiate::Choice::Identity => &self.identity,
             negotiate::Choice::Variant(i) => candidates[i],
@@ -575,6 +608,7 @@ fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
         cache_control,
         cache: asset.cache,
         link: None,
+        deferred: false,
     })
 }
 
@@ -816,7 +850,7 @@ mod tests {
                     assert_eq!(header(&headers, "Vary"), vary, "row {row}");
                     continue;
                 }
-                Selection::NotInManifest => panic!("row {row}"),
+                Selection::Deferred { .. } | Selection::NotInManifest => panic!("row {row}"),
             };
             let coding = header(&h, "Content-Encoding");
             assert_eq!(coding.unwrap_or("identity"), want, "row {row}");

@@ -246,10 +246,16 @@ struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// Expands `{chrome}`, `{dictionary:REL}` (REL under the releases' root),
+    /// Expands `{chrome}`, `{shared}` (the manifest's code dictionary),
+    /// `{dictionary:REL}` (REL under the releases' root),
     /// `{delta:ASSET:CODING}`, `{etag:PATH}` and `{size:PATH}`.
     fn expand(&self, s: &str) -> String {
         let mut out = s.replace("{chrome}", self.t["chrome"].as_str().unwrap());
+        if out.contains("{shared}") {
+            let m = manifest(self.site);
+            let key = m["shared_dictionary"].as_str().expect("a code dictionary");
+            out = out.replace("{shared}", key);
+        }
         while let Some(start) = out.find('{') {
             let Some(len) = out[start..].find('}') else {
                 break;
@@ -318,7 +324,7 @@ impl Target<'_> {
     /// resolves against: an absolute-form target's own (its authority, not
     /// `Host`: RFC 9112 §3.2.2), else the server's.
     fn origin(&self, case: &Value) -> String {
-        let target = case["path"].as_str().unwrap();
+        let target = self.expand(case["path"].as_str().unwrap());
         match target.strip_prefix("http://") {
             Some(rest) => format!("http://{}", &rest[..rest.find('/').unwrap_or(rest.len())]),
             None => format!("http://{}", self.addr),
@@ -338,7 +344,12 @@ impl Target<'_> {
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))
             .collect();
-        let r = request(self.addr, method, case["path"].as_str().unwrap(), &hrefs);
+        let r = request(
+            self.addr,
+            method,
+            &self.expand(case["path"].as_str().unwrap()),
+            &hrefs,
+        );
         let want_status = case["status"].as_u64().unwrap() as u16;
         if r.status != want_status {
             return problem(
@@ -535,10 +546,11 @@ pub fn run_table(
             let name = case["name"].as_str().unwrap();
             names.push(name);
             let needs = case["needs"].as_array().into_iter().flatten();
-            if needs
-                .map(|n| n.as_str().unwrap())
-                .any(|n| !profile.supports.contains(&n))
-            {
+            // `manifest`: what a server that reads the manifest does.
+            let meets = |n: &str| {
+                profile.supports.contains(&n) || (n == "manifest" && profile.reads_manifest)
+            };
+            if needs.map(|n| n.as_str().unwrap()).any(|n| !meets(n)) {
                 continue;
             }
             let delta = case["expect"]["Content-Encoding"]

@@ -18,6 +18,10 @@ const CACHING = new Map([['immutable', CACHE_IMMUTABLE], ['revalidate', CACHE_RE
 const MAX_PARTS = 64;
 const VARIANT_TOKENS = new Set(['br', 'zstd', 'gzip']);
 const DELTA_TOKENS = new Set(['dcb', 'dcz']);
+/** model::dictionary::shared_kind's code dictionary: `precompress-dictionary-` and 16 hex digits. */
+const SHARED_CODE = /(^|\/)precompress-dictionary-[0-9a-f]{16}\.(js|txt)$/;
+/** model::dictionary::DEFERRED_CACHE_CONTROL. */
+export const CACHE_DEFERRED = 'no-store';
 
 // ---------------------------------------------------------------- the manifest
 
@@ -55,6 +59,10 @@ export function indexManifest(origin, m) {
   }
   const assets = new Map();
   for (const [key, asset] of Object.entries(m.files)) assets.set(key, entryOf(key, asset, bad));
+  // model::dictionary::deferred_without_dictionary: the code dictionary,
+  // asked holding no dictionary, is a 204 (see select).
+  const shared = m.shared_dictionary == null ? undefined : assets.get(m.shared_dictionary);
+  if (shared && shared.deltas.length && SHARED_CODE.test(m.shared_dictionary)) shared.deferred = true;
   const index = { assets, base, dictionaries };
   setBase(index, base);
   return index;
@@ -120,6 +128,7 @@ function entryOf(key, a, bad) {
     cacheControl,
     page: a.cache === 'page',
     link: undefined,
+    deferred: false,
   };
 }
 
@@ -210,7 +219,10 @@ function weightOf(ae, token, delta) {
 /**
  * The representation of `entry` for `acceptEncoding` (undefined: no header)
  * and `availableDictionary` (the raw header value, undefined when absent):
- * `{ representation, headers }`, or `{ notAcceptable: true, headers }` (406).
+ * `{ representation, headers }`, `{ notAcceptable: true, headers }` (406),
+ * or `{ deferred: true, headers }` (204: the code dictionary asked holding no
+ * dictionary; a browser asks again once it holds the chunk it is a delta
+ * against, model::dictionary::DEFERRED_CACHE_CONTROL).
  * Headers are [name, value] pairs in the order they are best sent.
  */
 export function select(entry, acceptEncoding, availableDictionary, lastModified, keepsPage = false) {
@@ -218,6 +230,11 @@ export function select(entry, acceptEncoding, availableDictionary, lastModified,
   const candidates = [...entry.variants];
   if (dict !== undefined) candidates.push(...entry.deltas.filter((d) => d.dictionary === dict));
   const vary = varyOf(entry.deltas.length > 0, entry.variants.length > 0, entry.page);
+  if (entry.deferred && dict === undefined) {
+    const headers = [['Cache-Control', CACHE_DEFERRED]];
+    if (vary) headers.push(['Vary', vary]);
+    return { deferred: true, headers };
+  }
   const chosen = choose(acceptEncoding === undefined ? undefined : parseAcceptEncoding(acceptEncoding), entry.identity, candidates);
   if (!chosen) {
     const headers = [['Cache-Control', CACHE_REVALIDATE]];
@@ -641,6 +658,7 @@ export function answer(index, request, target, lookup) {
       for (const h of sel.headers) if (h[0] === 'Use-As-Dictionary') h[1] = `match="${index.base}*", match-dest=("document")`;
     }
     if (sel.notAcceptable) return { status: 406, headers: [...sel.headers, NOSNIFF], warnings };
+    if (sel.deferred) return { status: 204, headers: [...sel.headers, NOSNIFF], warnings };
     const r = sel.representation;
     // A 304 or 412 sends no bytes: the client's copy is the one the manifest
     // names, and the source it decodes to is unchanged.

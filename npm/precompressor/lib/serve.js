@@ -238,13 +238,13 @@ export function createHandler(dir, options = {}) {
   return handler;
 }
 
-/** The reply on `res`: its file's bytes streamed (none for HEAD), nothing for a 304, else a short text. */
+/** The reply on `res`: its file's bytes streamed (none for HEAD), nothing for a 304 or 204, else a short text. */
 function write(res, { status, headers, file, span }, head) {
   if (!span) {
     if (file !== undefined) fs.closeSync(file);
-    if (status === 304) {
+    if (status === 304 || status === 204) {
       setHeaders(res, headers);
-      res.statusCode = 304;
+      res.statusCode = status;
       res.end();
     } else {
       text(res, status, headers);

@@ -182,7 +182,7 @@ export function createWorker(options = {}) {
   /** The reply for `t`, its body fetched from the binding: identity when a listed variant is missing there. */
   async function deliver(job, req, t) {
     const reply = answer(job.site.index, req, t, lookupOf(job));
-    if (!reply.span) return reply.status === 304 ? respond(304, reply.headers, null) : text(reply.status, job.head, reply.headers);
+    if (!reply.span) return reply.status === 304 || reply.status === 204 ? respond(reply.status, reply.headers, null) : text(reply.status, job.head, reply.headers);
     let bytes = reply.file.bytes;
     let res;
     if (bytes === undefined) {

@@ -53,7 +53,7 @@ function routingData(base, manifest, routes) {
     (folders[r.key.slice(0, slash)] ??= []).push(r.key.slice(slash), value);
   }
   const s = JSON.stringify;
-  return `var B = ${s(base)}, M = ${manifest === undefined ? 'null' : s(manifest)}, P = "404.html";\nvar D = ${s(dictionaries)};\nvar A = ${s(folders)};\n`;
+  return `var B = ${s(base)}, M = ${manifest === undefined ? 'null' : s(manifest)}, P = "404.html", N = null;\nvar D = ${s(dictionaries)};\nvar A = ${s(folders)};\n`;
 }
 
 /** The viewer-request function for `data`, as a function of an event: each call in a fresh context. */
@@ -93,7 +93,7 @@ test('the functions are ES5 and the request function holds its routes in 10 KB',
     assert.ok(/^[\x00-\x7f]*$/.test(code), `${name} is ASCII`);
     assert.ok(code.includes('function handler('), name);
     for (const modern of ['=>', '?.', '??', '...', 'const ', 'let ', 'class ']) assert.ok(!code.includes(modern), `${modern} in ${name}`);
-    new vm.Script(code.replace('/*DATA*/\n', 'var B = "/", M = null, P = "404.html", D = [], A = {};\n'));
+    new vm.Script(code.replace('/*DATA*/\n', 'var B = "/", M = null, P = "404.html", N = null, D = [], A = {};\n'));
   }
   assert.ok(compact(source('cloudfront-request.js')).length < 5000);
 });

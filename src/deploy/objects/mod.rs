@@ -140,6 +140,9 @@ pub struct Route {
     pub variants: Vec<(Codec, u64)>,
     /// Deltas uploaded: dictionary SHA-256, coding, size; smallest first.
     pub deltas: Vec<([u8; 32], DeltaCoding, u64)>,
+    /// The code dictionary with deltas uploaded: a request holding no
+    /// dictionary gets a 204 ([`crate::serve::Selection::Deferred`]).
+    pub deferred: bool,
 }
 
 /// The folder as objects, and what the edge needs to route to them.
@@ -238,6 +241,7 @@ fn plan_asset<'a>(
         identity: entry.identity.size,
         variants: Vec::new(),
         deltas: Vec::new(),
+        deferred: false,
     };
     let mut reps = Vec::new();
     let deltas = entry.deltas.iter().map(|(h, r)| (Some(h), r));
@@ -261,6 +265,7 @@ fn plan_asset<'a>(
         }
         reps.push((rep, coding.token()));
     }
+    route.deferred = entry.deferred && !route.deltas.is_empty();
     let page = entry.cache == crate::model::manifest::Caching::Page;
     let vary = crate::serve::vary(!route.deltas.is_empty(), !route.variants.is_empty(), page);
     let status = if key == NOT_FOUND_PAGE { 404 } else { 200 };

@@ -211,7 +211,7 @@ async fn respond<B>(site: &Site, req: &Request<B>) -> Response<ResBody> {
 }
 
 /// The response for `reply`: its file's bytes (none for HEAD), nothing for
-/// a 304, else a short text; what it says to log, on stderr.
+/// a 304 or 204, else a short text; what it says to log, on stderr.
 fn write(reply: Reply<body::Opened>, head: bool) -> Response<ResBody> {
     for line in &reply.log {
         eprintln!("precompress serve: {line}");
@@ -222,7 +222,9 @@ fn write(reply: Reply<body::Opened>, head: bool) -> Response<ResBody> {
             std::ops::ControlFlow::Continue(b) => Response::new(b),
             std::ops::ControlFlow::Break(r) => return r,
         },
-        None if status == StatusCode::NOT_MODIFIED => Response::new(empty()),
+        None if status == StatusCode::NOT_MODIFIED || status == StatusCode::NO_CONTENT => {
+            Response::new(empty())
+        }
         None => text(status),
     };
     *r.status_mut() = status;
