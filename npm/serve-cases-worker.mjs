@@ -53,6 +53,7 @@ export const EDGE = {
   'the 404 page is never a 304': 'br re-encoded as gzip',
   'a variant is not served by its own name': 'br re-encoded as gzip',
   "If-None-Match with the representation's ETag: 304 with its validators": 'Content-Encoding gzip added to the 304',
+  'the code dictionary asked by Chromium holding no dictionary (an idle fetch before the chunk it is a delta against is stored): 204, kept nowhere, so it asks again on its next page': 'Content-Encoding gzip added to the 204',
   "If-None-Match with another representation's ETag: the body": 'br re-encoded as gzip',
   'traversal is refused': 'the URL parsed again, %2e%2e resolved, before the Worker sees it',
 };

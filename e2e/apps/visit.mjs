@@ -20,6 +20,7 @@
 //   VISITS=N: N visits in all, a line on stdin awaited before each after the
 //   first (a series of releases). VISIT_FRESH=1: each visit in a new browser
 //   context, so every one is a first-time visitor's.
+//   VISIT_NETWORK=slow, VISIT_CPU_THROTTLE=N: a slow phone's network, its CPU.
 // Each line: {visit, pages, errors, failed, responses}
 //   pages:     [{url, finalUrl, status, release}] (release: the text of the first
 //              [data-e2e-release] element seen on that page, or null)
@@ -79,6 +80,14 @@ async function visit(context, n) {
     else queueCache(e.response.url, e.response);
   });
   await cdp.send('Network.enable');
+  // A slow phone: its network (VISIT_NETWORK=slow: 400 ms round trips,
+  // 50 KB/s each way) and its CPU (VISIT_CPU_THROTTLE=N: N times slower).
+  if (process.env.VISIT_NETWORK === 'slow') {
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 400, downloadThroughput: 50_000, uploadThroughput: 50_000 });
+  }
+  if (process.env.VISIT_CPU_THROTTLE) {
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: Number(process.env.VISIT_CPU_THROTTLE) });
+  }
   const takeCache = (url) => cacheInfo.get(url)?.shift() ?? null;
 
   page.on('console', (msg) => {

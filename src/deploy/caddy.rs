@@ -46,9 +46,10 @@
 //!   while `{path}` is still the asset's, and a `rewrite` to the delta's file.
 //!   The site's own `file_server` then sends it: it keeps a `Content-Type` that
 //!   is already set, and finds no `.br`/`.zst`/`.gz` beside a delta.
-//! - First in the `route`, `@pc_deferred`: the code dictionary asked with no
-//!   `Available-Dictionary` ([`Selection::Deferred`](crate::serve::Selection))
-//!   is a 204 with `Cache-Control: no-store` and nothing else of ours.
+//! - First in the `route`, `@pc_deferred`: the code dictionary asked by
+//!   Chromium (`Sec-CH-UA`) with no `Available-Dictionary`
+//!   ([`Selection::Deferred`](crate::serve::Selection)) is a 204 with
+//!   `Cache-Control: no-store` and nothing else of ours.
 //! - `precompressed zstd br gzip` breaks a tie between codings the client
 //!   weights alike by that order, not by size, and some files' zstd is larger
 //!   than their br (a page: 61,795 B against 58,868 B). `{pc_br_first}` maps
@@ -503,12 +504,13 @@ fn write_snippet(out: &mut String, maps: &Maps) {
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(
-        "\t# The code dictionary asked holding no dictionary: 204, stored nowhere (the\n\
-         \t# browser asks again once it holds the chunk it is a delta against).\n\
-         \tmap {path}|{header.Available-Dictionary} {pc_deferred} {\n",
+        "\t# The code dictionary asked by Chromium (Sec-CH-UA) holding no dictionary: 204,\n\
+         \t# stored nowhere (it asks again once it holds the chunk it is a delta against).\n\
+         \tmap {path}|{header.Available-Dictionary}|{header.Sec-CH-UA} {pc_deferred} {\n",
     );
     if let Some(uri) = &maps.deferred {
-        let _ = writeln!(out, "\t\t{} 1", quote(&format!("{uri}|")).expect("checked"));
+        let re = format!("~^{}[|][|].", re2_escape(uri));
+        let _ = writeln!(out, "\t\t{} 1", quote(&re).expect("checked"));
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
     out.push_str(&accept_maps());

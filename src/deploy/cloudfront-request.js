@@ -38,9 +38,9 @@ function nf(r){var e=get(P);return e===undefined?re(404,"Not Found",{}):pick(P,e
 // Candidates as Entry::select_with_dictionary: the variants, then the deltas against
 // the dictionary held (a repeated Available-Dictionary is none; only a listed hash matches).
 function pick(key,e,r){var h=r.headers,t=e.split(" "),c=[],nv=0,nd=0,d=h["available-dictionary"],a=h["accept-encoding"],m,i,b,x;
-// The code dictionary asked holding no dictionary (none, repeated, or no hash): 204, stored
-// nowhere, so the browser asks again once it holds the chunk it is a delta against.
-if(key===N&&(!d||d.multiValue||!/^:[A-Za-z0-9+\/]{42}[AEIMQUYcgkosw048]=:$/.test(d.value.replace(/^[ \t]+|[ \t]+$/g,""))))return re(204,"No Content",{"cache-control":"no-store",vary:"Accept-Encoding, Available-Dictionary"});
+// The code dictionary asked by Chromium (Sec-CH-UA) holding no dictionary (none, repeated, or
+// no hash): 204, stored nowhere, so it asks again once it holds the chunk it is a delta against.
+if(key===N&&h["sec-ch-ua"]&&(!d||d.multiValue||!/^:[A-Za-z0-9+\/]{42}[AEIMQUYcgkosw048]=:$/.test(d.value.replace(/^[ \t]+|[ \t]+$/g,""))))return re(204,"No Content",{"cache-control":"no-store"});
 d=!d||d.multiValue?-1:D.indexOf(d.value.replace(/^[ \t]+|[ \t]+$/g,""));
 for(i=1;i<t.length;i++){m=/^(\d*)([bzg])(\d+)$/.exec(t[i]);
 if(!m[1]){nv++;c.push([V[m[2]],+m[3],0,X[m[2]]])}

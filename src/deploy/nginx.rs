@@ -11,9 +11,10 @@
 //!   decoded: a newline is a newline). The hash ignores case and `=` does not,
 //!   so only the exact name is refused; a name with a `$` (no escape for it in
 //!   a value) is a regex whose capture is the value.
-//! - `if ($pc_deferred) { ... return 204; }`: the code dictionary asked with
-//!   no `Available-Dictionary` ([`Selection::Deferred`](crate::serve::Selection));
-//!   its own `add_header` replaces the location's, so the 204 carries only
+//! - `if ($pc_deferred) { ... return 204; }`: the code dictionary asked by
+//!   Chromium (`Sec-CH-UA`) with no `Available-Dictionary`
+//!   ([`Selection::Deferred`](crate::serve::Selection)); its own
+//!   `add_header` replaces the location's, so the 204 carries only
 //!   `Cache-Control: no-store`. A malformed `Available-Dictionary` gets the
 //!   file here, where `serve` answers 204: no browser sends one.
 //! - `$pc_dcb` and `$pc_dcz` say whether `Accept-Encoding` names the coding
@@ -104,9 +105,11 @@ const PAGE_CACHE_CONTROL: &str = "$pc_page_cache_control";
 /// field, so the string splits one way only.
 const PAGE_POLICY: &str = "$http_sec_fetch_dest\n$http_sec_ch_ua";
 
-/// What `$pc_deferred` looks up: the code dictionary's URI and no
-/// `Available-Dictionary` ([`Selection::Deferred`](crate::serve::Selection)).
-const DEFERRED: &str = "$uri\n$http_available_dictionary";
+/// What `$pc_deferred` looks up: the code dictionary's URI, no
+/// `Available-Dictionary` and a `Sec-CH-UA` (Chromium:
+/// [`Selection::Deferred`](crate::serve::Selection)); the newlines split it
+/// one way only.
+const DEFERRED: &str = "$uri\n$http_available_dictionary\n$http_sec_ch_ua";
 
 /// What `$pc_delta_key` looks up: `\n` and the space split it one way only,
 /// as neither is in a manifest path nor in a valid `Available-Dictionary`.
@@ -208,8 +211,10 @@ pub fn render(index: &Index) -> NginxMaps {
     }
     let mut out = String::new();
     write_usage(&mut out, &skipped, index.base());
+    let deferred = maps.deferred.take();
     write_maps(&mut out, maps.all());
     write_link(&mut out, index);
+    write_deferred(&mut out, deferred.as_deref());
     NginxMaps {
         config: out,
         skipped,
@@ -225,7 +230,9 @@ struct Maps {
     content_encoding: Map,
     cache_control: Map,
     not_served: Map,
-    deferred: Map,
+    /// The code dictionary's URI, when Chromium asking it holding no
+    /// dictionary gets a 204.
+    deferred: Option<String>,
 }
 
 impl Maps {
@@ -261,11 +268,7 @@ impl Maps {
                     "pc_not_served",
                 )
             },
-            deferred: Map::new(
-                "The code dictionary asked holding no dictionary: 204, stored nowhere (the browser asks again once it holds the chunk it is a delta against).",
-                &quote(DEFERRED),
-                "pc_deferred",
-            ),
+            deferred: None,
         }
     }
 
@@ -332,12 +335,12 @@ impl Maps {
             .entries
             .insert(uri.clone(), cache_control(entry).into());
         if entry.deferred && !by_dict.is_empty() {
-            self.deferred.entries.insert(format!("{uri}\n"), "1".into());
+            self.deferred = Some(uri.clone());
         }
     }
 
     /// The maps in the order they are written, `$pc_delta_key` first.
-    fn all(self) -> [Map; 8] {
+    fn all(self) -> [Map; 7] {
         [
             self.key,
             self.vary,
@@ -346,7 +349,6 @@ impl Maps {
             self.content_encoding,
             self.cache_control,
             self.not_served,
-            self.deferred,
         ]
     }
 }
@@ -405,7 +407,7 @@ fn hash_sizes(maps: &[Map]) -> (usize, usize) {
 
 /// The hash sizes, the `Accept-Encoding` maps, `$pc_delta_key` and the
 /// `$pc_delta` that checks it, then the other maps.
-fn write_maps(out: &mut String, maps: [Map; 8]) {
+fn write_maps(out: &mut String, maps: [Map; 7]) {
     let (bucket, max_size) = hash_sizes(&maps);
     let _ = writeln!(out, "\nmap_hash_bucket_size {bucket};");
     let _ = writeln!(out, "map_hash_max_size {max_size};");
@@ -456,6 +458,24 @@ fn write_link(out: &mut String, index: &Index) {
     );
     if let Some(l) = link {
         let _ = writeln!(out, "    {} {};", quote("~^text/html"), quote(&l));
+    }
+    let _ = writeln!(out, "}}");
+}
+
+/// `$pc_deferred`: `1` for a request by Chromium (a `Sec-CH-UA`, which
+/// nginx sees as none when empty) for the code dictionary at `uri` holding
+/// no dictionary (none, or an empty one); always written, so the location's
+/// `if` has its variable.
+fn write_deferred(out: &mut String, uri: Option<&str>) {
+    let _ = writeln!(
+        out,
+        "\n# The code dictionary asked by Chromium holding no dictionary: 204, stored nowhere\n\
+         # (it asks again once it holds the chunk it is a delta against).\nmap {} $pc_deferred {{",
+        quote(DEFERRED)
+    );
+    if let Some(uri) = uri {
+        let re = format!("~^{}\n\n.", regex_escape(uri));
+        let _ = writeln!(out, "    {} 1;", quote(&re));
     }
     let _ = writeln!(out, "}}");
 }

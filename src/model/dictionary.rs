@@ -447,9 +447,10 @@ pub fn chunk_pattern(path: &str) -> Option<String> {
     }
 }
 
-/// What a server answers a request for the code dictionary that holds no
-/// dictionary (no `Available-Dictionary`) when the manifest lists deltas for
-/// it: `204 No Content` with this `Cache-Control`, nothing stored.
+/// What a server answers a request from Chromium (`Sec-CH-UA`) for the code
+/// dictionary that holds no dictionary (no `Available-Dictionary`) when the
+/// manifest lists deltas for it: `204 No Content` with this
+/// `Cache-Control`, nothing stored.
 ///
 /// A page's `Link` makes a browser fetch the code dictionary when idle, and
 /// it is cheap only as a delta against the marked chunk the page just loaded
@@ -460,11 +461,12 @@ pub fn chunk_pattern(path: &str) -> Option<String> {
 /// (measured: `bench/probe/dictionary-refused.mjs`), by then holding the
 /// chunk; a request that offers a dictionary the manifest has no delta for
 /// (a visitor holding an old release's) still gets the file, or it would
-/// never move on from the old one.
+/// never move on from the old one, and so does any client that is not
+/// Chromium (a live-site fetch, curl): it may want the bytes.
 pub const DEFERRED_CACHE_CONTROL: &str = "no-store";
 
 /// Whether the asset at `key` is answered [`DEFERRED_CACHE_CONTROL`]'s way
-/// when a request holds no dictionary: the manifest's code dictionary
+/// when Chromium asks it holding no dictionary: the manifest's code dictionary
 /// (`shared_dictionary`), when it lists deltas for it.
 pub fn deferred_without_dictionary(
     shared_dictionary: Option<&str>,

@@ -8,8 +8,8 @@
 //! Per asset, one GET with Chromium's `Accept-Encoding` (plus `dcb, dcz` when
 //! the asset has deltas), then one per distinct dictionary of its deltas
 //! (at most [`MAX_DICTIONARIES`]) with `Available-Dictionary`. The code
-//! dictionary is asked first holding no dictionary (a 204 is right:
-//! [`Ask::Deferred`]), then holding one it has no delta for. Each answer is
+//! dictionary is asked first as Chromium's idle fetch holding no dictionary
+//! (a 204 is right: [`Ask::Deferred`]), then plainly (the whole file). Each answer is
 //! judged by pure functions of its status, headers and body ([`judge`]), so
 //! the rules are unit-tested without a network.
 //!
@@ -302,7 +302,8 @@ impl<'m> Session<'_, 'm> {
             self.stop = Some(Stop::Timeout);
             return false;
         };
-        let accept = if job.asset.deltas.is_empty() {
+        // Chromium names dcb and dcz only when it offers a dictionary.
+        let accept = if job.asset.deltas.is_empty() || ask == Ask::Deferred {
             ACCEPT_ENCODING
         } else {
             ACCEPT_ENCODING_DELTAS
@@ -320,12 +321,9 @@ impl<'m> Session<'_, 'm> {
                 headers.push(("Available-Dictionary", d));
                 self.sent.delta_requests += 1;
             }
-            // What a visitor holding an old release's dictionary sends: the
-            // whole file comes, to be checked.
-            Ask::Plain if job.deferred => {
-                headers.push(("Available-Dictionary", UNKNOWN_DICTIONARY))
-            }
-            _ => {}
+            // Chromium's idle fetch holding no dictionary: a 204.
+            Ask::Deferred => headers.extend(DICTIONARY_FETCH),
+            Ask::Plain => {}
         }
         let max_body = job
             .asset
@@ -379,10 +377,6 @@ impl<'m> Session<'_, 'm> {
         }
     }
 }
-
-/// An `Available-Dictionary` no manifest lists (the SHA-256 of nothing it
-/// could hold is as good as any): 32 zero bytes.
-const UNKNOWN_DICTIONARY: &str = ":AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=:";
 
 /// Notes (not problems: the browser decodes it) for the assets sent in a
 /// A note when pages the manifest marks as their next version's dictionary

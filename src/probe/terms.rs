@@ -16,11 +16,17 @@ pub const ACCEPT_ENCODING_DELTAS: &str = "gzip, deflate, br, zstd, dcb, dcz";
 pub const NAVIGATION: [(&str, &str); 3] = [
     ("Sec-Fetch-Dest", "document"),
     ("Sec-Fetch-Mode", "navigate"),
-    (
-        "Sec-CH-UA",
-        "\"Chromium\";v=\"156\", \"Not)A;Brand\";v=\"24\"",
-    ),
+    ("Sec-CH-UA", CHROMIUM_UA),
 ];
+/// The fields of Chromium's fetch of a dictionary a page links
+/// (`Link: <...>; rel="compression-dictionary"`), measured.
+pub const DICTIONARY_FETCH: [(&str, &str); 3] = [
+    ("Sec-Fetch-Dest", "empty"),
+    ("Sec-Fetch-Mode", "cors"),
+    ("Sec-CH-UA", CHROMIUM_UA),
+];
+/// Chromium 156's `Sec-CH-UA`.
+const CHROMIUM_UA: &str = "\"Chromium\";v=\"156\", \"Not)A;Brand\";v=\"24\"";
 /// Each request's own bound (connect, send, and read the whole body).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Dictionaries asked with per asset: one release back is what browsers hold;

@@ -17,10 +17,10 @@ use super::terms::*;
 /// What one request of an asset asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ask<'a> {
-    /// No dictionary (the code dictionary: one it has no delta for, as an
-    /// old release's visitor holds, so its whole file comes).
+    /// No dictionary.
     Plain,
-    /// The code dictionary with no dictionary held: a 204, `no-store`
+    /// The code dictionary, as Chromium's idle fetch holding no dictionary
+    /// asks it: a 204, `no-store`
     /// ([`crate::model::dictionary::DEFERRED_CACHE_CONTROL`]).
     Deferred,
     /// With this `Available-Dictionary` (a delta's `dictionary`).
@@ -475,7 +475,7 @@ fn judge_deferred(answer: &Answer) -> Option<(ProbeKind, String)> {
         200 => Some((
             ProbeKind::DictionaryNotDeferred,
             format!(
-                "sent whole ({} B{}) to a request holding no dictionary: a first visit whose idle fetch comes before the chunk it is a delta against is stored pays for all of it; answer it 204 with `Cache-Control: {want}`, as precompress serve and the nginx-map, caddy-map and apache-map configurations do",
+                "sent whole ({} B{}) to Chromium holding no dictionary: a first visit whose idle fetch comes before the chunk it is a delta against is stored pays for all of it; answer it 204 with `Cache-Control: {want}`, as precompress serve and the nginx-map, caddy-map and apache-map configurations do",
                 answer.body.len(),
                 answer
                     .joined("content-encoding")

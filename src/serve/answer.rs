@@ -140,11 +140,11 @@ pub fn answer<L: Open>(
     let accept = accept_encoding(h);
     let dictionary = single_value(h, "available-dictionary");
     let mut chosen = None;
-    let keeps_page = super::keeps_page(
+    let browser = super::Browser::of(
         single_value(h, "sec-fetch-dest"),
         first(h, "sec-ch-ua").and_then(text),
     );
-    match index.select_for(&key, accept.as_deref(), dictionary, keeps_page) {
+    match index.select_for(&key, accept.as_deref(), dictionary, browser) {
         Selection::Found(sel) => {
             let r = sel.representation;
             // A 304 or 412 sends no bytes: the client's copy is the one the

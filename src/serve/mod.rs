@@ -40,11 +40,12 @@
 //!   unknown dictionary is negotiated as if absent, never an error.
 //! - `Use-As-Dictionary` on every response of an asset the manifest marks as
 //!   a dictionary, so the browser keeps it for the next release's deltas.
-//! - The code dictionary, asked by a request that holds no dictionary, is a
-//!   `204` with `Cache-Control: no-store` when the manifest lists deltas for
-//!   it ([`Selection::Deferred`]): a browser's idle fetch that came before
-//!   the chunk it is a delta against was stored would otherwise pay for the
-//!   whole file; refused, the browser asks again on its next page load.
+//! - The code dictionary, asked by Chromium (`Sec-CH-UA`) holding no
+//!   dictionary, is a `204` with `Cache-Control: no-store` when the manifest
+//!   lists deltas for it ([`Selection::Deferred`]): an idle fetch that came
+//!   before the chunk it is a delta against was stored would otherwise pay
+//!   for the whole file; refused, the browser asks again on its next page
+//!   load. Any other client (a live-site fetch, curl) gets the file.
 //! - `Cache-Control`: what the manifest's `cache` says, decided once by the run
 //!   ([`Caching`]): `public, max-age=31536000,
 //!   immutable` when the file name carries a content hash, since its bytes can
@@ -177,9 +178,9 @@ pub enum Selection<'a> {
         /// Headers for the 406 response.
         headers: Headers,
     },
-    /// The code dictionary, asked by a request that holds no dictionary:
-    /// 204 with these headers (`Cache-Control: no-store`, `Vary`), so a
-    /// browser asks again once it holds the chunk it is a delta against
+    /// The code dictionary, asked by Chromium holding no dictionary: 204
+    /// with these headers (`Cache-Control: no-store`), so it asks again once
+    /// it holds the chunk it is a delta against
     /// ([`crate::model::dictionary::DEFERRED_CACHE_CONTROL`]).
     Deferred {
         /// Headers for the 204 response.
@@ -397,25 +398,30 @@ impl Index {
         accept_encoding: Option<&str>,
         available_dictionary: Option<&str>,
     ) -> Selection<'_> {
-        self.select_for(key, accept_encoding, available_dictionary, false)
+        self.select_for(
+            key,
+            accept_encoding,
+            available_dictionary,
+            Browser::default(),
+        )
     }
 
-    /// [`Index::select_with_dictionary`] for a request that is (`keeps_page`,
-    /// [`keeps_page`]) or is not a navigation that keeps a page
-    /// ([`Entry::select_for`]).
+    /// [`Index::select_with_dictionary`] for a request from `browser`
+    /// ([`Browser::of`]: a navigation that keeps a page, Chromium holding no
+    /// dictionary; [`Entry::select_for`]).
     pub fn select_for(
         &self,
         key: &str,
         accept_encoding: Option<&str>,
         available_dictionary: Option<&str>,
-        keeps_page: bool,
+        browser: Browser,
     ) -> Selection<'_> {
         let Some(entry) = self.get(key) else {
             return Selection::NotInManifest;
         };
         let accept = accept_encoding.map(AcceptEncoding::parse);
         let dictionary = available_dictionary.and_then(parse_available_dictionary);
-        entry.select_for(accept.as_ref(), dictionary.as_ref(), keeps_page)
+        entry.select_for(accept.as_ref(), dictionary.as_ref(), browser)
     }
 }
 
@@ -433,18 +439,19 @@ impl Entry {
         accept: Option<&AcceptEncoding>,
         dictionary: Option<&[u8; 32]>,
     ) -> Selection<'_> {
-        self.select_for(accept, dictionary, false)
+        self.select_for(accept, dictionary, Browser::default())
     }
 
-    /// [`Entry::select_with_dictionary`] for a request that is
-    /// (`keeps_page`, [`keeps_page`]) or is not a navigation of a browser
-    /// that keeps a page as its next version's dictionary: a page
-    /// ([`Caching::Page`]) is then sent with [`CACHE_PAGE_KEPT`].
+    /// [`Entry::select_with_dictionary`] for a request from `browser`: a
+    /// page ([`Caching::Page`]) is sent a navigation that keeps it
+    /// ([`Browser::keeps_page`]) with [`CACHE_PAGE_KEPT`], and the code
+    /// dictionary asked by Chromium holding no dictionary is
+    /// [`Selection::Deferred`].
     pub fn select_for(
         &self,
         accept: Option<&AcceptEncoding>,
         dictionary: Option<&[u8; 32]>,
-        keeps_page: bool,
+        browser: Browser,
     ) -> Selection<'_> {
         let mut candidates: Vec<&Representation> = self.variants.iter().collect();
         if let Some(d) = dictionary {
@@ -459,14 +466,11 @@ impl Entry {
             !self.variants.is_empty(),
             self.cache == Caching::Page,
         );
-        if self.deferred && dictionary.is_none() {
-            let mut headers = vec![(
+        if self.deferred && dictionary.is_none() && browser.chromium {
+            let headers = vec![(
                 "Cache-Control",
                 crate::model::dictionary::DEFERRED_CACHE_CONTROL.to_string(),
             )];
-            if let Some(v) = vary {
-                headers.push(("Vary", v.to_string()));
-            }
             return Selection::Deferred { headers };
         }
         let representation = match negotiate::choose(accept, self.identity.size, &offers) {
@@ -493,7 +497,7 @@ impl Entry {
         }
         headers.push((
             "Cache-Control",
-            self.cache.header_for(keeps_page).to_string(),
+            self.cache.header_for(browser.keeps_page()).to_string(),
         ));
         if let Some(v) = vary {
             headers.push(("Vary", v.to_string()));
@@ -525,6 +529,31 @@ pub fn vary(deltas: bool, variants: bool, page: bool) -> Option<&'static str> {
     }
 }
 
+/// What a request's fields say of the browser it comes from, as far as
+/// dictionaries go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Browser {
+    /// Chromium: it alone sends `Sec-CH-UA`, and alone ships RFC 9842.
+    pub chromium: bool,
+    /// A top-level navigation (`Sec-Fetch-Dest: document`).
+    pub navigation: bool,
+}
+
+impl Browser {
+    /// From a request's `Sec-Fetch-Dest` and `Sec-CH-UA` (absent: `None`).
+    pub fn of(fetch_dest: Option<&str>, ch_ua: Option<&str>) -> Browser {
+        Browser {
+            chromium: ch_ua.is_some(),
+            navigation: fetch_dest.is_some_and(|d| d.trim().eq_ignore_ascii_case("document")),
+        }
+    }
+
+    /// [`keeps_page`].
+    pub fn keeps_page(self) -> bool {
+        self.chromium && self.navigation
+    }
+}
+
 /// Whether a request with these fields (`sec-fetch-dest`, `sec-ch-ua`; lower
 /// case) is a navigation of a browser that keeps a page as the dictionary
 /// of its next version: a top-level navigation (`Sec-Fetch-Dest: document`)
@@ -535,7 +564,7 @@ pub fn vary(deltas: bool, variants: bool, page: bool) -> Option<&'static str> {
 /// browsers, whose handling of a stale page is not measured here, get
 /// `no-cache` as before.
 pub fn keeps_page(fetch_dest: Option<&str>, ch_ua: Option<&str>) -> bool {
-    fetch_dest.is_some_and(|d| d.trim().eq_ignore_ascii_case("document")) && ch_ua.is_some()
+    Browser::of(fetch_dest, ch_ua).keeps_page()
 }
 
 /// Whether two stats are of the same file, unchanged: size, mtime, and on

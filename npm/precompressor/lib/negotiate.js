@@ -60,7 +60,7 @@ export function indexManifest(origin, m) {
   const assets = new Map();
   for (const [key, asset] of Object.entries(m.files)) assets.set(key, entryOf(key, asset, bad));
   // model::dictionary::deferred_without_dictionary: the code dictionary,
-  // asked holding no dictionary, is a 204 (see select).
+  // asked by Chromium holding no dictionary, is a 204 (see select).
   const shared = m.shared_dictionary == null ? undefined : assets.get(m.shared_dictionary);
   if (shared && shared.deltas.length && SHARED_CODE.test(m.shared_dictionary)) shared.deferred = true;
   const index = { assets, base, dictionaries };
@@ -220,21 +220,17 @@ function weightOf(ae, token, delta) {
  * The representation of `entry` for `acceptEncoding` (undefined: no header)
  * and `availableDictionary` (the raw header value, undefined when absent):
  * `{ representation, headers }`, `{ notAcceptable: true, headers }` (406),
- * or `{ deferred: true, headers }` (204: the code dictionary asked holding no
- * dictionary; a browser asks again once it holds the chunk it is a delta
- * against, model::dictionary::DEFERRED_CACHE_CONTROL).
+ * or `{ deferred: true, headers }` (204: the code dictionary asked by
+ * Chromium, `chromium`, holding no dictionary; it asks again once it holds
+ * the chunk it is a delta against, model::dictionary::DEFERRED_CACHE_CONTROL).
  * Headers are [name, value] pairs in the order they are best sent.
  */
-export function select(entry, acceptEncoding, availableDictionary, lastModified, keepsPage = false) {
+export function select(entry, acceptEncoding, availableDictionary, lastModified, keepsPage = false, chromium = false) {
   const dict = availableDictionary === undefined ? undefined : parseAvailableDictionary(availableDictionary);
   const candidates = [...entry.variants];
   if (dict !== undefined) candidates.push(...entry.deltas.filter((d) => d.dictionary === dict));
   const vary = varyOf(entry.deltas.length > 0, entry.variants.length > 0, entry.page);
-  if (entry.deferred && dict === undefined) {
-    const headers = [['Cache-Control', CACHE_DEFERRED]];
-    if (vary) headers.push(['Vary', vary]);
-    return { deferred: true, headers };
-  }
+  if (entry.deferred && dict === undefined && chromium) return { deferred: true, headers: [['Cache-Control', CACHE_DEFERRED]] };
   const chosen = choose(acceptEncoding === undefined ? undefined : parseAcceptEncoding(acceptEncoding), entry.identity, candidates);
   if (!chosen) {
     const headers = [['Cache-Control', CACHE_REVALIDATE]];
@@ -652,8 +648,9 @@ export function answer(index, request, target, lookup) {
   let chosen;
   if (entry) {
     const lastModified = lookup.lastModified ? lookup.lastModified(entry) : entry.lastModified;
+    const chromium = request.header('sec-ch-ua') !== undefined;
     const keeps = keepsPage(request.single('sec-fetch-dest'), request.header('sec-ch-ua'));
-    const sel = select(entry, request.header('accept-encoding'), request.single('available-dictionary'), lastModified, keeps);
+    const sel = select(entry, request.header('accept-encoding'), request.single('available-dictionary'), lastModified, keeps, chromium);
     if (target.shell && entry.page) {
       for (const h of sel.headers) if (h[0] === 'Use-As-Dictionary') h[1] = `match="${index.base}*", match-dest=("document")`;
     }
