@@ -1,28 +1,37 @@
-// The RUM snippet in a real browser (tests/rum_browser.rs): a collector on
-// 127.0.0.1:PORT receives what the page's snippet posts; headless Chromium
+// The RUM snippet in a real browser (tests/rum_browser.rs): the collector
+// (precompressor/rum-collector, from this checkout) on 127.0.0.1:PORT
+// receives what the page's snippet posts; headless Chromium
 // loads URL, leaves it (about:blank, so the snippet reports), prints one JSON
 // line, and for each line on stdin (the test deploys the next release, or
 // not) does it again as the same returning visitor, until stdin closes. Each line: the page's #marker,
 // its errors, the report the collector got, and Chromium's own record of each
 // response of the page's origin: its Content-Encoding, its encoded body size
-// (request.sizes()) and its decoded length.
+// (request.sizes()) and its decoded length. When stdin closes, one last line:
+// {totals}, what the collector answers a GET with.
 // Usage: node rum.mjs URL PORT   (env: CHROMIUM, default /usr/lib/chromium/chromium)
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
+import { createCollector } from '../npm/precompressor/lib/rum-collector.js';
 import { launch, urlArgument } from './launch.mjs';
 
 const url = urlArgument('rum.mjs');
+const port = Number(process.argv[3]);
 const reports = [];
-const collector = createServer((req, res) => {
-  let body = '';
-  req.on('data', (c) => (body += c));
-  req.on('end', () => {
+const rum = createCollector();
+// What each POST carried, for the test; then the collector's own answer.
+const collector = createServer(async (req, res) => {
+  const chunks = [];
+  for await (const c of req) chunks.push(c);
+  const body = Buffer.concat(chunks).toString('utf8');
+  const request = new Request(`http://127.0.0.1:${port}${req.url}`, { method: req.method, body: req.method === 'POST' ? body : undefined });
+  const answer = await rum.fetch(request);
+  if (req.method === 'POST') {
     reports.push({ method: req.method, path: req.url, cookie: req.headers.cookie ?? null,
-      contentType: req.headers['content-type'] ?? null, body });
-    res.writeHead(204).end();
-  });
+      contentType: req.headers['content-type'] ?? null, body, status: answer.status });
+  }
+  res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(Buffer.from(await answer.arrayBuffer()));
 });
-await new Promise((ok) => collector.listen(Number(process.argv[3]), '127.0.0.1', ok));
+await new Promise((ok) => collector.listen(port, '127.0.0.1', ok));
 
 const browser = await launch();
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -67,6 +76,7 @@ try {
     ok &&= errors.length === 0 && result.report !== null;
     console.log(JSON.stringify(result));
   }
+  console.log(JSON.stringify({ totals: await (await fetch(`http://127.0.0.1:${port}/rum`)).json() }));
 } finally {
   await browser.close();
   collector.close();

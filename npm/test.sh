@@ -86,7 +86,7 @@ tar tzvf "$main_tgz" >"$work/main.list"
 grep -Eq '^-rwx.* package/bin/precompress(\.exe)?$' "$work/platform.list" || fail "no executable bin/precompress in the platform tarball"
 ok "platform tarball holds an executable bin/precompress"
 grep -Eq '^-rwx.* package/bin/precompress\.js$' "$work/main.list" || fail "no executable bin/precompress.js in the main tarball"
-for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/negotiate.js lib/serve.js serve.d.ts lib/worker.js worker.d.ts lib/rum.js rum.d.ts lib/netlify.js netlify.d.ts lib/pages.js pages.d.ts lib/content-types.js lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
+for f in lib/binary.js lib/options.js lib/platforms.js lib/run.js lib/negotiate.js lib/serve.js serve.d.ts lib/worker.js worker.d.ts lib/rum.js rum.d.ts lib/rum-collector.js rum-collector.d.ts lib/netlify.js netlify.d.ts lib/pages.js pages.d.ts lib/content-types.js lib/vite.js lib/astro.js lib/sveltekit.js lib/nuxt.js lib/webpack.js lib/index.js vite.d.ts astro.d.ts sveltekit.d.ts nuxt.d.ts webpack.d.ts index.d.ts README.md package.json; do
   grep -q " package/$f\$" "$work/main.list" || fail "the main tarball has no $f"
 done
 if grep -Eq ' package/(test/|node_modules/)' "$work/main.list"; then fail "the main tarball holds tests or node_modules"; fi
@@ -187,6 +187,7 @@ import { defineConfig, type Plugin } from 'vite';
 import precompress, { type PrecompressOptions } from 'precompressor/vite';
 import { binaryPath, VERSION } from 'precompressor';
 import { rum, type RumReport } from 'precompressor/rum';
+import { createCollector, type RumTotals } from 'precompressor/rum-collector';
 
 const options: PrecompressOptions = {
   formats: ['br', 'gzip'],
@@ -208,6 +209,11 @@ precompress({ formats: ['brotli'] });
 precompress({ manifest: false });
 export const send: (() => void) | undefined = rum('https://collect.example.com/rum', 0.1);
 export const report: RumReport = { v: 1, sample: 0.1, kinds: { script: { dcb: { n: 1, transfer: 1, body: 1, file: 9 } } } };
+const collector = createCollector({ path: '/rum', onReport: (r) => void r.sample });
+export const totals: RumTotals = collector.totals();
+export const answer: (r: Request) => Promise<Response> = collector.fetch;
+// @ts-expect-error the path is a string
+createCollector({ path: 1 });
 EOF
 cat >"$app/tsconfig.json" <<'EOF'
 { "compilerOptions": { "strict": true, "noEmit": true, "module": "nodenext", "moduleResolution": "nodenext",

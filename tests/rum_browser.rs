@@ -170,6 +170,7 @@ fn the_snippet_reports_what_chromium_got_on_first_returning_and_cached_visits() 
     writeln!(child.stdin.as_mut().unwrap()).unwrap();
     let fourth = next();
     drop(child.stdin.take());
+    let totals = next()["totals"].clone();
     assert!(
         child.wait().unwrap().success(),
         "rum.mjs failed: {first:#} {second:#}"
@@ -186,12 +187,50 @@ fn the_snippet_reports_what_chromium_got_on_first_returning_and_cached_visits() 
         assert_eq!(report["method"], "POST");
         assert_eq!(report["path"], "/rum");
         assert_eq!(report["cookie"], Value::Null, "no cookie sent");
+        assert_eq!(report["status"], 204, "the collector took it");
         let body: Value = serde_json::from_str(report["body"].as_str().unwrap()).unwrap();
         assert_eq!(body["v"], 1);
         eprintln!("visit {}: report {body}", visit["load"]);
         eprintln!("visit {}: Chromium saw {}", visit["load"], visit["network"]);
         assert_eq!(reported(&body), expected(&visit["network"]), "{visit:#}");
     }
+    // The collector (precompressor/rum-collector) added the four up.
+    let mut sums: BTreeMap<String, BTreeMap<String, [u64; 4]>> = BTreeMap::new();
+    for visit in [&first, &second, &third, &fourth] {
+        let body: Value = serde_json::from_str(visit["report"]["body"].as_str().unwrap()).unwrap();
+        for (kind, codings) in body["kinds"].as_object().unwrap() {
+            for (coding, sum) in codings.as_object().unwrap() {
+                let to = sums
+                    .entry(kind.clone())
+                    .or_default()
+                    .entry(coding.clone())
+                    .or_default();
+                for (i, f) in ["n", "transfer", "body", "file"].iter().enumerate() {
+                    to[i] += sum[f].as_u64().unwrap();
+                }
+            }
+        }
+    }
+    let want: Value = sums
+        .iter()
+        .map(|(kind, codings)| {
+            let codings: serde_json::Map<String, Value> = codings
+                .iter()
+                .map(|(c, [n, transfer, body, file])| {
+                    (
+                        c.clone(),
+                        json!({"n": n, "transfer": transfer, "body": body, "file": file}),
+                    )
+                })
+                .collect();
+            (kind.clone(), Value::Object(codings))
+        })
+        .collect::<serde_json::Map<String, Value>>()
+        .into();
+    eprintln!("the collector's totals: {totals}");
+    assert_eq!(totals["views"], 4, "{totals:#}");
+    assert_eq!(totals["refused"], 0, "{totals:#}");
+    assert_eq!(totals["kinds"], want, "{totals:#}");
     // The returning visitor got the new script as a delta, and the report says so.
     let body: Value = serde_json::from_str(second["report"]["body"].as_str().unwrap()).unwrap();
     assert_eq!(body["kinds"]["script"]["dcb"]["n"], 1, "{body:#}");
