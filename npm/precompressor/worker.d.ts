@@ -13,8 +13,8 @@ export interface WorkerOptions {
   manifest?: string;
   /** The URL path the assets are served at (default: the manifest's `base`, else `/`). */
   base?: string;
-  /** A client-routed app: a path with no file and no `.` in its last segment gets index.html. */
-  spa?: boolean;
+  /** A client-routed app: a path with no file and no `.` in its last segment gets index.html; or decided once from the manifest's keys. */
+  spa?: boolean | ((files: Set<string>) => boolean);
   /** Every asset's Last-Modified (default: `env.CF_VERSION_METADATA.timestamp`, the deploy's, when that binding is set; else none). */
   lastModified?: DateLike | null | ((env: Record<string, unknown>) => DateLike | null | undefined);
   /** Where warnings and errors go (default console.error). */

@@ -13,12 +13,19 @@
 import { createWorker } from './worker.js';
 
 /**
+ * Pages' own rule for a single-page app: a deployment with no top-level
+ * 404.html is one, and every path with no file gets `/`
+ * (developers.cloudflare.com/pages/configuration/serving-pages/).
+ */
+export const pagesSpa = (files) => !files.has('404.html');
+
+/**
  * A Pages Function `(context) => Response` serving the deployment from its
- * manifest; options as createWorker's. Throws, naming the option, when one
- * is invalid.
+ * manifest; options as createWorker's, `spa` by default as Pages decides it
+ * ({@link pagesSpa}). Throws, naming the option, when one is invalid.
  */
 export function createPagesFunction(options = {}) {
-  const worker = createWorker(options);
+  const worker = createWorker({ ...options, spa: options.spa ?? pagesSpa });
   return (context) => worker.fetch(context.request, context.env, context);
 }
 

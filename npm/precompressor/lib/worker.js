@@ -48,7 +48,8 @@ const REASONS = {
  *                       its keys are paths from the assets' root
  * options.base          the URL path the assets are served at (default: the manifest's, else /)
  * options.spa           a client-routed app: a path with no file and no `.` in
- *                       its last segment gets index.html
+ *                       its last segment gets index.html; or `(files) => boolean`,
+ *                       asked once with the manifest's keys (a Set)
  * options.lastModified  the Last-Modified of every asset: a date, or `(env) => date`
  *                       (default: env.CF_VERSION_METADATA.timestamp, the deploy's, when bound)
  * options.log           where warnings and errors go (default console.error)
@@ -93,7 +94,8 @@ export function createWorker(options = {}) {
     for (const key of index.assets.keys()) {
       for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) dirs.add(key.slice(0, i));
     }
-    site = { index, dirs };
+    const spa = typeof options.spa === 'function' ? Boolean(options.spa(new Set(index.assets.keys()))) : options.spa;
+    site = { index, dirs, spa };
     return site;
   }
 
@@ -124,7 +126,7 @@ export function createWorker(options = {}) {
       header: (name) => (name === 'accept-encoding' ? request.cf?.clientAcceptEncoding : undefined) ?? request.headers.get(name) ?? undefined,
       single: (name) => request.headers.get(name) ?? undefined,
     };
-    let t = route(s.index, req, lookupOf(job), { spa: options.spa, partial: true });
+    let t = route(s.index, req, lookupOf(job), { spa: s.spa, partial: true });
     if (t.probe) {
       // Perhaps a file added after precompress ran: asked of the binding last.
       const res = await get(job, t.key, 'manual');
@@ -161,10 +163,15 @@ export function createWorker(options = {}) {
       plain(key, found) {
         if (!found?.plain) return undefined;
         const etag = found.plain.headers.get('etag');
+        // The one table every server of ours reads, not the binding's guess;
+        // but a name the table cannot type (a route with no extension, which
+        // the host answered from its own fallback: an app's shell) keeps the
+        // host's, or a browser would download the page.
+        const typed = contentTypeOf(key);
+        const own = found.plain.headers.get('content-type');
         return {
           file: found,
-          // The one table every server of ours reads, not the binding's guess.
-          contentType: contentTypeOf(key),
+          contentType: typed === 'application/octet-stream' && own ? own : typed,
           size: found.bytes.byteLength,
           etag: etag ? (etag.startsWith('W/') ? etag : `W/${etag}`) : undefined,
           lastModified: job.lastModified,
