@@ -149,6 +149,23 @@ fn probe_text(r: &precompressor::probe::Report) -> String {
         let at = if p.url.is_empty() { &p.path } else { &p.url };
         out.push_str(&format!("  {at}: {}: {}\n", p.problem, p.detail));
     }
+    // Apart, and fewer: the host's own compression fails nothing.
+    const HOST_LINES: usize = 10;
+    if !r.host.is_empty() {
+        out.push_str(&format!(
+            "precompress: check --url: compressed by the host itself, not failing the check ({}):\n",
+            r.host.len()
+        ));
+        for p in r.host.iter().take(HOST_LINES) {
+            out.push_str(&format!("  {}: {}: {}\n", p.url, p.problem, p.detail));
+        }
+        if r.host.len() > HOST_LINES {
+            out.push_str(&format!(
+                "  ... and {} more (--json lists them all)\n",
+                r.host.len() - HOST_LINES
+            ));
+        }
+    }
     let s = &r.sent;
     let mut codings = format!(
         "{} br, {} zstd, {} gzip, {} identity",

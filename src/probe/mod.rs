@@ -141,6 +141,8 @@ pub fn probe_with(
         requests: 0,
         seen: Vec::new(),
         larger: Vec::new(),
+        host: Vec::new(),
+        server: None,
         stop: None,
     };
     let (mut checked, mut unchecked, mut needed) = (Vec::new(), 0u64, 0u64);
@@ -158,7 +160,10 @@ pub fn probe_with(
         }
     }
     problems.extend(judge_etags(&session.seen, &mut notes));
-    notes.extend(larger_notes(&session.larger));
+    notes.extend(larger_notes(&session.larger, session.server));
+    notes.extend(host_note(&session.host, session.server));
+    let mut host = std::mem::take(&mut session.host);
+    host.sort();
     notes.extend(pages_note(&session.seen));
     let not_checked = format!("{unchecked} of {} assets not checked", manifest.files.len());
     problems.extend(
@@ -180,6 +185,7 @@ pub fn probe_with(
         requests: session.requests,
         sent: session.sent,
         problems,
+        host,
         notes,
     }
 }
@@ -250,6 +256,10 @@ struct Session<'a, 'm> {
     /// Assets sent in a larger coding than the smallest accepted: what was
     /// sent and what was not.
     larger: Vec<(&'m str, &'m Variant, &'m Variant)>,
+    /// What the host compressed on its own ([`ProbeKind::is_host`]).
+    host: Vec<Problem>,
+    /// Who answered, as its headers say ([`host_of`]).
+    server: Option<&'static str>,
     stop: Option<Stop>,
 }
 
@@ -280,12 +290,19 @@ impl<'m> Session<'_, 'm> {
         // One dictionary_not_fresh per asset: the heuristic's seconds can tick
         // between its requests.
         found.dedup_by(|b, a| a.0 == b.0 && (a.1 == b.1 || a.0 == ProbeKind::DictionaryNotFresh));
-        problems.extend(found.into_iter().map(|(problem, detail)| Problem {
-            path: job.key.to_string(),
-            url: shown(&job.url),
-            problem,
-            detail,
-        }));
+        for (problem, detail) in found {
+            let p = Problem {
+                path: job.key.to_string(),
+                url: shown(&job.url),
+                problem,
+                detail,
+            };
+            if problem.is_host() {
+                self.host.push(p);
+            } else {
+                problems.push(p);
+            }
+        }
         complete
     }
 
@@ -336,6 +353,7 @@ impl<'m> Session<'_, 'm> {
         self.requests += 1;
         match client.get(&job.url, &headers, timeout, max_body) {
             Ok(answer) => {
+                self.server = self.server.or_else(|| host_of(&answer));
                 let target = Target {
                     key: job.key,
                     asset: job.asset,
@@ -344,7 +362,7 @@ impl<'m> Session<'_, 'm> {
                 };
                 if let Some(seen) = judge(target, ask, &answer, &mut self.dec, found) {
                     count(&mut self.sent, seen.coding.as_deref());
-                    if ask == Ask::Plain {
+                    if ask == Ask::Plain && !seen.host_coded {
                         let smaller = smaller_accepted(job.asset, seen.coding.as_deref(), accept);
                         self.larger
                             .extend(smaller.map(|(sent, small)| (job.key, sent, small)));
@@ -398,7 +416,7 @@ fn pages_note(seen: &[(&str, &Url, Seen)]) -> Option<String> {
 
 /// larger coding than the smallest the request accepted, the first few by
 /// name.
-fn larger_notes(larger: &[(&str, &Variant, &Variant)]) -> Option<String> {
+fn larger_notes(larger: &[(&str, &Variant, &Variant)], server: Option<&str>) -> Option<String> {
     const NAMED: usize = 5;
     let extra: u64 = larger.iter().map(|(_, s, m)| s.size - m.size).sum();
     let named: Vec<String> = larger
@@ -416,9 +434,66 @@ fn larger_notes(larger: &[(&str, &Variant, &Variant)]) -> Option<String> {
         n => format!(", and {n} more"),
     };
     (!larger.is_empty()).then(|| format!(
-        "{} sent in a larger coding than the smallest the request accepts ({}{more}): {extra} B more per visit; the server breaks ties by its own order, not by size (Caddy: use precompress caddy-map, which sends the smaller)",
+        "{} sent in a larger coding than the smallest the request accepts ({}{more}): {extra} B more per visit; the server breaks ties by its own order, not by size{}",
         crate::report::plural(larger.len() as u64, "asset", "assets"),
-        named.join("; ")
+        named.join("; "),
+        match server {
+            Some("Caddy") | None => " (Caddy: use precompress caddy-map, which sends the smaller)",
+            Some(_) => "",
+        }
+    ))
+}
+
+/// Who answered, from the headers hosts and servers set: a CDN's own first.
+fn host_of(answer: &Answer) -> Option<&'static str> {
+    let has = |name: &str| answer.first(name).is_some();
+    let server = answer
+        .joined("server")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if has("cf-ray") || server.contains("cloudflare") {
+        Some("Cloudflare")
+    } else if has("x-nf-request-id") || server.contains("netlify") {
+        Some("Netlify")
+    } else if has("x-vercel-id") || server.contains("vercel") {
+        Some("Vercel")
+    } else if has("x-amz-cf-id") || server.contains("cloudfront") {
+        Some("CloudFront")
+    } else if server.starts_with("caddy") {
+        Some("Caddy")
+    } else if server.starts_with("nginx") {
+        Some("nginx")
+    } else if server.starts_with("apache") {
+        Some("Apache")
+    } else {
+        None
+    }
+}
+
+/// The note on what the host compressed on its own: how many, that they do
+/// not fail the check, and what to do, for the host the answers name.
+fn host_note(host: &[Problem], server: Option<&str>) -> Option<String> {
+    if host.is_empty() {
+        return None;
+    }
+    let count = |k: ProbeKind| host.iter().filter(|p| p.problem == k).count() as u64;
+    let (compressed, again) = (
+        count(ProbeKind::HostCompressed),
+        count(ProbeKind::HostReencoded),
+    );
+    let advice = match server {
+        Some("Cloudflare") => "Cloudflare compresses at its edge what it is sent uncompressed, and may re-encode what it is sent compressed; serve the folder through precompressor/pages or precompressor/worker (docs/servers.md, \"Cloudflare Pages\")",
+        Some("Netlify") => "Netlify compresses the files it sends as they are; the edge function (precompressor/netlify) sends the variants precompress wrote, and the files without one (under --min-size) Netlify compresses itself (docs/servers.md, \"Netlify Edge Functions\")",
+        Some("Vercel") => "Vercel compresses at its edge, and precompress gives a Vercel site nothing today (docs/servers.md, \"Vercel\")",
+        Some("CloudFront") => "CloudFront's \"Compress objects automatically\" compresses at the edge: turn it off for the behavior that serves the folder (docs/servers.md, \"Object stores\")",
+        Some("Caddy") => "Caddy's `encode` compresses on the fly: leave it out of the site that serves the folder (docs/servers.md, \"Caddy\")",
+        Some("nginx") => "nginx's `gzip on` compresses on the fly: `gzip off` with `gzip_static on` (docs/servers.md, \"nginx\")",
+        Some("Apache") => "mod_deflate or mod_brotli compresses on the fly: apache-map's rules set no-gzip and no-brotli for the manifest's files (docs/servers.md, \"Apache\")",
+        _ => "a server or a proxy in front of it compresses on its own (a CDN's automatic compression, nginx's `gzip on`, Caddy's `encode`, a local emulator of an edge)",
+    };
+    Some(format!(
+        "{} the host compressed itself, not as precompress wrote it ({compressed} with no variant of ours in that coding, {again} compressed again): each decodes to the asset, so visitors get the right file, in a coding and size the host chose; listed apart (`--json`: host), not failing the check. {advice}",
+        crate::report::plural(compressed + again, "answer", "answers"),
     ))
 }
 

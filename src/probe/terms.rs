@@ -141,6 +141,14 @@ pub enum ProbeKind {
     DictionaryNotDeferred,
     /// An ETag that is weak, missing, or not the representation's.
     EtagMismatch,
+    /// The host compressed a file on its own where precompress left it
+    /// without a variant in that coding; the body decodes to the asset.
+    /// Listed apart ([`Report::host`]): not a wrong file.
+    HostCompressed,
+    /// The host compressed a file again (another coding, or the same with
+    /// other bytes) where precompress wrote a variant; the body decodes to
+    /// the asset. Listed apart ([`Report::host`]).
+    HostReencoded,
     /// An HTML page without the `Link` to the release's shared dictionaries.
     MissingLink,
     /// A dictionary's response without its `Use-As-Dictionary`.
@@ -174,6 +182,12 @@ pub enum ProbeKind {
 }
 
 impl ProbeKind {
+    /// What the host did on its own, to a body that still decodes to the
+    /// asset: listed apart, never failing the check.
+    pub fn is_host(self) -> bool {
+        matches!(self, ProbeKind::HostCompressed | ProbeKind::HostReencoded)
+    }
+
     /// The name `--json` and the text report use.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -182,6 +196,8 @@ impl ProbeKind {
             ProbeKind::DictionaryNotFresh => "dictionary_not_fresh",
             ProbeKind::DictionaryNotDeferred => "dictionary_not_deferred",
             ProbeKind::EtagMismatch => "etag_mismatch",
+            ProbeKind::HostCompressed => "host_compressed",
+            ProbeKind::HostReencoded => "host_reencoded",
             ProbeKind::MissingLink => "missing_link",
             ProbeKind::MissingUseAsDictionary => "missing_use_as_dictionary",
             ProbeKind::MissingVary => "missing_vary",
@@ -263,6 +279,10 @@ pub struct Report {
     pub sent: Sent,
     /// Everything wrong, by path.
     pub problems: Vec<Problem>,
+    /// What the host compressed on its own, by path ([`ProbeKind::is_host`]):
+    /// each body decodes to the asset, in a coding or size the host chose.
+    /// Not problems: `ok` does not count them.
+    pub host: Vec<Problem>,
     /// What differs from `precompress serve` without being wrong for a
     /// browser (the server's own ETags, a heuristic dictionary lifetime).
     pub notes: Vec<String>,

@@ -57,6 +57,9 @@ pub struct Seen {
     /// dictionary (nginx-map, caddy-map, apache-map today). Not a wrong
     /// answer, a win not taken: the report's notes count them.
     pub page_not_kept: bool,
+    /// The body was compressed by the host, not as precompress wrote it
+    /// ([`ProbeKind::is_host`]): its ETag is the host's to choose.
+    pub host_coded: bool,
 }
 
 /// Decoders for the three variant codecs, made on first use.
@@ -110,6 +113,7 @@ pub fn judge(
         return None;
     }
     let body_blake3 = blake3::hash(&answer.body).to_hex().to_string();
+    let before = out.len();
     let coding = answer
         .joined("content-encoding")
         .map(|c| c.trim().to_ascii_lowercase())
@@ -130,6 +134,7 @@ pub fn judge(
             }
         }
     };
+    let host_coded = out[before..].iter().any(|(k, _)| k.is_host());
     let page_not_kept = asset.cache == crate::model::manifest::Caching::Page
         && answer.joined("use-as-dictionary").is_none()
         && matches!(
@@ -165,6 +170,7 @@ pub fn judge(
         expected_etag,
         body_blake3,
         page_not_kept,
+        host_coded,
     })
 }
 
@@ -261,33 +267,48 @@ fn judge_variant(
     let codec = Codec::parse(coding).filter(|c| c.token() == coding);
     let Some(variant) = asset.encodings.iter().find(|v| v.coding == coding) else {
         let decodes = codec.map(|c| dec.decoded_blake3(c, &answer.body, asset.size));
-        let how = match decodes {
-            Some(Ok(h)) if h == asset.blake3 => {
-                "; it decodes to the asset, so the server compressed it on the fly".to_string()
-            }
-            Some(Ok(_)) => "; it decodes to something other than the asset".to_string(),
-            Some(Err(e)) => format!("; {e}"),
-            None => String::new(),
+        let lists = if listed.is_empty() {
+            "no variant".to_string()
+        } else {
+            listed.join(", ")
+        };
+        let (kind, how) = match decodes {
+            Some(Ok(h)) if h == asset.blake3 => (
+                ProbeKind::HostCompressed,
+                "; it decodes to the asset: the host compressed it itself".to_string(),
+            ),
+            Some(Ok(_)) => (
+                ProbeKind::WrongContentEncoding,
+                "; it decodes to something other than the asset".to_string(),
+            ),
+            Some(Err(e)) => (ProbeKind::WrongContentEncoding, format!("; {e}")),
+            None => (ProbeKind::WrongContentEncoding, String::new()),
         };
         out.push((
-            ProbeKind::WrongContentEncoding,
+            kind,
             format!(
-                "sent {coding}, which the manifest does not list for this asset (it lists {}){how}",
-                if listed.is_empty() {
-                    "no variant".to_string()
-                } else {
-                    listed.join(", ")
-                }
+                "sent {coding} ({size} bytes), which the manifest does not list for this asset (it lists {lists}){how}"
             ),
         ));
         return None;
     };
     let decoded = codec.map(|c| dec.decoded_blake3(c, &answer.body, asset.size));
     if body_blake3 != variant.blake3 {
-        let how = match decoded {
-            Some(Ok(h)) if h == asset.blake3 => {
-                ", though it decodes to the asset: compressed again by the server?".to_string()
+        if let Some(Ok(h)) = &decoded {
+            if *h == asset.blake3 {
+                out.push((
+                    ProbeKind::HostReencoded,
+                    format!(
+                        "the {coding} body ({size} bytes, blake3 {}) is not the manifest's {} ({} bytes), though it decodes to the asset: the host compressed it again",
+                        short(body_blake3),
+                        variant.path,
+                        variant.size
+                    ),
+                ));
+                return None;
             }
+        }
+        let how = match decoded {
             Some(Ok(_)) => {
                 ", and it decodes to something other than the asset: a stale file after a rebuild?"
                     .to_string()
@@ -538,7 +559,8 @@ pub(crate) fn judge_etags(seen: &[(&str, &Url, Seen)], notes: &mut Vec<String>) 
         .any(|(_, _, s)| s.etag.is_some() && s.etag == s.expected_etag);
     let mut out = Vec::new();
     let mut bodies: BTreeMap<(&str, &str), BTreeSet<&str>> = BTreeMap::new();
-    for (key, url, s) in seen {
+    // A body the host compressed itself carries the host's ETag.
+    for (key, url, s) in seen.iter().filter(|(_, _, s)| !s.host_coded) {
         let what = s.coding.as_deref().unwrap_or("identity");
         match (&s.etag, &s.expected_etag) {
             (Some(e), _) if e.trim_start().starts_with("W/") => out.push(problem(
@@ -639,6 +661,7 @@ mod tests {
             expected_etag: Some(expected.into()),
             body_blake3: body.into(),
             page_not_kept: false,
+            host_coded: false,
         }
     }
 
