@@ -1,13 +1,14 @@
 //! `precompress report DIR --out FILE.html` on temp folders: a release with
-//! deltas against the one before it (the release store), the page written
+//! deltas against the one before it (the release store, a folder, the live
+//! site), the page written
 //! where asked and nothing into DIR, `--github`'s table, and errors that
 //! name the path.
 
-mod common;
+mod serve_util;
 
 use std::path::Path;
 
-use common::{bin, snapshot};
+use serve_util::common::{self, bin, snapshot};
 
 /// Release `n` of a small app in `dist` (emptied first): a page, a script
 /// that changes a little per release (fingerprinted), a stylesheet that does
@@ -108,7 +109,7 @@ fn a_release_with_deltas_is_drawn_and_nothing_is_written_into_dir() {
     // Without the store, no returning visitor, said so.
     report(&dist, &out).arg("--no-cache").assert().success();
     let html = std::fs::read_to_string(&out).unwrap();
-    assert!(html.contains("No earlier release in the release store"));
+    assert!(html.contains("No earlier release (none in the release store, and no"));
 }
 
 #[test]
@@ -192,4 +193,83 @@ fn out_through_a_link_never_writes_into_dir() {
             .unwrap()
             .starts_with("<!doctype html>"));
     }
+}
+
+/// The "What the deltas saved" row of the visitor back from `label`: what
+/// follows the label (assets fetched, as deltas, bytes without and with).
+fn back_from<'a>(html: &'a str, label: &str) -> &'a str {
+    let at = format!("<tr><td>{label}</td>");
+    let i = html
+        .find(&at)
+        .unwrap_or_else(|| panic!("no row for {label}: {html}"));
+    let row = &html[i + at.len()..];
+    &row[..row.find("</tr>").unwrap()]
+}
+
+/// Issue #47: with `--dictionary-from` a folder or the live site and no
+/// release store (the flow the docs recommend for CI), the report showed no
+/// returning visitor while its own table listed the deltas. It reads the
+/// earlier release's published list of dictionaries, as the run did, and
+/// draws the same visitor the store gives.
+#[test]
+fn the_returning_visitor_is_drawn_from_a_folder_and_from_the_live_site() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dist, cache) = two_releases(tmp.path());
+    let out = tmp.path().join("report.html");
+    report(&dist, &out)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    let stored = back_from(&html, "release -1").to_string();
+
+    let (r1, r2) = (tmp.path().join("r1"), tmp.path().join("r2"));
+    build(&r1, 1);
+    build(&r2, 2);
+    bin()
+        .args(["--no-config", "--no-cache"])
+        .arg(&r1)
+        .assert()
+        .success();
+    bin()
+        .args(["--no-config", "--no-cache"])
+        .arg(&r2)
+        .arg("--dictionary-from")
+        .arg(&r1)
+        .assert()
+        .success();
+    let done = report(&r2, &out)
+        .arg("--no-cache")
+        .arg("--dictionary-from")
+        .arg(&r1)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&done.get_output().stdout).into_owned();
+    assert!(stdout.contains("1 earlier releases"), "{stdout}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(!html.contains("No earlier release"), "{html}");
+    assert_eq!(back_from(&html, &r1.display().to_string()), stored);
+
+    let server = serve_util::start_precompress(&r1, &["-q"]);
+    let site = format!("http://{}/", server.addr);
+    report(&r2, &out)
+        .arg("--no-cache")
+        .arg("--dictionary-from")
+        .arg(&site)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    let label = format!("the live site ({site})");
+    assert_eq!(back_from(&html, &label), stored);
+    // The live site serving this very build is no earlier release.
+    let served = serve_util::start_precompress(&r2, &["-q"]);
+    let done = report(&r2, &out)
+        .arg("--no-cache")
+        .arg("--dictionary-from")
+        .arg(format!("http://{}/", served.addr))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&done.get_output().stdout).into_owned();
+    assert!(stdout.contains("0 earlier releases"), "{stdout}");
 }

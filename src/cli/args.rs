@@ -222,9 +222,13 @@ pub struct ReportArgs {
     #[arg(long, value_name = "DIR", env = "PRECOMPRESS_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
 
-    /// Read no release store: no returning visitor.
+    /// Read no release store.
     #[arg(long)]
     pub no_cache: bool,
+
+    /// An earlier release a returning visitor holds, as the run's deltas were made against it: its folder, or the live site's URL (its published list of dictionaries) [default: precompress.toml's dictionary-from]; repeat for several, newest first.
+    #[arg(long, value_name = "DIR|URL")]
+    pub dictionary_from: Vec<PathBuf>,
 
     /// Append the main chart, as a table, and where the page is to $GITHUB_STEP_SUMMARY.
     #[arg(long)]

@@ -11,6 +11,25 @@ use crate::cli::github;
 /// the message, which names the path.
 pub type Failure = (bool, String);
 
+/// An earlier release named by `--dictionary-from`, as a returning visitor
+/// of it holds its dictionaries: the live site's published list, or a
+/// folder's (its list, else its manifest's marked files); why not, as a
+/// warning naming it (`view::folder_release` reads a folder).
+fn earlier_release(
+    source: &std::path::Path,
+) -> Result<precompressor::view::figures::Earlier, String> {
+    if crate::cli::live::is_site(source) {
+        let url = source.to_string_lossy();
+        let list = precompressor::probe::previous::list(&url, std::time::Duration::from_secs(60))?;
+        let label = format!(
+            "the live site ({})",
+            precompressor::probe::redact_userinfo(&url)
+        );
+        return Ok(precompressor::view::published(&label, &list));
+    }
+    precompressor::view::folder_release(source)
+}
+
 /// Runs the command.
 pub fn report(args: ReportArgs) -> Result<(), Failure> {
     let fail = |usage: bool, msg: String| Err((usage, msg));
@@ -25,14 +44,35 @@ pub fn report(args: ReportArgs) -> Result<(), Failure> {
         Ok(c) => c,
         Err(e) => return fail(true, e.to_string()),
     };
+    let sources = if args.dictionary_from.is_empty() {
+        match crate::cli::configfile::for_check(&args.dir) {
+            Ok(c) => c.dictionary_from,
+            Err(e) => return fail(true, e.to_string()),
+        }
+    } else {
+        args.dictionary_from.clone()
+    };
+    let mut warnings = Vec::new();
+    let given = sources
+        .iter()
+        .filter_map(|s| match earlier_release(s) {
+            Ok(e) => Some(e),
+            Err(w) => {
+                warnings.push(w);
+                None
+            }
+        })
+        .collect();
     let options = precompressor::view::Options {
         manifest: args.manifest,
         cache_dir: cache,
+        given,
     };
-    let (figures, warnings) = match precompressor::view::gather(&args.dir, &options) {
+    let (figures, more) = match precompressor::view::gather(&args.dir, &options) {
         Ok(f) => f,
         Err(e) => return fail(false, e.to_string()),
     };
+    warnings.extend(more);
     for w in &warnings {
         let _ = writeln!(std::io::stderr(), "precompress: warning: {w}");
     }

@@ -131,6 +131,34 @@ fn same_build(dir: &Path, into: &Path) -> bool {
         })
 }
 
+/// The list of dictionaries the site at `site` publishes (what a visitor of
+/// its release may hold), fetched within `timeout`; `Err` naming the site
+/// and the cause when it gives none.
+pub fn list(site: &str, timeout: std::time::Duration) -> Result<Published, String> {
+    let base = parse_base_url(site).map_err(|e| e.to_string())?;
+    list_of(&base, Instant::now() + timeout)
+}
+
+/// [`list`] of a parsed site, by `deadline`.
+fn list_of(base: &Url, deadline: Instant) -> Result<Published, String> {
+    let shown_site = shown(base);
+    let at = |what: String| format!("the previous release at {shown_site}: {what}");
+    let list_url = asset_url(base, FILE_NAME).ok_or_else(|| at("no URL for its list".into()))?;
+    let mut client = Client::new();
+    let answer = get_within_origin(&mut client, &list_url, MAX_BYTES, deadline)
+        .map_err(|e| at(format!("{FILE_NAME}: {e}")))?;
+    match answer.status {
+        200 => body_of(&answer, MAX_BYTES)
+            .and_then(|b| Published::parse(&b))
+            .map_err(|e| at(format!("{FILE_NAME}: {e}: is it this site, built by precompress?"))),
+        404 | 410 => Err(at(format!(
+            "no {FILE_NAME} ({}): a release precompress did not build (or an older precompress), or not this site",
+            answer.status
+        ))),
+        s => Err(at(format!("{FILE_NAME} answered {s}"))),
+    }
+}
+
 /// Fetches into the folder `into` the dictionaries the site at `site`
 /// (where DIR's previous release is served: origin and base) lists and
 /// `wanted` takes. `Err` when the site gives no usable list (down, not
@@ -145,22 +173,7 @@ pub fn take(
     let deadline = Instant::now() + bounds.timeout;
     let shown_site = shown(&base);
     let at = |what: String| format!("the previous release at {shown_site}: {what}");
-    let list_url = asset_url(&base, FILE_NAME).ok_or_else(|| at("no URL for its list".into()))?;
-    let mut client = Client::new();
-    let answer = get_within_origin(&mut client, &list_url, MAX_BYTES, deadline)
-        .map_err(|e| at(format!("{FILE_NAME}: {e}")))?;
-    let list = match answer.status {
-        200 => body_of(&answer, MAX_BYTES)
-            .and_then(|b| Published::parse(&b))
-            .map_err(|e| at(format!("{FILE_NAME}: {e}: is it this site, built by precompress?")))?,
-        404 | 410 => {
-            return Err(at(format!(
-                "no {FILE_NAME} ({}): a release precompress did not build (or an older precompress), or not this site",
-                answer.status
-            )))
-        }
-        s => return Err(at(format!("{FILE_NAME} answered {s}"))),
-    };
+    let list = list_of(&base, deadline)?;
     let chosen: Vec<&Listed> = list.files.iter().filter(|f| wanted(&f.path)).collect();
     let mut taken = Taken {
         site: shown_site.clone(),

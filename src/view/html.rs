@@ -79,16 +79,18 @@ fn header(s: &mut String, f: &Figures) {
         human(f.bytes),
         escape(&f.generator),
         match f.earlier.len() {
-            0 => "No earlier release in the release store: a returning visitor is not shown.".to_string(),
+            0 => "No earlier release (none in the release store, and no <code>--dictionary-from</code>): a returning visitor is not shown.".to_string(),
             n => format!(
-                "Compared with the {n} earlier release{} in the release store (release -1 is the newest before this one).",
-                if n == 1 { "" } else { "s" }
+                "Compared with {} earlier release{}, newest first: {} (release -1 is the release store's newest before this one).",
+                n,
+                if n == 1 { "" } else { "s" },
+                f.earlier.iter().map(|e| escape(e)).collect::<Vec<_>>().join(", ")
             ),
         }
     );
     let _ = writeln!(
         s,
-        "<p class=\"note\">A first visit downloads a page and what it loads (its scripts, modulepreloads and stylesheets, and their static imports), each in the one coding the client accepts, or the smallest when it accepts them all (best); a browser that accepts deltas then fetches the dictionaries every page links at idle{}. A visitor back from an earlier release holds that release's files as the store lists them: what is unchanged costs nothing, what changed costs its smallest delta against the version held (or its best variant without deltas); a file the store does not list (a page, an unmarked file) is counted as fetched again at its best variant.</p>",
+        "<p class=\"note\">A first visit downloads a page and what it loads (its scripts, modulepreloads and stylesheets, and their static imports), each in the one coding the client accepts, or the smallest when it accepts them all (best); a browser that accepts deltas then fetches the dictionaries every page links at idle{}. A visitor back from an earlier release holds that release's files as the store or its published list of dictionaries names them: what is unchanged costs nothing, what changed costs its smallest delta against the version held (or its best variant without deltas); a file it does not list (an unmarked file) is counted as fetched again at its best variant.</p>",
         if f.linked.is_empty() {
             " (this release links none)".to_string()
         } else {
@@ -196,7 +198,7 @@ fn by_coding(s: &mut String, f: &Figures) {
 fn deltas(s: &mut String, f: &Figures) {
     s.push_str("<h2 id=\"deltas\">What the deltas saved over the last releases</h2>\n");
     if f.earlier.is_empty() {
-        s.push_str("<p>No earlier release in the release store, so no delta to weigh. The next run records this one (give the same <code>--cache-dir</code>).</p>\n");
+        s.push_str("<p>No earlier release, so no delta to weigh: none in the release store (the next run records this one: give the same <code>--cache-dir</code>), and no <code>--dictionary-from</code> (the folder or live site the deltas were made against).</p>\n");
         return;
     }
     let rows: Vec<Row> = f
@@ -354,7 +356,7 @@ mod tests {
         let (m, _, _) = release();
         let html = render(&figures("<dist>", &m, &Default::default(), &[]));
         assert!(html.contains("has no HTML page"));
-        assert!(html.contains("No earlier release in the release store, so no delta"));
+        assert!(html.contains("No earlier release, so no delta to weigh"));
         assert!(html.contains("&lt;dist&gt;") && !html.contains("<dist>"));
         assert_eq!(html.matches("<svg").count(), 2);
     }

@@ -28,9 +28,26 @@ const READ_MAX: u64 = 32 << 20;
 pub struct Options {
     /// The manifest [default: DIR/precompress-manifest.json].
     pub manifest: Option<PathBuf>,
-    /// The cache folder whose release store holds the earlier releases;
-    /// none: no returning visitor.
+    /// The cache folder whose release store holds the earlier releases.
     pub cache_dir: Option<PathBuf>,
+    /// Earlier releases named otherwise (`--dictionary-from`: a folder, the
+    /// live site), newest first, as [`published`] reads a list of one:
+    /// compared with before the store's.
+    pub given: Vec<Earlier>,
+}
+
+/// An earlier release as its published list of dictionaries names its
+/// files (what a visitor of it may hold: `model::published`), labelled
+/// `label`.
+pub fn published(label: &str, list: &crate::model::published::Published) -> Earlier {
+    Earlier {
+        label: label.to_string(),
+        files: list
+            .files
+            .iter()
+            .filter_map(|f| Some((f.path.clone(), parse_hex32(&f.sha256)?)))
+            .collect(),
+    }
 }
 
 /// The report of DIR: its figures, and warnings (a store that could not be
@@ -48,10 +65,17 @@ pub fn gather(dir: &Path, options: &Options) -> Result<(Figures, Vec<String>)> {
         .unwrap_or_else(|| default_path(dir));
     let manifest = Manifest::read(&path)?;
     let mut warnings = Vec::new();
-    let earlier = match &options.cache_dir {
+    let stored = match &options.cache_dir {
         Some(c) => earlier(dir, c, &manifest, &mut warnings),
         None => Vec::new(),
     };
+    // Each release once, this one never (a list of this very build).
+    let mut earlier: Vec<Earlier> = Vec::new();
+    for e in options.given.iter().cloned().chain(stored) {
+        if !is_this(&manifest, &e) && !earlier.iter().any(|o| o.files == e.files) {
+            earlier.push(e);
+        }
+    }
     let loads = page_loads(dir, &manifest);
     let figures = figures::figures(&dir.display().to_string(), &manifest, &loads, &earlier);
     Ok((figures, warnings))
@@ -88,11 +112,6 @@ fn earlier(dir: &Path, cache: &Path, m: &Manifest, warnings: &mut Vec<String>) -
     };
     let base = m.base.as_deref().unwrap_or(crate::model::path::ROOT_BASE);
     let site = site_of(dir, cache, base);
-    let this: BTreeSet<(&str, &str)> = m
-        .files
-        .iter()
-        .map(|(k, a)| (k.as_str(), a.sha256.as_str()))
-        .collect();
     let mut out = Vec::new();
     for r in store.releases(&site, dir, warnings).into_iter().rev() {
         let files: BTreeMap<String, [u8; 32]> = r
@@ -100,22 +119,83 @@ fn earlier(dir: &Path, cache: &Path, m: &Manifest, warnings: &mut Vec<String>) -
             .iter()
             .filter_map(|f| Some((f.rel.clone(), parse_hex32(&f.sha256)?)))
             .collect();
-        let b64 = |sha: &[u8; 32]| {
-            let named = crate::model::dictionary::available_dictionary(sha);
-            named.trim_matches(':').to_string()
-        };
-        let same = files
-            .iter()
-            .all(|(k, sha)| this.contains(&(k.as_str(), b64(sha).as_str())));
-        if same {
-            continue;
-        }
-        out.push(Earlier {
+        let e = Earlier {
             label: format!("release -{}", out.len() + 1),
             files,
-        });
+        };
+        if !is_this(m, &e) {
+            out.push(e);
+        }
     }
     out
+}
+
+/// An earlier release in `folder`, labelled by its path, as a returning
+/// visitor of it holds it: its published list of dictionaries
+/// (`model::published`), else its manifest's marked files, else (a folder
+/// precompress never ran on, as `--dictionary-from` takes one) every file
+/// in it, hashed, but precompress's own.
+pub fn folder_release(folder: &Path) -> std::result::Result<Earlier, String> {
+    use crate::model::published::{Listed, Published, FILE_NAME};
+    let label = folder.display().to_string();
+    let list = folder.join(FILE_NAME);
+    if list.is_file() {
+        let bytes = crate::fsutil::read_own(&list, crate::model::published::MAX_BYTES)
+            .map_err(|e| format!("{}: {e}", list.display()))?;
+        let list = Published::parse(&bytes).map_err(|e| format!("{}: {e}", list.display()))?;
+        return Ok(published(&label, &list));
+    }
+    if !folder.is_dir() {
+        return Err(format!("--dictionary-from {label}: not a folder"));
+    }
+    let hex = crate::model::dictionary::hex;
+    let listed: Vec<Listed> = match Manifest::read(&default_path(folder)) {
+        Ok(m) => m
+            .files
+            .iter()
+            .filter(|(_, a)| a.use_as_dictionary.is_some())
+            .filter_map(|(k, a)| {
+                let raw = crate::model::dictionary::parse_available_dictionary(&format!(
+                    ":{}:",
+                    a.sha256
+                ))?;
+                Some(Listed {
+                    path: k.clone(),
+                    sha256: hex(&raw),
+                    size: a.size,
+                })
+            })
+            .collect(),
+        Err(_) => crate::run::walk::walk(folder, false, &[])
+            .files
+            .into_iter()
+            .filter(|f| {
+                crate::model::names::delta_source(&f.rel).is_none()
+                    && crate::model::content::variant_source(&f.rel).is_none()
+                    && f.rel != crate::model::manifest::DEFAULT_NAME
+            })
+            .filter_map(|f| {
+                let bytes = crate::fsutil::read_own(&f.path, READ_MAX).ok()?;
+                Some(Listed {
+                    path: f.rel,
+                    sha256: hex(&crate::model::dictionary::sha256(&bytes)),
+                    size: bytes.len() as u64,
+                })
+            })
+            .collect(),
+    };
+    Ok(published(&label, &Published::new(listed)))
+}
+
+/// Whether every file `e` lists is in `m` unchanged: this release itself
+/// (recorded by its own run, or the live site already serving this build).
+fn is_this(m: &Manifest, e: &Earlier) -> bool {
+    e.files.iter().all(|(k, sha)| {
+        let named = crate::model::dictionary::available_dictionary(sha);
+        m.files
+            .get(k)
+            .is_some_and(|a| a.sha256 == named.trim_matches(':'))
+    })
 }
 
 /// Writes the page to `out` as a new file renamed into place: a link at
