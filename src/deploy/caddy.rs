@@ -503,19 +503,26 @@ fn write_snippet(out: &mut String, maps: &Maps) {
         let _ = writeln!(out, "\t\t{} 1", quote(uri).expect("checked"));
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
+    write_deferred(out, maps.deferred.as_deref());
+    out.push_str(&accept_maps());
+    out.push_str(ROUTES);
+    out.push_str("}\n");
+}
+
+/// `{pc_deferred}`: `1` for Chromium (a `Sec-CH-UA`) asking the code
+/// dictionary at `uri` holding no dictionary; always written, so the
+/// route's matcher has its placeholder.
+fn write_deferred(out: &mut String, uri: Option<&str>) {
     out.push_str(
         "\t# The code dictionary asked by Chromium (Sec-CH-UA) holding no dictionary: 204,\n\
          \t# stored nowhere (it asks again once it holds the chunk it is a delta against).\n\
          \tmap {path}|{header.Available-Dictionary}|{header.Sec-CH-UA} {pc_deferred} {\n",
     );
-    if let Some(uri) = &maps.deferred {
+    if let Some(uri) = uri {
         let re = format!("~^{}[|][|].", re2_escape(uri));
         let _ = writeln!(out, "\t\t{} 1", quote(&re).expect("checked"));
     }
     out.push_str("\t\tdefault -\n\t}\n\n");
-    out.push_str(&accept_maps());
-    out.push_str(ROUTES);
-    out.push_str("}\n");
 }
 
 /// Why `s` cannot be written as a map key or output, if it cannot: Caddy

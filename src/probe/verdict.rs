@@ -266,30 +266,7 @@ fn judge_variant(
     }
     let codec = Codec::parse(coding).filter(|c| c.token() == coding);
     let Some(variant) = asset.encodings.iter().find(|v| v.coding == coding) else {
-        let decodes = codec.map(|c| dec.decoded_blake3(c, &answer.body, asset.size));
-        let lists = if listed.is_empty() {
-            "no variant".to_string()
-        } else {
-            listed.join(", ")
-        };
-        let (kind, how) = match decodes {
-            Some(Ok(h)) if h == asset.blake3 => (
-                ProbeKind::HostCompressed,
-                "; it decodes to the asset: the host compressed it itself".to_string(),
-            ),
-            Some(Ok(_)) => (
-                ProbeKind::WrongContentEncoding,
-                "; it decodes to something other than the asset".to_string(),
-            ),
-            Some(Err(e)) => (ProbeKind::WrongContentEncoding, format!("; {e}")),
-            None => (ProbeKind::WrongContentEncoding, String::new()),
-        };
-        out.push((
-            kind,
-            format!(
-                "sent {coding} ({size} bytes), which the manifest does not list for this asset (it lists {lists}){how}"
-            ),
-        ));
+        out.push(judge_unlisted(asset, &listed, coding, codec, answer, dec));
         return None;
     };
     let decoded = codec.map(|c| dec.decoded_blake3(c, &answer.body, asset.size));
@@ -346,6 +323,44 @@ fn judge_variant(
         }
     }
     Some(variant.etag.clone())
+}
+
+/// A body sent in `coding`, for which the manifest lists no variant of
+/// `asset` (it lists `listed`): the host's own compression when it decodes
+/// to the asset, else a wrong encoding.
+fn judge_unlisted(
+    asset: &Asset,
+    listed: &[&str],
+    coding: &str,
+    codec: Option<Codec>,
+    answer: &Answer,
+    dec: &mut Decoders,
+) -> (ProbeKind, String) {
+    let decodes = codec.map(|c| dec.decoded_blake3(c, &answer.body, asset.size));
+    let lists = if listed.is_empty() {
+        "no variant".to_string()
+    } else {
+        listed.join(", ")
+    };
+    let (kind, how) = match decodes {
+        Some(Ok(h)) if h == asset.blake3 => (
+            ProbeKind::HostCompressed,
+            "; it decodes to the asset: the host compressed it itself".to_string(),
+        ),
+        Some(Ok(_)) => (
+            ProbeKind::WrongContentEncoding,
+            "; it decodes to something other than the asset".to_string(),
+        ),
+        Some(Err(e)) => (ProbeKind::WrongContentEncoding, format!("; {e}")),
+        None => (ProbeKind::WrongContentEncoding, String::new()),
+    };
+    let size = answer.body.len();
+    (
+        kind,
+        format!(
+            "sent {coding} ({size} bytes), which the manifest does not list for this asset (it lists {lists}){how}"
+        ),
+    )
 }
 
 /// Coding and body of an answer to a request with the dictionary `dict`.
