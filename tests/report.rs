@@ -250,6 +250,47 @@ fn the_returning_visitor_is_drawn_from_a_folder_and_from_the_live_site() {
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(!html.contains("No earlier release"), "{html}");
     assert_eq!(back_from(&html, &r1.display().to_string()), stored);
+    // The headline says what --json says: a first visit of the landing
+    // page and the visitor back from r1.
+    let json = report(&r2, &out)
+        .arg("--json")
+        .arg("--no-cache")
+        .arg("--dictionary-from")
+        .arg(&r1)
+        .assert()
+        .success();
+    let figures: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    let h = &figures["headline"];
+    assert_eq!(h["page"], "index.html");
+    assert_eq!(h["against"], r1.display().to_string());
+    let (first, back) = (
+        h["first"].as_u64().unwrap(),
+        h["returning"].as_u64().unwrap(),
+    );
+    assert!(back * 2 < first, "{h}");
+    use precompressor::report::human;
+    let line = format!(
+        "<strong>A first visit of <code>index.html</code> downloads {}</strong>",
+        human(first)
+    );
+    assert!(html.contains(&line), "{line} not in {html}");
+    assert!(
+        html.contains(&format!("downloads {}</strong>, ", human(back))),
+        "{html}"
+    );
+    // --json alone: no --out needed, nothing written.
+    let before = std::fs::read_dir(tmp.path()).unwrap().count();
+    bin()
+        .args(["report", "--json", "--no-cache"])
+        .arg(&r2)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), before);
+    bin()
+        .args(["report", "--no-cache"])
+        .arg(&r2)
+        .assert()
+        .code(2);
 
     let server = serve_util::start_precompress(&r1, &["-q"]);
     let site = format!("http://{}/", server.addr);

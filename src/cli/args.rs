@@ -211,8 +211,12 @@ pub struct ReportArgs {
     pub dir: PathBuf,
 
     /// The HTML file to write (outside DIR).
-    #[arg(long, value_name = "FILE")]
-    pub out: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "json")]
+    pub out: Option<PathBuf>,
+
+    /// The same figures as JSON on stdout (the headline, every page's visit, every earlier release), for CI: a pull-request comment, a budget.
+    #[arg(long)]
+    pub json: bool,
 
     /// The manifest [default: DIR/precompress-manifest.json].
     #[arg(long, value_name = "PATH")]
@@ -231,7 +235,7 @@ pub struct ReportArgs {
     pub dictionary_from: Vec<PathBuf>,
 
     /// Append the main chart, as a table, and where the page is to $GITHUB_STEP_SUMMARY.
-    #[arg(long)]
+    #[arg(long, requires = "out")]
     pub github: bool,
 }
 

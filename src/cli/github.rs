@@ -315,6 +315,27 @@ pub fn render_summary(
 /// chart as a table (a job summary shows no SVG), and where the page is.
 pub fn report_summary(f: &precompressor::view::figures::Figures, out: &Path) -> String {
     let mut s = format!("### precompress report: {}\n\n", md_code(&f.dir));
+    if let Some(h) = &f.headline {
+        let _ = write!(
+            s,
+            "**A first visit of {} downloads {}** (as gzip: {}; uncompressed: {})",
+            md_code(&h.page),
+            human(h.first),
+            human(h.gzip),
+            human(h.identity)
+        );
+        match (&h.against, h.returning) {
+            (Some(e), Some(back)) => {
+                let _ = write!(
+                    s,
+                    "; **back from {e}: {}**, {:.1}% of a first visit.\n\n",
+                    human(back),
+                    100.0 * back as f64 / h.first.max(1) as f64
+                );
+            }
+            _ => s.push_str(".\n\n"),
+        }
+    }
     let back = f.earlier.first();
     s.push_str("| page | first visit (best coding) | dictionaries at idle |");
     if let Some(e) = back {

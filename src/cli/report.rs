@@ -36,8 +36,10 @@ pub fn report(args: ReportArgs) -> Result<(), Failure> {
     if !args.dir.is_dir() {
         return fail(true, format!("{}: not a folder", args.dir.display()));
     }
-    if let Err(e) = precompressor::view::check_out(&args.dir, &args.out) {
-        return fail(true, e.to_string());
+    if let Some(out) = &args.out {
+        if let Err(e) = precompressor::view::check_out(&args.dir, out) {
+            return fail(true, e.to_string());
+        }
     }
     let cache = match crate::cli::configfile::cache_dir_of(&args.dir, args.cache_dir, args.no_cache)
     {
@@ -76,19 +78,28 @@ pub fn report(args: ReportArgs) -> Result<(), Failure> {
     for w in &warnings {
         let _ = writeln!(std::io::stderr(), "precompress: warning: {w}");
     }
-    let page = precompressor::view::html::render(&figures);
-    if let Err(e) = precompressor::view::write_report(&args.out, &page) {
-        return fail(false, format!("{}: cannot write: {e}", args.out.display()));
+    if args.json {
+        let json = serde_json::to_string_pretty(&figures).expect("plain data");
+        println!("{json}");
     }
-    println!(
-        "precompress: report: {} ({} pages, {} earlier releases compared)",
-        args.out.display(),
-        figures.pages.len(),
-        figures.earlier.len()
-    );
+    let Some(out) = &args.out else {
+        return Ok(());
+    };
+    let page = precompressor::view::html::render(&figures);
+    if let Err(e) = precompressor::view::write_report(out, &page) {
+        return fail(false, format!("{}: cannot write: {e}", out.display()));
+    }
+    if !args.json {
+        println!(
+            "precompress: report: {} ({} pages, {} earlier releases compared)",
+            out.display(),
+            figures.pages.len(),
+            figures.earlier.len()
+        );
+    }
     if args.github {
         if let Some(summary) = github::Runner::from_env().step_summary {
-            let text = github::report_summary(&figures, &args.out);
+            let text = github::report_summary(&figures, out);
             if let Err(e) = github::append(&summary, &text) {
                 return fail(false, format!("{}: {e}", summary.display()));
             }

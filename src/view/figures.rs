@@ -25,7 +25,7 @@ pub struct Earlier {
 }
 
 /// What one visitor downloads for a set of assets.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Visit {
     /// A first visit, per entry of [`CODINGS`]: the client accepts that
     /// coding alone (its variant, else the file itself), or all of them.
@@ -38,7 +38,7 @@ pub struct Visit {
 }
 
 /// A returning visitor's bytes against one earlier release.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Returning {
     /// With deltas: unchanged assets cost nothing, changed ones their
     /// smallest delta against the release's version (or their best variant).
@@ -52,7 +52,7 @@ pub struct Returning {
 }
 
 /// One page: itself, what it loads (`run::dictionaries::first_visit`) and the dictionaries.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PageVisit {
     pub page: String,
     /// Its assets, the page included, not the dictionaries.
@@ -61,7 +61,7 @@ pub struct PageVisit {
 }
 
 /// One of the biggest assets and what it costs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct AssetRow {
     pub path: String,
     pub size: u64,
@@ -72,7 +72,7 @@ pub struct AssetRow {
 }
 
 /// A (file, coding) with no variant, or a delta not kept, and why.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct Skip {
     /// The manifest's reason code (`too_small`).
     pub reason: String,
@@ -80,11 +80,35 @@ pub struct Skip {
     pub coding: String,
 }
 
+/// The report's first line: a visit of its landing page ([`landing`]),
+/// first and back from the newest earlier release, against what a server
+/// that compresses on the fly sends.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Headline {
+    /// The page visited: `index.html` at DIR's top, else the first page.
+    pub page: String,
+    /// A first visit, in the best coding a browser accepts, plus the
+    /// dictionaries it fetches at idle.
+    pub first: u64,
+    /// The same visit in gzip (precompress's, at its highest level): the
+    /// most a server compressing on the fly sends, at lower levels, saves.
+    pub gzip: u64,
+    /// The same visit uncompressed.
+    pub identity: u64,
+    /// The newest earlier release a returning visitor comes back from.
+    pub against: Option<String>,
+    /// That visitor's bytes with deltas, and without.
+    pub returning: Option<u64>,
+    pub returning_without_deltas: Option<u64>,
+}
+
 /// Everything the report page shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Figures {
     /// The folder, as given.
     pub dir: String,
+    /// The first line, when the release has a page.
+    pub headline: Option<Headline>,
     /// The manifest's `generator`.
     pub generator: String,
     pub assets: usize,
@@ -104,6 +128,35 @@ pub struct Figures {
 
 /// How many of the biggest assets the report lists.
 pub const BIGGEST: usize = 15;
+
+/// The biggest assets chart leaves out files under this many bytes: they
+/// cost a visit little whatever the coding.
+pub const BIGGEST_FROM: u64 = 4096;
+
+/// The page a headline visits among `pages`: `index.html` at DIR's top (the
+/// landing page), else the first in path order.
+pub fn landing(pages: &[PageVisit]) -> Option<&PageVisit> {
+    pages
+        .iter()
+        .find(|p| p.page == "index.html")
+        .or_else(|| pages.first())
+}
+
+/// The headline of `pages` compared with `earlier` (labels, newest first).
+fn headline(pages: &[PageVisit], earlier: &[Earlier]) -> Option<Headline> {
+    let p = landing(pages)?;
+    let v = &p.visit;
+    let back = v.returning.first();
+    Some(Headline {
+        page: p.page.clone(),
+        first: v.first["best"] + v.idle,
+        gzip: v.first["gzip"],
+        identity: v.first["identity"],
+        against: earlier.first().map(|e| e.label.clone()),
+        returning: back.map(|r| r.with_deltas),
+        returning_without_deltas: back.map(|r| r.without_deltas),
+    })
+}
 
 /// The smallest variant's size, else the file's own.
 fn best(a: &Asset) -> u64 {
@@ -206,7 +259,7 @@ pub fn figures(
     earlier: &[Earlier],
 ) -> Figures {
     let idle = linked(m);
-    let pages = loads
+    let pages: Vec<PageVisit> = loads
         .iter()
         .map(|(page, keys)| {
             let keys: BTreeSet<&str> = keys.iter().map(String::as_str).collect();
@@ -222,6 +275,7 @@ pub fn figures(
     by_size.sort_by(|a, b| b.1.size.cmp(&a.1.size).then_with(|| a.0.cmp(b.0)));
     let biggest = by_size
         .into_iter()
+        .filter(|(_, a)| a.size >= BIGGEST_FROM)
         .take(BIGGEST)
         .map(|(path, a)| AssetRow {
             path: path.clone(),
@@ -240,6 +294,7 @@ pub fn figures(
         .collect();
     Figures {
         dir: dir.to_string(),
+        headline: headline(&pages, earlier),
         generator: m.generator.clone(),
         assets: m.files.len(),
         bytes: m.files.values().map(|a| a.size).sum(),
@@ -320,11 +375,31 @@ mod tests {
     }
 
     #[test]
+    fn the_headline_is_the_landing_page_s_visit_first_and_back() {
+        let (m, loads, earlier) = release();
+        let f = figures("dist", &m, &loads, &earlier);
+        let h = f.headline.as_ref().expect("a page");
+        let v = &landing(&f.pages).unwrap().visit;
+        assert_eq!(h.page, "index.html");
+        assert_eq!(h.first, v.first["best"] + v.idle);
+        assert_eq!(h.gzip, v.first["gzip"]);
+        assert_eq!(h.returning, Some(v.returning[0].with_deltas));
+        assert_eq!(h.against.as_deref(), Some(earlier[0].label.as_str()));
+        let alone = figures("dist", &m, &loads, &[]);
+        assert_eq!(alone.headline.unwrap().returning, None);
+        assert!(figures("dist", &m, &Default::default(), &[])
+            .headline
+            .is_none());
+    }
+
+    #[test]
     fn biggest_first_and_every_skip_with_its_reason() {
         let (m, loads, earlier) = release();
         let f = figures("dist", &m, &loads, &earlier);
         let order: Vec<&str> = f.biggest.iter().map(|a| a.path.as_str()).collect();
-        assert_eq!(order, ["a.js", "b.png", "c.css", "index.html"]);
+        // Largest first; the page (2,000 B) and the stylesheet (4,000 B)
+        // are under BIGGEST_FROM: they cost a visit little.
+        assert_eq!(order, ["a.js", "b.png"]);
         assert_eq!(f.biggest[0].delta, Some(("dcb".into(), 400)));
         let skips: Vec<(&str, &str)> = f
             .skipped

@@ -70,11 +70,43 @@ pub fn render(f: &Figures) -> String {
     s
 }
 
+/// The first line: what a first and a returning visit of the landing page
+/// download, against gzip ([`crate::view::figures::Headline`]).
+fn headline(s: &mut String, f: &Figures) {
+    let Some(h) = &f.headline else { return };
+    let _ = write!(
+        s,
+        "<p class=\"headline\"><strong>A first visit of <code>{}</code> downloads {}</strong> (as gzip, the most a server compressing on the fly saves: {}; uncompressed: {})",
+        escape(&h.page),
+        human(h.first),
+        human(h.gzip),
+        human(h.identity)
+    );
+    match (&h.against, h.returning, h.returning_without_deltas) {
+        (Some(e), Some(back), Some(without)) => {
+            let _ = writeln!(
+                s,
+                "; <strong>a visitor back from {} downloads {}</strong>, {:.1}% of a first visit ({} without deltas).</p>",
+                escape(e),
+                human(back),
+                100.0 * back as f64 / h.first.max(1) as f64,
+                human(without)
+            );
+        }
+        _ => s.push_str(".</p>\n"),
+    }
+}
+
 fn header(s: &mut String, f: &Figures) {
     let _ = writeln!(
         s,
-        "<h1>precompress report: <code>{}</code></h1>\n<p>{} assets, {}, by {}. {}</p>",
-        escape(&f.dir),
+        "<h1>precompress report: <code>{}</code></h1>",
+        escape(&f.dir)
+    );
+    headline(s, f);
+    let _ = writeln!(
+        s,
+        "<p>{} assets, {}, by {}. {}</p>",
         f.assets,
         human(f.bytes),
         escape(&f.generator),
