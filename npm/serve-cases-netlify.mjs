@@ -46,7 +46,9 @@ function project(site) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'precompress-netlify-'));
   const functions = path.join(root, 'netlify', 'edge-functions');
   fs.mkdirSync(functions, { recursive: true });
-  fs.writeFileSync(path.join(functions, 'precompress.js'), FUNCTION);
+  // PRECOMPRESS_FUNCTION: the user's own file (e2e/edge/preview.sh).
+  const own = process.env.PRECOMPRESS_FUNCTION;
+  fs.writeFileSync(path.join(functions, 'precompress.js'), own ? fs.readFileSync(own) : FUNCTION);
   fs.writeFileSync(path.join(root, 'netlify.toml'), `[build]\npublish = ${JSON.stringify(site)}\nedge_functions = "netlify/edge-functions"\n`);
   fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'netlify-site', private: true, type: 'module', dependencies: { precompressor: '*' } }));
   const pkg = path.dirname(path.dirname(fileURLToPath(import.meta.resolve('precompressor/netlify'))));

@@ -43,7 +43,9 @@ function freePort() {
 export async function startPages(site) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'precompress-pages-'));
   fs.mkdirSync(path.join(root, 'functions'));
-  fs.writeFileSync(path.join(root, 'functions', '[[path]].js'), FUNCTION);
+  // PRECOMPRESS_FUNCTION: the user's own file (e2e/edge/preview.sh).
+  const own = process.env.PRECOMPRESS_FUNCTION;
+  fs.writeFileSync(path.join(root, 'functions', '[[path]].js'), own ? fs.readFileSync(own) : FUNCTION);
   fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'pages-site', private: true, type: 'module', dependencies: { precompressor: '*' } }));
   const pkg = path.dirname(path.dirname(fileURLToPath(import.meta.resolve('precompressor/pages'))));
   fs.mkdirSync(path.join(root, 'node_modules'));

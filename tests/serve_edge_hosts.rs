@@ -138,8 +138,19 @@ impl Drop for Host {
 }
 
 fn serve(file: &str, site: &Path) -> Host {
+    serve_with(file, site, None)
+}
+
+/// [`serve`] with `function` (a file) as the user's function instead of
+/// the one-line recipe (`PRECOMPRESS_FUNCTION`, as e2e/edge/preview.sh
+/// passes it).
+fn serve_with(file: &str, site: &Path, function: Option<&Path>) -> Host {
     let dir = runners();
-    let mut child = runner(dir.path(), file)
+    let mut cmd = runner(dir.path(), file);
+    if let Some(f) = function {
+        cmd.env("PRECOMPRESS_FUNCTION", f);
+    }
+    let mut child = cmd
         .arg("--serve")
         .arg(site)
         .stdout(Stdio::piped())
@@ -287,16 +298,10 @@ fn check_url_against_the_pages_function() {
     assert_eq!(report["ok_assets"], report["checked"], "{report:#}");
 }
 
-/// Issue #47: a single-page app on Pages, with the recipe as a user copies
-/// it. Its folder has no top-level `404.html`, which Pages reads as a
-/// single-page app (every path with no file gets `/`); the function decides
-/// the same from the manifest, so a deep link gets the shell from the
-/// manifest, compressed and marked for every route.
-#[test]
-#[ignore = "e2e tier: needs e2e/edge (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
-fn a_single_page_app_s_deep_link_gets_the_compressed_shell_on_pages() {
-    let tmp = tempfile::tempdir().unwrap();
-    let site = tmp.path().join("dist");
+/// A single-page app's build: a shell that loads one script, no `404.html`
+/// (Pages reads that as a single-page app), Netlify's usual `_redirects`.
+fn spa_site(tmp: &Path) -> std::path::PathBuf {
+    let site = tmp.join("dist");
     std::fs::create_dir_all(site.join("assets")).unwrap();
     let mut js = String::new();
     for i in 0..200 {
@@ -312,13 +317,19 @@ fn a_single_page_app_s_deep_link_gets_the_compressed_shell_on_pages() {
         ));
     }
     std::fs::write(site.join("index.html"), page + "</body></html>\n").unwrap();
+    std::fs::write(site.join("_redirects"), "/* /index.html 200\n").unwrap();
     let out = precompress(&["--no-config".as_ref(), "-q".as_ref(), site.as_os_str()]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let host = serve("serve-cases-pages.mjs", &site);
+    site
+}
+
+/// A deep link of [`spa_site`] on `host`: the shell from the manifest, br,
+/// marked as the dictionary of every route.
+fn assert_the_deep_link_gets_the_shell(host: &Host, site: &Path) {
     let addr: std::net::SocketAddr = host.url["http://".len()..]
         .trim_end_matches('/')
         .parse()
@@ -347,4 +358,36 @@ fn a_single_page_app_s_deep_link_gets_the_compressed_shell_on_pages() {
         "the shell is the dictionary of every route: {:?}",
         deep.headers
     );
+}
+
+/// Issue #47: a single-page app on Netlify, with docs/servers.md's function
+/// for one (`createEdgeFunction({ spa: true })`, the `_redirects` line
+/// kept): a deep link gets the compressed shell.
+#[test]
+#[ignore = "e2e tier: needs e2e/edge (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
+fn a_single_page_app_s_deep_link_gets_the_compressed_shell_on_netlify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = spa_site(tmp.path());
+    let function = tmp.path().join("precompress.js");
+    std::fs::write(
+        &function,
+        "import { createEdgeFunction } from 'precompressor/netlify';\nexport default createEdgeFunction({ spa: true });\nexport { config } from 'precompressor/netlify';\n",
+    )
+    .unwrap();
+    let host = serve_with("serve-cases-netlify.mjs", &site, Some(&function));
+    assert_the_deep_link_gets_the_shell(&host, &site);
+}
+
+/// Issue #47: a single-page app on Pages, with the recipe as a user copies
+/// it. Its folder has no top-level `404.html`, which Pages reads as a
+/// single-page app (every path with no file gets `/`); the function decides
+/// the same from the manifest, so a deep link gets the shell from the
+/// manifest, compressed and marked for every route.
+#[test]
+#[ignore = "e2e tier: needs e2e/edge (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
+fn a_single_page_app_s_deep_link_gets_the_compressed_shell_on_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = spa_site(tmp.path());
+    let host = serve("serve-cases-pages.mjs", &site);
+    assert_the_deep_link_gets_the_shell(&host, &site);
 }
