@@ -111,17 +111,28 @@ export async function startNetlify(site) {
   });
   const files = new StaticHandler({ directory: site });
   let port;
+  // The functions and their configs, read once: the files do not change
+  // while it runs (the CLI's dev server reads them again on a change).
+  let setup;
+  const functionsOf = async () => {
+    const found = await find([functions]);
+    const map = Object.fromEntries(found.map((f) => [f.name, `file://${f.path}`]));
+    const { denoPort, success } = await edge.initialization;
+    if (!success) throw new Error('the edge runtime did not start');
+    const { configs, error } = await edge.getFunctionConfigs(denoPort, map);
+    if (error) throw new Error(`the function's config: ${JSON.stringify(error)}`);
+    return { found, map, denoPort, configs };
+  };
 
   const server = http.createServer(async (req, res) => {
     try {
       const url = new URL(req.url.startsWith('/') ? req.url : new URL(req.url).pathname, `http://127.0.0.1:${port}`);
       if (req.headers['x-nf-passthrough'] === undefined) {
-        const found = await find([functions]);
-        const map = Object.fromEntries(found.map((f) => [f.name, `file://${f.path}`]));
-        const { denoPort, success } = await edge.initialization;
-        if (!success) throw new Error('the edge runtime did not start');
-        const { configs, error } = await edge.getFunctionConfigs(denoPort, map);
-        if (error) throw new Error(`the function's config: ${JSON.stringify(error)}`);
+        setup ??= functionsOf();
+        const { found, map, denoPort, configs } = await setup.catch((e) => {
+          setup = undefined;
+          throw e;
+        });
         const probe = new Request(url, { method: req.method, headers: rawHeaders(req).filter(([n]) => !n.startsWith(':')) });
         const { functionNames, invocationMetadata } = edge.getFunctionsForRequest(probe, found, configs);
         if (functionNames.length > 0) {

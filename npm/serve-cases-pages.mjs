@@ -43,9 +43,10 @@ function freePort() {
 export async function startPages(site) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'precompress-pages-'));
   fs.mkdirSync(path.join(root, 'functions'));
-  // PRECOMPRESS_FUNCTION: the user's own file (e2e/edge/preview.sh).
+  // PRECOMPRESS_FUNCTION: the user's own file (e2e/edge/preview.sh), or
+  // `none`: the folder as Pages serves it alone (bench/edge_latency.sh).
   const own = process.env.PRECOMPRESS_FUNCTION;
-  fs.writeFileSync(path.join(root, 'functions', '[[path]].js'), own ? fs.readFileSync(own) : FUNCTION);
+  if (own !== 'none') fs.writeFileSync(path.join(root, 'functions', '[[path]].js'), own ? fs.readFileSync(own) : FUNCTION);
   fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'pages-site', private: true, type: 'module', dependencies: { precompressor: '*' } }));
   const pkg = path.dirname(path.dirname(fileURLToPath(import.meta.resolve('precompressor/pages'))));
   fs.mkdirSync(path.join(root, 'node_modules'));
