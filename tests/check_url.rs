@@ -66,6 +66,19 @@ fn assert_passes(url: &str, dir: &Path) -> String {
     assert_eq!(v["ok"], true, "{json}");
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(v["checked"], v["assets"], "{json}");
+    // The landing page's first visit (the report's headline visit) is
+    // never smaller than what precompress wrote for it.
+    let visit = &v["first_visit"];
+    if !visit.is_null() {
+        assert!(
+            visit["served"].as_u64().unwrap() >= visit["written"].as_u64().unwrap(),
+            "{json}"
+        );
+        assert!(stdout.contains(&format!(
+            "a first visit of {} downloaded",
+            visit["page"].as_str().unwrap()
+        )));
+    }
     stdout
 }
 
@@ -88,6 +101,15 @@ fn passes_against_precompress_serve_of_a_release_with_deltas() {
     assert!(
         stdout.contains("1 of 1 request with a dictionary got a delta"),
         "{stdout}"
+    );
+    // serve sends what precompress wrote: the landing page's first visit
+    // downloads exactly that, as the report's headline counts it.
+    let (_, json, _) = check_url(&url_of(&server), &live, &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["first_visit"]["page"], "index.html", "{json}");
+    assert_eq!(
+        v["first_visit"]["served"], v["first_visit"]["written"],
+        "{json}"
     );
     // An odd name (spaces, `#`, non-ASCII) is asked for by its encoded path.
     let (_tmp, site) = precompressed_site();

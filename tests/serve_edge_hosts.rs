@@ -290,6 +290,13 @@ fn check_url_against_the_pages_function() {
         );
     }
     assert!(report["sent"]["zstd"].as_u64().unwrap() >= 1, "{report:#}");
+    // The imitation's re-encoding costs the visit bytes, and the report says how many.
+    let visit = &report["first_visit"];
+    assert_eq!(visit["page"], "index.html", "{report:#}");
+    assert!(
+        visit["served"].as_u64().unwrap() >= visit["written"].as_u64().unwrap(),
+        "{report:#}"
+    );
     assert_eq!(
         report["sent"]["dcb"].as_u64().unwrap() + report["sent"]["dcz"].as_u64().unwrap(),
         with_deltas(&site),

@@ -102,11 +102,16 @@ fn check_url(url: &str, manifest: &std::path::Path, args: &CheckArgs) -> u8 {
             return exit::USAGE;
         }
     };
+    // The report's headline visit, to say what it downloaded from the origin.
+    let visit = precompressor::model::manifest::Manifest::read(manifest)
+        .ok()
+        .and_then(|m| precompressor::view::landing_loads(&args.dir, &m));
     let opts = probe::Options {
         rate: args.rate,
         max_requests: args.max_requests,
         timeout: std::time::Duration::from_secs(args.timeout),
         headers,
+        visit,
     };
     let report = match probe::probe(manifest, url, &opts) {
         Ok(r) => r,
@@ -188,6 +193,22 @@ fn probe_text(r: &precompressor::probe::Report) -> String {
     out.push_str(&format!(
         "precompress: check --url: sent {codings}; {deltas}\n"
     ));
+    if let Some(v) = &r.first_visit {
+        out.push_str(&format!(
+            "precompress: check --url: a first visit of {} downloaded {} ({} B) from the origin, its {}; precompress wrote {} ({} B) for them (the report's headline, less the dictionaries fetched at idle){}\n",
+            v.page,
+            precompressor::report::human(v.served),
+            v.served,
+            plural(v.files, "file", "files"),
+            precompressor::report::human(v.written),
+            v.written,
+            if v.served > v.written {
+                format!(": {} B more, sent otherwise than written", v.served - v.written)
+            } else {
+                String::new()
+            }
+        ));
+    }
     for n in &r.notes {
         out.push_str(&format!("precompress: check --url: note: {n}\n"));
     }

@@ -143,6 +143,7 @@ pub fn probe_with(
         larger: Vec::new(),
         host: Vec::new(),
         server: None,
+        served: std::collections::BTreeMap::new(),
         stop: None,
     };
     let (mut checked, mut unchecked, mut needed) = (Vec::new(), 0u64, 0u64);
@@ -186,8 +187,43 @@ pub fn probe_with(
         sent: session.sent,
         problems,
         host,
+        first_visit: opts
+            .visit
+            .as_ref()
+            .and_then(|(page, keys)| first_visit(manifest, page, keys, &session.served)),
         notes,
     }
+}
+
+/// The first visit of `page` (loading `keys`) from what was `served`, and
+/// what precompress wrote for the same files; none when nothing of it was.
+fn first_visit(
+    m: &Manifest,
+    page: &str,
+    keys: &BTreeSet<String>,
+    served: &std::collections::BTreeMap<&str, u64>,
+) -> Option<FirstVisit> {
+    let answered: Vec<(&String, u64)> = keys
+        .iter()
+        .filter_map(|k| Some((k, *served.get(k.as_str())?)))
+        .collect();
+    (!answered.is_empty()).then(|| FirstVisit {
+        page: page.to_string(),
+        files: answered.len() as u64,
+        served: answered.iter().map(|(_, b)| b).sum(),
+        written: answered
+            .iter()
+            .filter_map(|(k, _)| m.files.get(k.as_str()))
+            .map(|a| {
+                a.encodings
+                    .iter()
+                    .map(|v| v.size)
+                    .min()
+                    .unwrap_or(a.size)
+                    .min(a.size)
+            })
+            .sum(),
+    })
 }
 
 /// A note when the manifest's dictionary patterns were written for another
@@ -260,6 +296,8 @@ struct Session<'a, 'm> {
     host: Vec<Problem>,
     /// Who answered, as its headers say ([`host_of`]).
     server: Option<&'static str>,
+    /// Each asset's body bytes as answered to the plain request.
+    served: std::collections::BTreeMap<&'m str, u64>,
     stop: Option<Stop>,
 }
 
@@ -354,6 +392,9 @@ impl<'m> Session<'_, 'm> {
         match client.get(&job.url, &headers, timeout, max_body) {
             Ok(answer) => {
                 self.server = self.server.or_else(|| host_of(&answer));
+                if ask == Ask::Plain && answer.status == 200 {
+                    self.served.insert(job.key, answer.body.len() as u64);
+                }
                 let target = Target {
                     key: job.key,
                     asset: job.asset,

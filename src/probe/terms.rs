@@ -46,6 +46,26 @@ pub struct Options {
     /// Fields sent with every request besides the check's own (a preview's
     /// bypass token: [`parse_header`]); never printed.
     pub headers: Vec<(String, String)>,
+    /// A page and the files a first visit of it loads (the report's
+    /// headline visit, `view::landing_loads`): the report then says what
+    /// that visit downloaded from the origin ([`Report::first_visit`]).
+    pub visit: Option<(String, std::collections::BTreeSet<String>)>,
+}
+
+/// A first visit of one page as the origin served it, against what
+/// precompress wrote for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FirstVisit {
+    /// The page (a manifest key).
+    pub page: String,
+    /// The page and the files it loads that were asked and answered 200.
+    pub files: u64,
+    /// Their bodies' bytes as the origin sent them to Chromium's
+    /// `Accept-Encoding` (no dictionary).
+    pub served: u64,
+    /// The same files in the smallest coding precompress wrote for each
+    /// (the report's "best"): what the visit downloads served as written.
+    pub written: u64,
 }
 
 /// Fields the check sets itself, or that would make the origin answer
@@ -105,6 +125,7 @@ impl Default for Options {
             max_requests: 2000,
             timeout: Duration::from_secs(120),
             headers: Vec::new(),
+            visit: None,
         }
     }
 }
@@ -283,6 +304,8 @@ pub struct Report {
     /// each body decodes to the asset, in a coding or size the host chose.
     /// Not problems: `ok` does not count them.
     pub host: Vec<Problem>,
+    /// The first visit of [`Options::visit`]'s page, as served.
+    pub first_visit: Option<FirstVisit>,
     /// What differs from `precompress serve` without being wrong for a
     /// browser (the server's own ETags, a heuristic dictionary lifetime).
     pub notes: Vec<String>,

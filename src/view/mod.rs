@@ -81,6 +81,19 @@ pub fn gather(dir: &Path, options: &Options) -> Result<(Figures, Vec<String>)> {
     Ok((figures, warnings))
 }
 
+/// The report's headline visit ([`figures::landing`]): its page and the
+/// keys a first visit of it loads, itself included; none without a page.
+pub fn landing_loads(dir: &Path, m: &Manifest) -> Option<(String, BTreeSet<String>)> {
+    let mut loads = page_loads(dir, m);
+    let page = loads
+        .keys()
+        .find(|k| *k == "index.html")
+        .or_else(|| loads.keys().next())?
+        .clone();
+    let keys = loads.remove(&page)?;
+    Some((page, keys))
+}
+
 /// Per page of the manifest, the keys a first visit of it loads, itself
 /// included (`run::dictionaries::first_visit`, as the run marks chunks by it).
 fn page_loads(dir: &Path, m: &Manifest) -> BTreeMap<String, BTreeSet<String>> {
