@@ -305,6 +305,17 @@ impl Manifest {
 }
 
 impl Asset {
+    /// What a client that accepts every coding and holds no dictionary
+    /// downloads: the smallest variant's size, else the file's own.
+    pub fn best_size(&self) -> u64 {
+        self.encodings
+            .iter()
+            .map(|v| v.size)
+            .min()
+            .unwrap_or(self.size)
+            .min(self.size)
+    }
+
     /// Puts what the run left an asset with in the manifest's order and drops
     /// what is not worth keeping: variants smallest first (ties in
     /// `Codec::ALL` order); a delta is kept only when smaller than what a

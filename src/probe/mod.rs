@@ -214,14 +214,7 @@ fn first_visit(
         written: answered
             .iter()
             .filter_map(|(k, _)| m.files.get(k.as_str()))
-            .map(|a| {
-                a.encodings
-                    .iter()
-                    .map(|v| v.size)
-                    .min()
-                    .unwrap_or(a.size)
-                    .min(a.size)
-            })
+            .map(Asset::best_size)
             .sum(),
     })
 }

@@ -158,20 +158,10 @@ fn headline(pages: &[PageVisit], earlier: &[Earlier]) -> Option<Headline> {
     })
 }
 
-/// The smallest variant's size, else the file's own.
-fn best(a: &Asset) -> u64 {
-    a.encodings
-        .iter()
-        .map(|v| v.size)
-        .min()
-        .unwrap_or(a.size)
-        .min(a.size)
-}
-
 /// What a client that accepts only `coding` gets.
 fn only(a: &Asset, coding: &str) -> u64 {
     match coding {
-        "best" => best(a),
+        "best" => a.best_size(),
         c => a
             .encodings
             .iter()
@@ -199,7 +189,7 @@ fn returning(m: &Manifest, keys: &BTreeSet<&str>, e: &Earlier) -> Returning {
         if same {
             continue;
         }
-        let full = best(a);
+        let full = a.best_size();
         let delta = a
             .deltas
             .iter()
