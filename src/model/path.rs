@@ -41,6 +41,15 @@ impl fmt::Display for PathError {
 
 impl std::error::Error for PathError {}
 
+/// Whether a file or folder named `name` is hidden from the site: a
+/// dot-file or dot-folder (`.env`, `.git`), `.well-known` excepted. The one
+/// rule the walk, the request paths, the object listing and the generated
+/// server configurations follow (apache-map and the JavaScript servers
+/// spell it in their own languages, held to it by the shared tables).
+pub fn is_hidden_name(name: &str) -> bool {
+    name.starts_with('.') && name != ".well-known"
+}
+
 /// One decoded segment of a request path or manifest key: refused if it is
 /// `.` or `..`, holds NUL, `/` or `\`, or is a dot-file (`.well-known` excepted).
 pub fn check_segment(seg: &str) -> Result<(), PathError> {
@@ -53,7 +62,7 @@ pub fn check_segment(seg: &str) -> Result<(), PathError> {
     if seg.contains(['/', '\\']) {
         return Err(PathError::EncodedSeparator);
     }
-    if seg.starts_with('.') && seg != ".well-known" {
+    if is_hidden_name(seg) {
         return Err(PathError::Hidden);
     }
     Ok(())
@@ -136,6 +145,16 @@ pub fn check_relative(rel: &str) -> Result<(), PathError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dot_names_are_hidden_but_well_known() {
+        for hidden in [".env", ".git", ".well-known.bak", ".", ".."] {
+            assert!(is_hidden_name(hidden), "{hidden}");
+        }
+        for shown in [".well-known", "env", "a.env", "well-known"] {
+            assert!(!is_hidden_name(shown), "{shown}");
+        }
+    }
 
     #[test]
     fn base_paths_are_normalized_or_refused() {

@@ -120,8 +120,7 @@ impl Walk<'_> {
         let ft = entry.file_type();
         let hidden = entry.depth() > 0 && {
             let name = entry.file_name().to_string_lossy();
-            name.starts_with('.')
-                && name != ".well-known"
+            crate::model::path::is_hidden_name(&name)
                 && !(name.starts_with(TMP_PREFIX) && name.ends_with(TMP_SUFFIX))
         };
         if ft.is_dir() {

@@ -40,7 +40,7 @@ pub fn scan(root: &Path) -> Result<Scan, ObjectsError> {
         path: root.to_path_buf(),
         source,
     })?;
-    let hidden = |name: &str| name.starts_with('.') && name != ".well-known";
+    let hidden = crate::model::path::is_hidden_name;
     let mut walker = walkdir::WalkDir::new(root)
         .follow_links(false)
         .sort_by_file_name()
