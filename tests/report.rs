@@ -63,6 +63,8 @@ fn two_releases(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
             .arg("--no-config")
             .arg("--cache-dir")
             .arg(&cache)
+            // The commit a CI names, recorded for the report to name the release.
+            .env("GITHUB_SHA", format!("{n}abcdef0123456789"))
             .assert()
             .success();
     }
@@ -104,6 +106,11 @@ fn a_release_with_deltas_is_drawn_and_nothing_is_written_into_dir() {
         "{html}"
     );
     assert!(html.contains("<code>index.html</code></td><td>3</td>"));
+    // Release -1 is named by when it was recorded and its commit.
+    assert!(
+        html.contains("release -1 (recorded ") && html.contains(", commit 1abcdef01234)"),
+        "{html}"
+    );
     // The png has no variant: said, with why.
     assert!(html.contains("<code>assets/logo.png</code>"));
     // Without the store, no returning visitor, said so.

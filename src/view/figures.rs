@@ -21,6 +21,8 @@ pub const CODINGS: [&str; 5] = ["identity", "gzip", "br", "zstd", "best"];
 pub struct Earlier {
     /// How the report names it (`release -1` is the newest before this one).
     pub label: String,
+    /// When it was recorded and from which commit, where known.
+    pub about: Option<String>,
     pub files: BTreeMap<String, [u8; 32]>,
 }
 
@@ -117,6 +119,8 @@ pub struct Figures {
     pub linked: Vec<String>,
     /// The earlier releases compared with, newest first.
     pub earlier: Vec<String>,
+    /// The same, each with when it was recorded and its commit, where known.
+    pub described: Vec<String>,
     /// Every page, in path order.
     pub pages: Vec<PageVisit>,
     /// Every asset of the release, each once (no idle dictionaries).
@@ -290,6 +294,13 @@ pub fn figures(
         bytes: m.files.values().map(|a| a.size).sum(),
         linked: idle.clone(),
         earlier: earlier.iter().map(|e| e.label.clone()).collect(),
+        described: earlier
+            .iter()
+            .map(|e| match &e.about {
+                Some(a) => format!("{} ({a})", e.label),
+                None => e.label.clone(),
+            })
+            .collect(),
         pages,
         site: visit(m, &all, &[], earlier),
         biggest,
@@ -357,6 +368,7 @@ mod tests {
         // A visitor back from a release with nothing in common pays it all.
         let stranger = Earlier {
             label: "x".into(),
+            about: None,
             files: BTreeMap::new(),
         };
         let f = figures("dist", &m, &loads, &[stranger]);

@@ -82,6 +82,7 @@ pub(crate) fn release() -> (Manifest, BTreeMap<String, BTreeSet<String>>, Vec<Ea
     )]);
     let earlier = vec![Earlier {
         label: "release -1".into(),
+        about: Some("recorded Thu, 03 Dec 2026 10:00:00 GMT, commit 0123456789ab".into()),
         files: BTreeMap::from([
             ("a.js".to_string(), sha256(b"js v1")),
             ("c.css".to_string(), sha256(b"css")),

@@ -116,7 +116,7 @@ fn header(s: &mut String, f: &Figures) {
                 "Compared with {} earlier release{}, newest first: {} (release -1 is the release store's newest before this one).",
                 n,
                 if n == 1 { "" } else { "s" },
-                f.earlier.iter().map(|e| escape(e)).collect::<Vec<_>>().join(", ")
+                f.described.iter().map(|e| escape(e)).collect::<Vec<_>>().join(", ")
             ),
         }
     );

@@ -42,6 +42,7 @@ pub struct Options {
 pub fn published(label: &str, list: &crate::model::published::Published) -> Earlier {
     Earlier {
         label: label.to_string(),
+        about: None,
         files: list
             .files
             .iter()
@@ -132,8 +133,18 @@ fn earlier(dir: &Path, cache: &Path, m: &Manifest, warnings: &mut Vec<String>) -
             .iter()
             .filter_map(|f| Some((f.rel.clone(), parse_hex32(&f.sha256)?)))
             .collect();
+        let when = r.recorded.map(|t| {
+            httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_secs(t))
+        });
+        let about = match (when, &r.commit) {
+            (Some(w), Some(c)) => Some(format!("recorded {w}, commit {c}")),
+            (Some(w), None) => Some(format!("recorded {w}")),
+            (None, Some(c)) => Some(format!("commit {c}")),
+            (None, None) => None,
+        };
         let e = Earlier {
             label: format!("release -{}", out.len() + 1),
+            about,
             files,
         };
         if !is_this(m, &e) {

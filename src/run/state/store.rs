@@ -80,6 +80,30 @@ pub struct StoredRelease {
     /// blake3 of its sorted files: two runs on one build are one release.
     pub id: String,
     pub files: Vec<StoredFile>,
+    /// When it was recorded (seconds since the epoch), for the report to
+    /// name it; absent in a release recorded before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<u64>,
+    /// The commit it was built from, where the CI names one ([`ci_commit`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// The commit a CI job builds, as the CIs and hosts precompress runs on
+/// name it (GitHub Actions, GitLab, Netlify, Cloudflare Pages, Vercel), its
+/// first 12 characters; none elsewhere. Only a label: nothing is decided by it.
+pub fn ci_commit() -> Option<String> {
+    [
+        "GITHUB_SHA",
+        "CI_COMMIT_SHA",
+        "COMMIT_REF",
+        "CF_PAGES_COMMIT_SHA",
+        "VERCEL_GIT_COMMIT_SHA",
+    ]
+    .iter()
+    .filter_map(|v| std::env::var(v).ok())
+    .map(|c| c.trim().chars().take(12).collect::<String>())
+    .find(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_alphanumeric()))
 }
 
 /// The site a run of DIR `root` served at `base` records and reads its
@@ -291,6 +315,11 @@ impl Store {
                 site: Some(site.to_string()),
                 id,
                 files: stored,
+                recorded: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()
+                    .map(|d| d.as_secs()),
+                commit: ci_commit(),
             });
             prune(&mut releases, self.limit);
             let index = Index {
@@ -852,6 +881,8 @@ mod tests {
                 sha256: sha.to_string().repeat(64),
                 size,
             }],
+            recorded: None,
+            commit: None,
         };
         let mut rs = vec![
             r("a", "1", '1', 10),
