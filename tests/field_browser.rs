@@ -213,6 +213,50 @@ fn vite_react_under_a_base_path_with_same_named_lazy_chunks() {
     let r = field("vite-react");
     assert_eq!(r["base"], "/app/");
     assert_deltas_reach_returning_visitors_and_cost_first_visits_little(&r);
+    the_report_s_returning_visitor_is_what_chromium_downloaded("vite-react", &r);
+}
+
+/// Issue #47: the report's headline (`report --json`) on the last release
+/// the field deployed with the store, against what Chromium's returning
+/// visitor of that release downloaded (every response on the wire): within
+/// 10%, and its first visit too.
+fn the_report_s_returning_visitor_is_what_chromium_downloaded(app: &str, r: &Value) {
+    let work = repo().join("target/field").join(app);
+    let last = r["releases"].as_u64().unwrap_or(3);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("precompress"))
+        .arg("report")
+        .arg(work.join(format!("cache-{last}")))
+        .arg("--json")
+        .arg("--cache-dir")
+        .arg(work.join("cache"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = &figures["headline"];
+    let i = (last - 1) as usize;
+    let chromium_back = r["modes"]["cache"]["returning"][i]["whole"]
+        .as_u64()
+        .unwrap();
+    let chromium_first = r["modes"]["cache"]["first"][i]["whole"].as_u64().unwrap();
+    let (back, first) = (
+        h["returning"].as_u64().unwrap(),
+        h["first"].as_u64().unwrap(),
+    );
+    eprintln!("{app}: the report's returning visitor {back} B, Chromium's {chromium_back} B; first visit {first} B, Chromium's {chromium_first} B");
+    let within = |a: u64, b: u64| (a as f64 - b as f64).abs() <= 0.10 * b as f64;
+    assert!(
+        within(back, chromium_back),
+        "{app}: the report says {back} B back, Chromium downloaded {chromium_back} B: {h}"
+    );
+    assert!(
+        within(first, chromium_first),
+        "{app}: the report says {first} B first, Chromium downloaded {chromium_first} B: {h}"
+    );
 }
 
 #[test]

@@ -60,6 +60,11 @@ pub struct PageVisit {
     /// Its assets, the page included, not the dictionaries.
     pub assets: usize,
     pub visit: Visit,
+    /// The lazy routes its scripts may load later (`import(…)`, and what
+    /// those import: `first_visit::lazy_loads`), none of `assets`.
+    pub lazy_assets: usize,
+    /// What a visitor who opens every one of them downloads besides.
+    pub lazy: Visit,
 }
 
 /// One of the biggest assets and what it costs.
@@ -97,6 +102,11 @@ pub struct Headline {
     pub gzip: u64,
     /// The same visit uncompressed.
     pub identity: u64,
+    /// Besides, the page's lazy routes, best coding (a visitor who opens
+    /// every one; [`PageVisit::lazy`]).
+    pub lazy: u64,
+    /// ... and a returning visitor's for them, with deltas.
+    pub lazy_returning: Option<u64>,
     /// The newest earlier release a returning visitor comes back from.
     pub against: Option<String>,
     /// That visitor's bytes with deltas, and without.
@@ -156,6 +166,8 @@ fn headline(pages: &[PageVisit], earlier: &[Earlier]) -> Option<Headline> {
         first: v.first["best"] + v.idle,
         gzip: v.first["gzip"],
         identity: v.first["identity"],
+        lazy: p.lazy.first["best"],
+        lazy_returning: p.lazy.returning.first().map(|r| r.with_deltas),
         against: earlier.first().map(|e| e.label.clone()),
         returning: back.map(|r| r.with_deltas),
         returning_without_deltas: back.map(|r| r.without_deltas),
@@ -244,12 +256,14 @@ fn visit(m: &Manifest, keys: &BTreeSet<&str>, idle: &[String], earlier: &[Earlie
 }
 
 /// The figures of manifest `m` of folder `dir`: `loads` gives the keys a
-/// first visit of a page loads (the page's own included), `earlier` the
+/// first visit of a page loads (the page's own included), `lazy` those its
+/// lazy routes load besides, `earlier` the
 /// releases a returning visitor may hold, newest first.
 pub fn figures(
     dir: &str,
     m: &Manifest,
     loads: &BTreeMap<String, BTreeSet<String>>,
+    lazy: &BTreeMap<String, BTreeSet<String>>,
     earlier: &[Earlier],
 ) -> Figures {
     let idle = linked(m);
@@ -257,10 +271,18 @@ pub fn figures(
         .iter()
         .map(|(page, keys)| {
             let keys: BTreeSet<&str> = keys.iter().map(String::as_str).collect();
+            let later: BTreeSet<&str> = lazy
+                .get(page)
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .collect();
             PageVisit {
                 page: page.clone(),
                 assets: keys.len(),
                 visit: visit(m, &keys, &idle, earlier),
+                lazy_assets: later.len(),
+                lazy: visit(m, &later, &[], earlier),
             }
         })
         .collect();
@@ -341,7 +363,7 @@ mod tests {
     #[test]
     fn a_first_visit_is_counted_per_coding_and_the_page_s_loads_only() {
         let (m, loads, earlier) = release();
-        let f = figures("dist", &m, &loads, &earlier);
+        let f = figures("dist", &m, &loads, &Default::default(), &earlier);
         let v = &f.pages[0].visit;
         assert_eq!(f.pages[0].assets, 3);
         // identity: 2000 + 10000 + 4000; gzip: the css has none, so 4000.
@@ -357,7 +379,7 @@ mod tests {
     #[test]
     fn a_returning_visitor_gets_deltas_for_what_changed_and_nothing_for_the_rest() {
         let (m, loads, earlier) = release();
-        let f = figures("dist", &m, &loads, &earlier);
+        let f = figures("dist", &m, &loads, &Default::default(), &earlier);
         let r = &f.pages[0].visit.returning[0];
         // The page (not in the store's list) at br, the script as its dcb
         // delta; the unchanged stylesheet is cached.
@@ -371,7 +393,7 @@ mod tests {
             about: None,
             files: BTreeMap::new(),
         };
-        let f = figures("dist", &m, &loads, &[stranger]);
+        let f = figures("dist", &m, &loads, &Default::default(), &[stranger]);
         let r = &f.pages[0].visit.returning[0];
         assert_eq!((r.with_deltas, r.without_deltas), (4500, 4500));
     }
@@ -379,7 +401,7 @@ mod tests {
     #[test]
     fn the_headline_is_the_landing_page_s_visit_first_and_back() {
         let (m, loads, earlier) = release();
-        let f = figures("dist", &m, &loads, &earlier);
+        let f = figures("dist", &m, &loads, &Default::default(), &earlier);
         let h = f.headline.as_ref().expect("a page");
         let v = &landing(&f.pages).unwrap().visit;
         assert_eq!(h.page, "index.html");
@@ -387,17 +409,19 @@ mod tests {
         assert_eq!(h.gzip, v.first["gzip"]);
         assert_eq!(h.returning, Some(v.returning[0].with_deltas));
         assert_eq!(h.against.as_deref(), Some(earlier[0].label.as_str()));
-        let alone = figures("dist", &m, &loads, &[]);
+        let alone = figures("dist", &m, &loads, &Default::default(), &[]);
         assert_eq!(alone.headline.unwrap().returning, None);
-        assert!(figures("dist", &m, &Default::default(), &[])
-            .headline
-            .is_none());
+        assert!(
+            figures("dist", &m, &Default::default(), &Default::default(), &[])
+                .headline
+                .is_none()
+        );
     }
 
     #[test]
     fn biggest_first_and_every_skip_with_its_reason() {
         let (m, loads, earlier) = release();
-        let f = figures("dist", &m, &loads, &earlier);
+        let f = figures("dist", &m, &loads, &Default::default(), &earlier);
         let order: Vec<&str> = f.biggest.iter().map(|a| a.path.as_str()).collect();
         // Largest first; the page (2,000 B) and the stylesheet (4,000 B)
         // are under BIGGEST_FROM: they cost a visit little.

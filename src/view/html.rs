@@ -76,11 +76,16 @@ fn headline(s: &mut String, f: &Figures) {
     let Some(h) = &f.headline else { return };
     let _ = write!(
         s,
-        "<p class=\"headline\"><strong>A first visit of <code>{}</code> downloads {}</strong> (as gzip, the most a server compressing on the fly saves: {}; uncompressed: {})",
+        "<p class=\"headline\"><strong>A first visit of <code>{}</code> downloads {}</strong> (as gzip, the most a server compressing on the fly saves: {}; uncompressed: {}){}",
         escape(&h.page),
         human(h.first),
         human(h.gzip),
-        human(h.identity)
+        human(h.identity),
+        if h.lazy > 0 {
+            format!(", and {} more for the lazy routes its scripts load as a visitor opens them", human(h.lazy))
+        } else {
+            String::new()
+        }
     );
     match (&h.against, h.returning, h.returning_without_deltas) {
         (Some(e), Some(back), Some(without)) => {
@@ -172,7 +177,7 @@ fn visits(s: &mut String, f: &Figures) {
     for c in CODINGS {
         let _ = write!(s, "<th>{c}</th>");
     }
-    s.push_str("<th>at idle</th>");
+    s.push_str("<th>at idle</th><th>lazy routes (best)</th>");
     for e in &f.earlier {
         let _ = write!(s, "<th>back from {} (without deltas)</th>", escape(e));
     }
@@ -194,7 +199,12 @@ fn page_row(s: &mut String, p: &PageVisit) {
     for c in CODINGS {
         let _ = write!(s, "<td>{}</td>", human(v.first[c]));
     }
-    let _ = write!(s, "<td>{}</td>", human(v.idle));
+    let _ = write!(
+        s,
+        "<td>{}</td><td>{}</td>",
+        human(v.idle),
+        human(p.lazy.first["best"])
+    );
     for r in &v.returning {
         let _ = write!(
             s,
@@ -368,7 +378,7 @@ mod tests {
     #[test]
     fn the_page_draws_every_section_and_fetches_nothing() {
         let (m, loads, earlier) = release();
-        let html = render(&figures("dist", &m, &loads, &earlier));
+        let html = render(&figures("dist", &m, &loads, &Default::default(), &earlier));
         for id in ["main", "visits", "codings", "deltas", "biggest", "skipped"] {
             assert!(html.contains(&format!("id=\"{id}\"")), "no #{id}");
         }
@@ -380,13 +390,22 @@ mod tests {
         // The returning visitor's row: 900 B with deltas, 3.4 KiB without.
         assert!(html.contains("<td>900 B (3.4 KiB)</td>"), "{html}");
         assert!(html.contains("under `--min-size`") || html.contains("not a compressible type"));
-        assert_eq!(html, render(&figures("dist", &m, &loads, &earlier)));
+        assert_eq!(
+            html,
+            render(&figures("dist", &m, &loads, &Default::default(), &earlier))
+        );
     }
 
     #[test]
     fn without_earlier_releases_or_pages_it_says_so() {
         let (m, _, _) = release();
-        let html = render(&figures("<dist>", &m, &Default::default(), &[]));
+        let html = render(&figures(
+            "<dist>",
+            &m,
+            &Default::default(),
+            &Default::default(),
+            &[],
+        ));
         assert!(html.contains("has no HTML page"));
         assert!(html.contains("No earlier release, so no delta to weigh"));
         assert!(html.contains("&lt;dist&gt;") && !html.contains("<dist>"));

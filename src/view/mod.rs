@@ -78,7 +78,14 @@ pub fn gather(dir: &Path, options: &Options) -> Result<(Figures, Vec<String>)> {
         }
     }
     let loads = page_loads(dir, &manifest);
-    let figures = figures::figures(&dir.display().to_string(), &manifest, &loads, &earlier);
+    let lazy = lazy_loads_of(dir, &manifest, &loads);
+    let figures = figures::figures(
+        &dir.display().to_string(),
+        &manifest,
+        &loads,
+        &lazy,
+        &earlier,
+    );
     Ok((figures, warnings))
 }
 
@@ -113,6 +120,28 @@ fn page_loads(dir: &Path, m: &Manifest) -> BTreeMap<String, BTreeSet<String>> {
             let mut set = loads(&[(page.as_str(), bytes)], read, &keys, base);
             set.insert(page.clone());
             Some((page.clone(), set))
+        })
+        .collect()
+}
+
+/// Per page of `loads`, what its lazy routes load besides
+/// (`first_visit::lazy_loads`).
+fn lazy_loads_of(
+    dir: &Path,
+    m: &Manifest,
+    loads: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let base = m.base.as_deref().unwrap_or(crate::model::path::ROOT_BASE);
+    let read = |k: &str| {
+        check_relative(k).ok()?;
+        crate::fsutil::read_own(&dir.join(k), READ_MAX).ok()
+    };
+    let keys: HashSet<&str> = m.files.keys().map(String::as_str).collect();
+    loads
+        .iter()
+        .map(|(page, set)| {
+            let later = crate::run::dictionaries::first_visit::lazy_loads(set, read, &keys, base);
+            (page.clone(), later)
         })
         .collect()
 }

@@ -52,6 +52,36 @@ pub fn loads(
     out
 }
 
+/// The keys the scripts in `loaded` (a first visit's [`loads`]) may load
+/// later: the lazy routes they name by `import(…)`, and everything those
+/// import, statically or not; none of `loaded`. What a visitor who opens
+/// every route of the page fetches besides (`precompress report`).
+pub fn lazy_loads(
+    loaded: &BTreeSet<String>,
+    mut read: impl FnMut(&str) -> Option<Vec<u8>>,
+    keys: &HashSet<&str>,
+    base: &str,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut todo: Vec<String> = loaded.iter().cloned().collect();
+    while let Some(k) = todo.pop() {
+        if !is_script(&k) {
+            continue;
+        }
+        let Some(bytes) = read(&k) else { continue };
+        for spec in specifiers(&bytes, true) {
+            let Some(i) = resolve(folder_of(&k), &spec, base).filter(|i| keys.contains(i.as_str()))
+            else {
+                continue;
+            };
+            if !loaded.contains(&i) && out.insert(i.clone()) {
+                todo.push(i);
+            }
+        }
+    }
+    out
+}
+
 /// The dictionaries every page links (code, then documents), which a
 /// browser fetches at idle.
 pub fn linked(manifest: &Manifest) -> Vec<String> {
@@ -311,12 +341,16 @@ const r=()=>import("./Admin999.js");const o={from:1};xfrom"./no.js";a.import("./
         );
         let got = loads(&[page], read, &keys, "/");
         assert_eq!(
-            got.into_iter().collect::<Vec<_>>(),
+            got.iter().collect::<Vec<_>>(),
             [
                 "_nuxt/Deep3333.js",
                 "_nuxt/Entry111.js",
                 "_nuxt/Small222.js"
             ]
         );
+        // What its lazy route loads besides: the route alone (what it
+        // imports, the first visit holds).
+        let later = lazy_loads(&got, read, &keys, "/");
+        assert_eq!(later.into_iter().collect::<Vec<_>>(), ["_nuxt/Admin999.js"]);
     }
 }
