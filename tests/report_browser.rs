@@ -4,7 +4,9 @@
 //! folder (the store holds the releases before it), then the last
 //! release's report opened in headless Chromium (`e2e/report.mjs`).
 //! Asserted: the page rendered its charts with no console error and made no
-//! request but for itself; a screenshot is kept in
+//! request but for itself, and so did the report of the flows with no store
+//! (`--dictionary-from` release 2's folder, and the live site), whose
+//! headline is the store's; a screenshot is kept in
 //! `target/report-browser/report.png` (docs/report.png is one of them).
 
 mod serve_util;
@@ -121,4 +123,78 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
         "{v}"
     );
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+
+    // Issue #47: the flows with no store, release 2 as its folder and as the
+    // live site: the same returning visitor, drawn as well.
+    let headline = |args: &[&std::ffi::OsStr]| -> serde_json::Value {
+        let out = Command::new(&precompress)
+            .arg("report")
+            .arg(&dir)
+            .arg("--json")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["headline"].clone()
+    };
+    let stored = headline(&["--cache-dir".as_ref(), cache.as_os_str()]);
+    let release_2 = tmp.path().join("release-2");
+    let server = serve_util::start_precompress(&release_2, &["-q"]);
+    let live = format!("http://{}/app/", server.addr);
+    for (from, label) in [
+        (
+            release_2.display().to_string(),
+            release_2.display().to_string(),
+        ),
+        (live.clone(), format!("the live site ({live})")),
+    ] {
+        let h = headline(&[
+            "--no-cache".as_ref(),
+            "--dictionary-from".as_ref(),
+            from.as_ref(),
+        ]);
+        assert_eq!(h["against"], label.as_str());
+        assert_eq!(
+            h["returning"], stored["returning"],
+            "{h} against the store's {stored}"
+        );
+        assert_eq!(h["first"], stored["first"]);
+        let page = work.join("report-flow.html");
+        let out = Command::new(&precompress)
+            .arg("report")
+            .arg(&dir)
+            .args(["--no-cache", "--dictionary-from"])
+            .arg(&from)
+            .arg("--out")
+            .arg(&page)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = Command::new("node")
+            .arg(repo().join("e2e/report.mjs"))
+            .arg(&page)
+            .arg(work.join("report-flow.png"))
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+        assert_eq!(v["errors"], serde_json::json!([]), "{from}: {v}");
+        assert_eq!(v["requests"], serde_json::json!([v["url"]]), "{from}: {v}");
+        assert_eq!(v["charts"].as_array().unwrap().len(), 4, "{from}: {v}");
+        assert!(
+            v["main"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("back from {label}")),
+            "{from}: {v}"
+        );
+    }
 }

@@ -165,14 +165,31 @@ fn visits(s: &mut String, f: &Figures) {
             }
         })
         .collect();
-    let what = if back {
-        "first visit (best coding), dictionaries at idle, and a visitor back from release -1"
-    } else {
-        "first visit (best coding) and dictionaries at idle"
+    let what = match f.earlier.first() {
+        Some(e) => {
+            format!("first visit (best coding), dictionaries at idle, and a visitor back from {e}")
+        }
+        None => "first visit (best coding) and dictionaries at idle".to_string(),
     };
-    let _ = writeln!(s, "<figure id=\"main\">{}<figcaption class=\"note\">Per page: {what}.{}</figcaption></figure>",
-        bars(&format!("Bytes downloaded per page: {what}"), &series, &rows),
-        if f.pages.len() > CHART_PAGES { format!(" The first {CHART_PAGES} of {} pages; the table has them all.", f.pages.len()) } else { String::new() });
+    // The label is a folder or a URL: escaped in the caption (bars escapes its own).
+    let _ = writeln!(
+        s,
+        "<figure id=\"main\">{}<figcaption class=\"note\">Per page: {}.{}</figcaption></figure>",
+        bars(
+            &format!("Bytes downloaded per page: {what}"),
+            &series,
+            &rows
+        ),
+        escape(&what),
+        if f.pages.len() > CHART_PAGES {
+            format!(
+                " The first {CHART_PAGES} of {} pages; the table has them all.",
+                f.pages.len()
+            )
+        } else {
+            String::new()
+        }
+    );
     s.push_str("<table><tr><th>page</th><th>assets</th>");
     for c in CODINGS {
         let _ = write!(s, "<th>{c}</th>");
