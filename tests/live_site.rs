@@ -467,37 +467,6 @@ fn a_build_of_what_the_site_already_serves_says_it_gets_no_deltas_from_it() {
     assert!(!err.contains("serves this very build"), "{err}");
 }
 
-/// Release `n` of a SvelteKit-like build in `dir`: chunks named by their
-/// hash alone, two of which import the first (so `--shared-dictionary on`
-/// makes a code dictionary of them), and a page that loads one; release 2
-/// changes a route chunk.
-fn hash_only_release(dir: &Path, n: u32) {
-    let chunks = dir.join("_app/immutable/chunks");
-    std::fs::create_dir_all(&chunks).unwrap();
-    for (i, name) in ["Bx7kQ2pA.js", "D4qLm9Zr.js", "Cc3nT8vW.js"]
-        .iter()
-        .enumerate()
-    {
-        let mut js = if i > 0 {
-            "import{c0_0}from\"./Bx7kQ2pA.js\";\n".to_string()
-        } else {
-            String::new()
-        };
-        for f in 0..120 {
-            let edited = if i == 1 && f == 7 { n } else { 1 };
-            js.push_str(&format!(
-                "export function c{i}_{f}(s) {{ return s.items.filter((x) => x.id > {f}).map((x) => x.label + ' {edited}'); }}\n"
-            ));
-        }
-        std::fs::write(chunks.join(name), js).unwrap();
-    }
-    std::fs::write(
-        dir.join("index.html"),
-        "<!doctype html><title>app</title><script type=module src=\"/_app/immutable/chunks/Cc3nT8vW.js\"></script>\n",
-    )
-    .unwrap();
-}
-
 /// Issue #46: `serve` answers Chromium's fetch of the code dictionary that
 /// holds no dictionary with a 204; the live-site fetch is no Chromium, and
 /// still takes the whole file, so the next release's code dictionary gets
@@ -509,8 +478,8 @@ fn the_live_site_s_code_dictionary_is_taken_whole_and_the_next_one_is_a_delta_ag
     let scratch = tmp.path().join("tmpdir");
     std::fs::create_dir_all(&scratch).unwrap();
     let (v1, v2) = (tmp.path().join("v1"), tmp.path().join("v2"));
-    hash_only_release(&v1, 1);
-    hash_only_release(&v2, 2);
+    serve_util::hash_only_tree(&v1, 1);
+    serve_util::hash_only_tree(&v2, 2);
     let on = ["--shared-dictionary".as_ref(), "on".as_ref(), "-q".as_ref()];
     let (code, err) = run(&scratch, &[&[v1.as_os_str()][..], &on].concat());
     assert_eq!(code, 0, "{err}");

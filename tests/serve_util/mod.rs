@@ -687,6 +687,39 @@ pub fn start_example(site: &std::path::Path) -> Example {
     Example(child, addr)
 }
 
+/// Release `n` of a SvelteKit-like tree in `dir`: chunks named by their
+/// hash alone, two of which import the first (so `--shared-dictionary on`
+/// makes a code dictionary of them), and a page that loads one; each
+/// release changes one line of a route chunk.
+pub fn hash_only_tree(dir: &Path, n: u32) {
+    let chunks = dir.join("_app/immutable/chunks");
+    std::fs::create_dir_all(&chunks).unwrap();
+    for (i, name) in ["Bx7kQ2pA.js", "D4qLm9Zr.js", "Cc3nT8vW.js"]
+        .iter()
+        .enumerate()
+    {
+        // The others import the first, as chunks do.
+        let mut js = if i > 0 {
+            "import{c0_0}from\"./Bx7kQ2pA.js\";\n".to_string()
+        } else {
+            String::new()
+        };
+        for f in 0..120 {
+            let release = if i == 1 && f == 7 { n } else { 1 };
+            let word = &blake3::hash(format!("{i}-{f}-{release}").as_bytes()).to_hex()[..12];
+            js.push_str(&format!(
+                "export function c{i}_{f}(s) {{ return s.items.filter((x) => x.id > {f}).map((x) => x.label + '{word}'); }}\n"
+            ));
+        }
+        std::fs::write(chunks.join(name), js).unwrap();
+    }
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><title>app</title><script type=module src=\"/_app/immutable/chunks/Cc3nT8vW.js\"></script>\n",
+    )
+    .unwrap();
+}
+
 /// The Nuxt-like tree of issue #36 in `dir`: `index.html` loads
 /// `_nuxt/Entry111.js` (about 20 KB), which imports `_nuxt/Small222.js`
 /// statically and a 900 KB admin route, `_nuxt/Admin999.js` (which imports
