@@ -398,3 +398,82 @@ fn a_single_page_app_s_deep_link_gets_the_compressed_shell_on_pages() {
     let host = serve("serve-cases-pages.mjs", &site);
     assert_the_deep_link_gets_the_shell(&host, &site);
 }
+
+/// Issue #47: a framework's single-page build, the Vite + React app of
+/// e2e/apps (served under `/app/`, its routes client-side, no 404.html),
+/// precompressed as a user would, on both hosts' runtimes with their
+/// recipes for a single-page app: a deep link gets the shell, as the
+/// manifest lists it.
+#[test]
+#[ignore = "e2e tier: needs e2e/edge, Node and the npm registry (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
+fn a_vite_spa_build_s_deep_links_get_the_compressed_shell_on_netlify_and_pages() {
+    let release = repo().join("target/field/vite-react/release-1");
+    if !release.join("index.html").is_file() {
+        let built = Command::new("bash")
+            .arg(repo().join("e2e/apps/build.sh"))
+            .arg("vite-react")
+            .arg(repo().join("target/field/vite-react"))
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "build.sh: {}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("dist");
+    serve_util::copy_dir(&release, &site);
+    assert!(
+        !site.join("404.html").exists(),
+        "a single-page build has no 404.html"
+    );
+    std::fs::write(site.join("_redirects"), "/app/* /app/index.html 200\n").unwrap();
+    let out = precompress(&[
+        "--no-config".as_ref(),
+        "-q".as_ref(),
+        "--base".as_ref(),
+        "/app/".as_ref(),
+        site.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let function = tmp.path().join("precompress.js");
+    std::fs::write(
+        &function,
+        "import { createEdgeFunction } from 'precompressor/netlify';\nexport default createEdgeFunction({ spa: true });\nexport { config } from 'precompressor/netlify';\n",
+    )
+    .unwrap();
+    // Vite's shell is 445 B, under --min-size: no variant, and no page
+    // dictionary; asked uncompressed, so no runtime compresses it on the way.
+    let shell = std::fs::read(site.join("index.html")).unwrap();
+    let netlify = serve_with("serve-cases-netlify.mjs", &site, Some(&function));
+    let pages = serve("serve-cases-pages.mjs", &site);
+    for host in [&netlify, &pages] {
+        let addr: std::net::SocketAddr = host.url["http://".len()..]
+            .trim_end_matches('/')
+            .parse()
+            .unwrap();
+        let deep = serve_util::request(
+            addr,
+            "GET",
+            "/app/reports/2026",
+            &[
+                ("Accept-Encoding", "identity"),
+                ("Sec-Fetch-Dest", "document"),
+            ],
+        );
+        assert_eq!(deep.status, 200, "{}: {:?}", host.url, deep.headers);
+        assert!(
+            deep.header("content-type")
+                .is_some_and(|t| t.starts_with("text/html")),
+            "{}: {:?}",
+            host.url,
+            deep.headers
+        );
+        assert_eq!(deep.body, shell, "{}: not the shell", host.url);
+    }
+}
