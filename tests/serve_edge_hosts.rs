@@ -406,7 +406,7 @@ fn a_single_page_app_s_deep_link_gets_the_compressed_shell_on_pages() {
 /// manifest lists it.
 #[test]
 #[ignore = "e2e tier: needs e2e/edge, Node and the npm registry (bash .ci/e2e.sh); run with cargo test -- --include-ignored"]
-fn a_vite_spa_build_s_deep_links_get_the_compressed_shell_on_netlify_and_pages() {
+fn a_vite_spa_build_s_deep_links_get_its_shell_on_netlify_and_pages() {
     let release = repo().join("target/field/vite-react/release-1");
     if !release.join("index.html").is_file() {
         let built = Command::new("bash")
