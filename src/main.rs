@@ -8,7 +8,8 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use cli::args::{Cli, Command, RunArgs};
+use cli::args::{Cli, Command};
+use cli::options::RunArgs;
 use cli::{exit, exit_code, failed};
 use precompressor::Progress;
 
@@ -47,7 +48,7 @@ fn main() -> ExitCode {
     };
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let code = match cli.command {
-        None => compress(cli.run, &matches),
+        None => compress(cli.run),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(
                 shell,
@@ -190,26 +191,31 @@ fn merge(args: cli::args::MergeArgs) -> u8 {
     }
 }
 
-fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
-    let settings = match cli::configfile::resolve(&mut args, matches) {
+fn compress(mut args: RunArgs) -> u8 {
+    let settings = match cli::configfile::resolve(&mut args) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("precompress: error: {e}");
-            if args.github {
+            if args.settings.switch("github") {
                 let _ = std::io::stdout().write_all(cli::github::fatal(&e.to_string()).as_bytes());
             }
             return exit::USAGE;
         }
     };
     let dir = args.dir.clone().unwrap_or_default();
-    let (folders, live) = cli::live::take_sites(&args.dictionary_from, &dir, args.quiet);
-    args.dictionary_from = folders;
+    let quiet = args.settings.switch("quiet");
+    let json = args.settings.switch("json");
+    let github = args.settings.switch("github");
+    let (folders, live) =
+        cli::live::take_sites(&args.settings.paths("dictionary-from"), &dir, quiet);
+    args.settings
+        .put("dictionary-from", cli::options::Value::Paths(folders));
     let mut cfg = args.to_config();
     cfg.live_releases = live.folders.clone();
     // NO_COLOR (https://no-color.org) and TERM=dumb: no escape sequences at all.
     let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
         || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-    let show_bar = !args.quiet && !args.json && !plain && std::io::stderr().is_terminal();
+    let show_bar = !quiet && !json && !plain && std::io::stderr().is_terminal();
     let bar = indicatif::ProgressBar::new(0);
     if show_bar {
         bar.set_style(
@@ -228,7 +234,7 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
         Err(e) => {
             bar.finish_and_clear();
             eprintln!("precompress: error: {e}");
-            if args.github {
+            if github {
                 let _ = std::io::stdout().write_all(cli::github::fatal(&e.to_string()).as_bytes());
             }
             return exit_code(&e);
@@ -241,9 +247,9 @@ fn compress(mut args: RunArgs, matches: &clap::ArgMatches) -> u8 {
     for e in &report.errors {
         eprintln!("precompress: error: {}", e.message);
     }
-    let out = if args.json {
+    let out = if json {
         serde_json::to_string_pretty(&report).expect("report is plain data") + "\n"
-    } else if args.quiet {
+    } else if quiet {
         String::new()
     } else {
         cli::render::run_summary(&report)
@@ -267,7 +273,10 @@ fn after_run(
     settings: &cli::configfile::Resolved,
 ) -> bool {
     use cli::{budget, github};
-    if !args.verbose && !args.github && settings.budgets.is_empty() {
+    if !args.settings.switch("verbose")
+        && !args.settings.switch("github")
+        && settings.budgets.is_empty()
+    {
         return true;
     }
     let assets = if cfg.dry_run {
@@ -277,7 +286,7 @@ fn after_run(
         // What the run wrote (a shard's partial holds it too), from memory.
         budget::sizes_from_manifest(&report.written)
     };
-    if args.verbose {
+    if args.settings.switch("verbose") {
         if let Some(f) = &settings.file {
             eprintln!("precompress: config: {}", f.display());
         }
@@ -300,7 +309,7 @@ fn after_run(
     for v in &checked.violations {
         eprintln!("precompress: over budget: {v}");
     }
-    if args.github {
+    if args.settings.switch("github") {
         let runner = github::Runner::from_env();
         let dir = cfg.root.as_path();
         let title = dir.to_string_lossy();
@@ -333,7 +342,7 @@ fn after_run(
             notes.push_str(&github::warning(&format!("budget {g:?} matches no asset")));
         }
         // The runner reads workflow commands on both streams; keep --json's stdout JSON.
-        let _ = if args.json {
+        let _ = if args.settings.switch("json") {
             std::io::stderr().write_all(notes.as_bytes())
         } else {
             std::io::stdout().write_all(notes.as_bytes())

@@ -10,73 +10,52 @@ export type Size = number | `${number}` | `${number}${'B' | 'KB' | 'MB' | 'GB' |
  * `manifest` (against `build.outDir`, like Vite's own `build.manifest`).
  */
 export interface PrecompressOptions {
-  /** Codings to write (`--formats`). Default: `['br', 'zstd', 'gzip']`. */
+  // options: made from src/cli/options.rs by `PRECOMPRESS_BLESS=1 cargo test --bin precompress options`
+  /** Codings to write, comma-separated (`--formats`). Default: ['br', 'zstd', 'gzip']. */
   formats?: Array<'br' | 'zstd' | 'gzip'>;
-  /** Brotli quality, 0-11 (`--brotli-quality`). Default: 11. */
+  /** Brotli quality (0-11) (`--brotli-quality`). Default: 11. */
   brotliQuality?: number;
-  /** Zstandard level, 1-22; the window stays at most 8 MiB (`--zstd-level`). Default: 19. */
+  /** Zstandard level; the window stays at most 8 MiB at every level (1-22) (`--zstd-level`). Default: 19. */
   zstdLevel?: number;
-  /** gzip (libdeflate) level, 1-12 (`--gzip-level`). Default: 12. */
+  /** gzip (libdeflate) level (1-12) (`--gzip-level`). Default: 12. */
   gzipLevel?: number;
-  /** Keep a variant only if it is at most this fraction of its source, in (0, 1] (`--min-ratio`). Default: 1. */
+  /** Keep a variant only if it is at most this fraction of its source, in (0, 1] (0.8: saves 20% or more) (`--min-ratio`). Default: 1. */
   minRatio?: number;
-  /** Compress only files matching these globs or RegExps, relative to outDir (`--include`, repeated; a RegExp is tested against each path, `/`-separated); replaces the default type list. */
+  /** Compress only files matching this glob (repeatable; replaces the default type list) (`--include`). A RegExp is tested against each path relative to outDir, `/`-separated. */
   include?: string | RegExp | Array<string | RegExp>;
-  /** Never compress files matching these globs or RegExps (`--exclude`, repeated); wins over `include`. E.g. `['*.map']` or `/\.map$/`. */
+  /** Never compress files matching this glob (repeatable; wins over --include) (`--exclude`). E.g. `['*.map']` or `/\.map$/`. */
   exclude?: string | RegExp | Array<string | RegExp>;
-  /** Skip files smaller than this (`--min-size`). Default: `'1KiB'` (1024 bytes). */
+  /** Skip files smaller than this (bytes, or with a unit: 1KiB, 2KB) (`--min-size`). Default: '1KiB'. */
   minSize?: Size;
-  /** Follow symlinks inside outDir, never writing outside it (`--follow-links`). Default: false. */
+  /** Follow symlinks (never to write outside DIR) (`--follow-links`). Default: false. */
   followLinks?: boolean;
-  /** Worker threads, 1-65535 (`--threads`). Default: the cores available, fewer if memory holds fewer. */
-  threads?: number;
-  /**
-   * Where to write the manifest, relative to `build.outDir` (`--manifest`); also read by `check`.
-   * `true` or left out: `precompress-manifest.json` in outDir. It cannot be turned off.
-   */
+  /** Where to write the manifest [default: DIR/precompress-manifest.json] (`--manifest`). Relative to `build.outDir`, like Vite's own `build.manifest`; also read by `check`. `true` or left out: precompress-manifest.json in outDir. It cannot be turned off. */
   manifest?: true | string;
-  /**
-   * Cache encoder outputs here across builds (`--cache-dir`). Vite empties outDir on every
-   * build, so without a cache every build recompresses everything. The cache
-   * also keeps the last releases' assets, so each build gets deltas against
-   * them with no `dictionaryFrom`; passed to `check` too. `false`: no cache
-   * (`--no-cache`). Default: the binary's, `PRECOMPRESS_CACHE_DIR`, else
-   * precompress.toml's `cache-dir`, else `node_modules/.cache/precompress` in
-   * the nearest folder above outDir with a package.json (the folder
-   * `precompress dist` and `precompress check dist` use too).
-   */
+  /** Worker threads; no more start than there are jobs, and the scan uses at most the cores [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each] (1-65535) (`--threads`). */
+  threads?: number;
+  /** The cache: the last releases, which the next run makes RFC 9842 deltas against with no --dictionary-from, and the encoders' outputs, reused across runs and clean checkouts [default: node_modules/.cache/precompress of the nearest folder above DIR with a package.json] (`--cache-dir`). Vite empties outDir on every build, so without a cache every build recompresses everything; the cache also keeps the last releases, so each build gets deltas against them with no `dictionaryFrom`; passed to `check` too. `false`: no cache (`--no-cache`). */
   cacheDir?: string | false;
-  /** The cache's size bound (`--cache-max-size`); the least recently used entries go first. Default: `'1GiB'`. */
+  /** Bound on the cache's size (bytes, or with a unit: 500MB, 2GiB); least recently used entries go first (`--cache-max-size`). Default: '1GiB'. */
   cacheMaxSize?: Size;
-  /** Earlier releases: build folders, or the URL the live site serves the build at (`https://example.com/app/`, its dictionaries fetched): changed fingerprinted assets get RFC 9842 deltas against them (`--dictionary-from`, repeated; passed to `check` too). */
+  /** An earlier release: its build folder, or the URL the live site serves DIR at (https://example.com/app/), whose dictionaries are fetched; changed fingerprinted assets get RFC 9842 deltas (.dcb, .dcz) against their versions there (repeatable) (`--dictionary-from`). */
   dictionaryFrom?: string | string[];
-  /** Delta codings to write against earlier releases (`--delta-formats`). Default: `['dcb', 'dcz']`. */
+  /** Delta codings to write against earlier releases (--dictionary-from, and the cache's), comma-separated (`--delta-formats`). Default: ['dcb', 'dcz']. */
   deltaFormats?: Array<'dcb' | 'dcz'>;
-  /** `false`: mark no asset with `Use-As-Dictionary`, so the next release gets no deltas against this one (`--no-use-as-dictionary`). Default: true. */
-  useAsDictionary?: boolean;
-  /** `false`: send HTML pages `no-cache` and write no deltas of their own, instead of marking each page as the dictionary of its next version (`--no-page-dictionary`). Default: true. */
-  pageDictionary?: boolean;
-  /** The most files the deploy may hold, the manifest included (Cloudflare Pages takes 20,000): deltas are dropped, the oldest release's first, to stay within it; a deploy its sources and variants alone pass fails the build (`--max-files`). Default: no bound. */
+  /** The most files the deploy may hold, the manifest included (Cloudflare Pages takes 20,000): deltas are dropped, the oldest release's first, to stay within it; a deploy its sources and variants alone pass fails (at least 1) (`--max-files`). */
   maxFiles?: number;
-  /**
-   * The dictionary that pages link (`--shared-dictionary`): `'auto'` (or
-   * `true`) makes the code dictionary only where it adds little to a first
-   * visit (the run's summary says how much); `'on'` always; `'off'` (or
-   * `false`) never, so a first visit fetches no dictionary at idle, and
-   * hash-only and same-named chunks still get deltas against the one chunk
-   * marked for them. Default: the binary's, `'auto'`.
-   */
+  /** Do not mark fingerprinted assets with Use-As-Dictionary in the manifest, so the next release gets no deltas against this one (`false`: `--no-use-as-dictionary`). Default: true. */
+  useAsDictionary?: boolean;
+  /** Send HTML pages no-cache and write no deltas of their own, instead of marking each page as the dictionary of its next version (`false`: `--no-page-dictionary`). Default: true. */
+  pageDictionary?: boolean;
+  /** The dictionaries every page links, fetched at idle by a first visit: auto, only where they add little (the summary says how much); on, always; off, none (true is auto, false off) (`--shared-dictionary`). Default: 'auto'. */
   sharedDictionary?: boolean | 'auto' | 'on' | 'off';
-  /**
-   * Fail the build when an asset's best variant (what a browser downloads) is larger than the
-   * size: `{ 'assets/**\/*.js': '150KB' }` (`--budget GLOB=SIZE`, repeated). Added to
-   * precompress.toml's `[budget]`; a glob given here replaces the file's for that glob.
-   */
+  /** Print a line per asset (its best variant, or why it has none) on stderr (`--verbose`). Default: false. */
+  verbose?: boolean;
+  /** Fail (exit 1) when an asset's best variant is larger than SIZE (repeatable; 150KB, 1.5MiB, bytes) (`--budget`). An object: `{ 'assets/**\/*.js': '150KB' }`. Added to precompress.toml's `[budget]`; a glob given here replaces the file's for that glob. */
   budgets?: Record<string, Size>;
+  // end of options
   /** Run `precompress check` on outDir afterwards and fail the build if it finds a problem. Default: false. */
   check?: boolean;
-  /** Print a line per asset: its best variant, or why it has none (`--verbose`). Default: false. */
-  verbose?: boolean;
   /** The precompress binary to run, instead of `PRECOMPRESS_BINARY` or this platform's package. */
   binary?: string;
   /** Turn the plugin off (it then does nothing). Default: false. */

@@ -1,12 +1,9 @@
-//! Command-line parsing (clap derive), turned into a validated [`Config`].
+//! Command-line parsing (clap derive): the subcommands and their arguments;
+//! the run's options are `cli/options.rs`'s table.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-
-use precompressor::config::Config;
-use precompressor::encode::delta::DeltaCoding;
-use precompressor::encode::{Codec, Levels};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -54,7 +51,7 @@ pub struct Cli {
     pub command: Option<Command>,
 
     #[command(flatten)]
-    pub run: RunArgs,
+    pub run: crate::cli::options::RunArgs,
 }
 
 /// Subcommands besides the main job.
@@ -249,41 +246,9 @@ pub struct TuneArgs {
     #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = crate::cli::budget::parse_size)]
     pub sample: u64,
 
-    /// Codings to measure, comma-separated: br, zstd, gzip [default: precompress.toml's formats, else all three].
-    #[arg(long, value_delimiter = ',', value_parser = parse_codec)]
-    pub formats: Option<Vec<Codec>>,
-
-    /// Compare with this brotli quality, 0-11 [default: precompress.toml's, else 11].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(precompressor::config::limits::BROTLI_QUALITY))]
-    pub brotli_quality: Option<u32>,
-
-    /// Compare with this Zstandard level, 1-22 [default: precompress.toml's, else 19].
-    #[arg(long, value_parser = clap::value_parser!(i32).range(precompressor::config::limits::ZSTD_LEVEL))]
-    pub zstd_level: Option<i32>,
-
-    /// Compare with this gzip (libdeflate) level, 1-12 [default: precompress.toml's, else 12].
-    #[arg(long, value_parser = clap::value_parser!(i32).range(precompressor::config::limits::GZIP_LEVEL))]
-    pub gzip_level: Option<i32>,
-
-    /// Measure only files matching this glob, as the run's --include (repeatable) [default: precompress.toml's].
-    #[arg(long, value_name = "GLOB")]
-    pub include: Vec<String>,
-
-    /// Never measure files matching this glob, as the run's --exclude (repeatable) [default: precompress.toml's].
-    #[arg(long, value_name = "GLOB")]
-    pub exclude: Vec<String>,
-
-    /// Skip files smaller than this, as the run does [default: precompress.toml's, else 1024].
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::budget::parse_size)]
-    pub min_size: Option<u64>,
-
-    /// Follow symlinks, as the run's --follow-links.
-    #[arg(long)]
-    pub follow_links: bool,
-
-    /// Worker threads, 1-65535; no more start than there are measurements [default: as a run].
-    #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
+    /// The run's options that tune measures with (cli/options.rs's rows).
+    #[command(flatten)]
+    pub over: crate::cli::options::TuneOptions,
 
     /// Read settings from this file instead of looking for precompress.toml.
     #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
@@ -355,155 +320,6 @@ pub struct CheckArgs {
     pub timeout: u64,
 }
 
-/// Options of a run.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The build output folder to precompress (e.g. dist/).
-    #[arg(required = true)]
-    pub dir: Option<PathBuf>,
-
-    /// Codings to write, comma-separated: br, zstd, gzip.
-    #[arg(long, value_delimiter = ',', default_value = "br,zstd,gzip", value_parser = parse_codec)]
-    pub formats: Vec<Codec>,
-
-    /// Brotli quality, 0-11.
-    #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(precompressor::config::limits::BROTLI_QUALITY))]
-    pub brotli_quality: u32,
-
-    /// Zstandard level, 1-22 (the window stays at most 8 MiB at every level).
-    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(precompressor::config::limits::ZSTD_LEVEL))]
-    pub zstd_level: i32,
-
-    /// gzip (libdeflate) level, 1-12.
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(i32).range(precompressor::config::limits::GZIP_LEVEL))]
-    pub gzip_level: i32,
-
-    /// Keep a variant only if it is at most this fraction of its source (0.8: saves 20% or more).
-    #[arg(long, default_value = "1", value_name = "RATIO", value_parser = precompressor::config::limits::ratio)]
-    pub min_ratio: f64,
-
-    /// Compress only files matching this glob (repeatable; replaces the default type list).
-    #[arg(long, value_name = "GLOB")]
-    pub include: Vec<String>,
-
-    /// Never compress files matching this glob (repeatable; wins over --include).
-    #[arg(long, value_name = "GLOB")]
-    pub exclude: Vec<String>,
-
-    /// Skip files smaller than this (bytes, or with a unit: 1KiB, 2KB).
-    #[arg(long, default_value = "1024", value_name = "SIZE", value_parser = crate::cli::budget::parse_size)]
-    pub min_size: u64,
-
-    /// Follow symlinks (never to write outside DIR).
-    #[arg(long)]
-    pub follow_links: bool,
-
-    /// Where to write the manifest [default: DIR/precompress-manifest.json].
-    #[arg(long, value_name = "PATH")]
-    pub manifest: Option<PathBuf>,
-
-    /// Worker threads, 1-65535; no more start than there are jobs, and the scan uses at most the cores [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each].
-    #[arg(long, short = 'j', visible_alias = "jobs", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
-
-    /// Recompress everything, and overwrite .br/.zst/.gz files precompress did not write.
-    #[arg(long)]
-    pub force: bool,
-
-    /// The cache: the last releases, which the next run makes RFC 9842 deltas against with no --dictionary-from, and the encoders' outputs, reused across runs and clean checkouts [default: node_modules/.cache/precompress of the nearest folder above DIR with a package.json].
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "PRECOMPRESS_CACHE_DIR",
-        hide_env_values = true
-    )]
-    pub cache_dir: Option<PathBuf>,
-
-    /// Use no cache folder, whatever --cache-dir, PRECOMPRESS_CACHE_DIR, precompress.toml or the default say.
-    #[arg(long)]
-    pub no_cache: bool,
-
-    /// Bound on the cache's size (bytes, or with a unit: 500MB, 2GiB); least recently used entries go first.
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::cli::budget::parse_size)]
-    pub cache_max_size: u64,
-
-    /// An earlier release: its build folder, or the URL the live site serves DIR at (https://example.com/app/), whose dictionaries are fetched; changed fingerprinted assets get RFC 9842 deltas (.dcb, .dcz) against their versions there (repeatable).
-    #[arg(long, value_name = "PREV")]
-    pub dictionary_from: Vec<PathBuf>,
-
-    /// Delta codings to write against earlier releases (--dictionary-from, and the cache's), comma-separated: dcb, dcz.
-    #[arg(long, value_delimiter = ',', default_value = "dcb,dcz", value_parser = parse_delta_coding, value_name = "CODINGS")]
-    pub delta_formats: Vec<DeltaCoding>,
-
-    /// The most files the deploy may hold, the manifest included (Cloudflare Pages takes 20,000): deltas are dropped, the oldest release's first, to stay within it; a deploy its sources and variants alone pass fails.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_files: Option<u64>,
-
-    /// Run only shard K of N of the jobs (split by cost, the same in every shard) and write a partial manifest for `precompress merge` (e.g. 2/4).
-    #[arg(long, value_name = "K/N", value_parser = precompressor::shard::Shard::parse)]
-    pub shard: Option<precompressor::shard::Shard>,
-
-    /// Do not mark fingerprinted assets with Use-As-Dictionary in the manifest.
-    #[arg(long)]
-    pub no_use_as_dictionary: bool,
-
-    /// Send HTML pages no-cache and write no deltas of their own, instead of marking each page as the dictionary of its next version.
-    #[arg(long)]
-    pub no_page_dictionary: bool,
-
-    /// The dictionaries every page links, fetched at idle by a first visit: auto, only where they add little (the summary says how much); on, always; off, none.
-    #[arg(long, value_name = "MODE", value_parser = parse_shared_dictionary, conflicts_with = "no_shared_dictionary")]
-    pub shared_dictionary: Option<precompressor::config::SharedDictionary>,
-
-    /// As `--shared-dictionary off`: a first visit fetches no dictionary.
-    #[arg(long)]
-    pub no_shared_dictionary: bool,
-
-    /// The URL path DIR is served at, as Vite's `base` (e.g. /app/): dictionary patterns and the manifest's URLs start with it [default: /].
-    #[arg(long, value_name = "PATH", value_parser = parse_base)]
-    pub base: Option<String>,
-
-    /// Print nothing but errors.
-    #[arg(long, short)]
-    pub quiet: bool,
-
-    /// Print a JSON report on stdout (with per-job timings).
-    #[arg(long)]
-    pub json: bool,
-
-    /// Compress to learn the sizes and report what would be written; write and delete nothing.
-    #[arg(long, short = 'n')]
-    pub dry_run: bool,
-
-    /// Succeed on a DIR with no file to compress (by default an error: a build that did not run).
-    #[arg(long)]
-    pub allow_empty: bool,
-
-    /// Compress a DIR that holds package.json or node_modules/ (by default an error: a project root, not a build's output).
-    #[arg(long)]
-    pub allow_project_root: bool,
-
-    /// Print a line per asset (its best variant, or why it has none) on stderr.
-    #[arg(long, short, conflicts_with = "quiet")]
-    pub verbose: bool,
-
-    /// Fail (exit 1) when an asset's best variant is larger than SIZE (repeatable; 150KB, 1.5MiB, bytes).
-    #[arg(long, value_name = "GLOB=SIZE")]
-    pub budget: Vec<String>,
-
-    /// Read settings from this file instead of looking for precompress.toml.
-    #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
-    pub config: Option<PathBuf>,
-
-    /// Do not look for precompress.toml.
-    #[arg(long)]
-    pub no_config: bool,
-
-    /// Write a GitHub Actions job summary, step outputs and ::error annotations.
-    #[arg(long)]
-    pub github: bool,
-}
-
 /// `IP:PORT`, `localhost:PORT` (127.0.0.1) or a bare `PORT` (127.0.0.1).
 fn parse_addr(s: &str) -> Result<std::net::SocketAddr, String> {
     let s = s.trim();
@@ -523,72 +339,6 @@ fn parse_addr(s: &str) -> Result<std::net::SocketAddr, String> {
             "invalid address {s:?} (expected 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080)"
         )
     })
-}
-
-fn parse_delta_coding(s: &str) -> Result<DeltaCoding, String> {
-    DeltaCoding::parse(s.trim())
-        .ok_or_else(|| format!("unknown delta format {s:?} (expected dcb or dcz)"))
-}
-
-fn parse_codec(s: &str) -> Result<Codec, String> {
-    Codec::parse(s).ok_or_else(|| format!("unknown format {s:?} (expected br, zstd or gzip)"))
-}
-
-impl RunArgs {
-    /// The validated configuration.
-    pub fn to_config(&self) -> Config {
-        let mut codecs = self.formats.clone();
-        codecs.sort();
-        codecs.dedup();
-        // Config is non-exhaustive (fields may be added): start from its
-        // defaults and set every one the flags give.
-        let mut c = Config::new(self.dir.clone().unwrap_or_default());
-        c.codecs = codecs;
-        c.levels = Levels {
-            brotli_quality: self.brotli_quality,
-            zstd_level: self.zstd_level,
-            gzip_level: self.gzip_level,
-        };
-        c.min_ratio = self.min_ratio;
-        c.include = self.include.clone();
-        c.exclude = self.exclude.clone();
-        c.min_size = self.min_size;
-        c.follow_links = self.follow_links;
-        c.manifest = self.manifest.clone();
-        c.threads = self.threads.map_or(0, usize::from);
-        c.dry_run = self.dry_run;
-        c.allow_empty = self.allow_empty;
-        c.allow_project_root = self.allow_project_root;
-        c.force = self.force;
-        c.cache_dir = self.cache_dir.clone();
-        c.cache_max_size = self.cache_max_size;
-        c.dictionary_from = self.dictionary_from.clone();
-        c.delta_codings = {
-            let mut d = self.delta_formats.clone();
-            d.sort();
-            d.dedup();
-            d
-        };
-        c.use_as_dictionary = !self.no_use_as_dictionary;
-        c.page_dictionary = !self.no_page_dictionary;
-        c.max_files = self.max_files;
-        c.shared_dictionary = match (self.no_shared_dictionary, self.shared_dictionary) {
-            (true, _) => precompressor::config::SharedDictionary::Off,
-            (false, m) => m.unwrap_or_default(),
-        };
-        if let Some(b) = &self.base {
-            c.base = b.clone();
-        }
-        c.shard = self.shard;
-        c
-    }
-}
-
-/// `--shared-dictionary`: `auto`, `on` or `off`.
-pub fn parse_shared_dictionary(s: &str) -> Result<precompressor::config::SharedDictionary, String> {
-    precompressor::config::SharedDictionary::parse(s)
-        .filter(|_| !matches!(s, "true" | "false"))
-        .ok_or_else(|| format!("{s:?}: auto, on or off"))
 }
 
 /// `--base`: a `/`-anchored path, normalized to end in `/`.

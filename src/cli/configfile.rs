@@ -4,75 +4,28 @@
 //! folder up to the project root (the first folder holding `.git`) for a
 //! `precompress.toml`; `--no-config` turns the search off. Keys are the long
 //! option names (`brotli-quality`, `min-size`, ...), plus a `[budget]` table
-//! of `GLOB = SIZE`. A key the file does not know is an error naming the key,
-//! so a typo never silently does nothing. A flag given on the command line (or
+//! of `GLOB = SIZE`: each key, its type and its range are `cli/options.rs`'s
+//! row. A key the file does not know is an error naming the key, so a typo
+//! never silently does nothing. A flag given on the command line (or
 //! through its environment variable) wins over the file; budgets from both
 //! apply, the command line's replacing the file's for the same glob. Paths in
 //! the file are relative to the file's folder.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use clap::parser::ValueSource;
-use clap::ArgMatches;
-use serde::Deserialize;
-
-use crate::cli::args::RunArgs;
 use crate::cli::budget::{parse_size, Budget};
-use precompressor::encode::delta::DeltaCoding;
-use precompressor::encode::Codec;
+use crate::cli::options::{self, Kind, Opt, RunArgs, Settings, Source, Value};
 use precompressor::error::{Error, Result};
 
 /// The file name looked for.
 pub const FILE_NAME: &str = "precompress.toml";
 
-/// The keys of `precompress.toml`, each a long option's name.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+/// A `precompress.toml`, read and checked: each key's value as the option's
+/// row types it (paths joined to the file's folder), and the budgets.
+#[derive(Debug, Default)]
 pub struct FileConfig {
-    /// `["br", "gzip"]` or `"br,gzip"`.
-    pub formats: Option<toml::Value>,
-    /// 0-11.
-    pub brotli_quality: Option<u32>,
-    /// 1-22.
-    pub zstd_level: Option<i32>,
-    /// 1-12.
-    pub gzip_level: Option<i32>,
-    /// (0, 1], e.g. 0.8.
-    pub min_ratio: Option<f64>,
-    /// Globs, as `--include`.
-    pub include: Option<Vec<String>>,
-    /// Globs, as `--exclude`.
-    pub exclude: Option<Vec<String>>,
-    /// Bytes, or a size like `"2KiB"`.
-    pub min_size: Option<toml::Value>,
-    /// As `--follow-links`.
-    pub follow_links: Option<bool>,
-    /// Relative to the file's folder.
-    pub manifest: Option<PathBuf>,
-    /// Worker threads, at least 1.
-    pub threads: Option<u16>,
-    /// As `--cache-dir`; relative to the file's folder.
-    pub cache_dir: Option<PathBuf>,
-    /// As `--cache-max-size`: bytes, or a size like `"2GiB"`.
-    pub cache_max_size: Option<toml::Value>,
-    /// As `--dictionary-from` (earlier releases' folders); relative to the file's folder.
-    pub dictionary_from: Option<Vec<PathBuf>>,
-    /// `["dcb", "dcz"]`, as `--delta-formats`.
-    pub delta_formats: Option<Vec<String>>,
-    /// `false` as `--no-use-as-dictionary`.
-    pub use_as_dictionary: Option<bool>,
-    /// `false` as `--no-page-dictionary`.
-    pub page_dictionary: Option<bool>,
-    /// As `--max-files`, at least 1.
-    pub max_files: Option<u64>,
-    /// As `--base`: the URL path DIR is served at.
-    pub base: Option<String>,
-    /// As `--shared-dictionary`: `"auto"`, `"on"` or `"off"` (`true` is
-    /// `"auto"`, `false` is `"off"`).
-    pub shared_dictionary: Option<toml::Value>,
-    /// `GLOB = SIZE` (bytes, or a size like `"150KB"`).
-    pub budget: Option<BTreeMap<String, toml::Value>>,
+    values: Vec<(&'static Opt, Value)>,
+    budgets: Vec<Budget>,
 }
 
 /// The `precompress.toml` that applies to `dir`: in `dir` or a parent, stopping
@@ -92,31 +45,51 @@ pub fn find(dir: &Path) -> Option<PathBuf> {
 }
 
 impl FileConfig {
-    /// Parses a file's text; `path` is only for messages. An unknown key
-    /// gets the nearest known one, as a mistyped flag or plugin option does.
+    /// Parses a file's text; `path` names the file in messages and its
+    /// folder is what relative paths are relative to. An unknown key gets
+    /// the nearest known one, as a mistyped flag or plugin option does; a
+    /// value out of its type or range names the key. A URL's password is
+    /// never quoted.
     pub fn parse(path: &Path, text: &str) -> Result<FileConfig> {
-        toml::from_str(text).map_err(|e| {
-            // The parser quotes the line: a URL's password stays out.
-            let e = precompressor::probe::redact_userinfo(&e.to_string());
-            let hint = unknown_key(&e)
-                .and_then(|(key, known)| nearest_key(key, &known).map(str::to_string))
-                .map_or(String::new(), |k| format!("did you mean `{k}`?\n"));
-            Error::Config(
-                format!("{}: {}\n{hint}", path.display(), e.trim_end())
-                    .trim_end()
-                    .to_string(),
-            )
-        })
-    }
-
-    /// Every key the file takes, as serde names them (from its own refusal
-    /// of an unknown key, so the list cannot drift from the struct).
-    #[cfg(test)]
-    pub fn keys() -> Vec<String> {
-        let e = toml::from_str::<FileConfig>("not-a-key = 0").unwrap_err();
-        unknown_key(&e.to_string())
-            .map(|(_, k)| k)
-            .unwrap_or_default()
+        let fail = |detail: String| {
+            Error::Config(precompressor::probe::redact_userinfo(&format!(
+                "{}: {}",
+                path.display(),
+                detail.trim_end()
+            )))
+        };
+        let table: toml::Table = toml::from_str(text).map_err(|e| fail(e.to_string()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut file = FileConfig::default();
+        for (key, v) in &table {
+            let Some(o) = options::by_key(key) else {
+                let known = options::keys();
+                let line = text
+                    .lines()
+                    .position(|l| {
+                        let l = l.trim_start().trim_start_matches(['"', '\'']);
+                        l.starts_with(key.as_str())
+                    })
+                    .map_or(String::new(), |n| format!("line {}: ", n + 1));
+                let hint = nearest_key(key, &known)
+                    .map_or(String::new(), |k| format!("\ndid you mean `{k}`?"));
+                return Err(fail(format!(
+                    "{line}unknown field `{key}`, expected one of {}{hint}",
+                    known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            };
+            if matches!(o.kind, Kind::Budgets) {
+                file.budgets = budgets(v).map_err(&fail)?;
+                continue;
+            }
+            let value = file_value(o, v, base).map_err(|e| fail(format!("{key}: {e}")))?;
+            file.values.push((o, value));
+        }
+        Ok(file)
     }
 
     /// Reads and parses `path`.
@@ -130,181 +103,159 @@ impl FileConfig {
         Self::parse(path, &text)
     }
 
-    /// Sets every option of `args` that the file has and `explicit` says was
-    /// not given on the command line; returns the file's budgets. `path` is the
-    /// file (for messages and to resolve relative paths).
-    pub fn apply(
-        &self,
-        path: &Path,
-        args: &mut RunArgs,
-        explicit: impl Fn(&str) -> bool,
-    ) -> Result<Vec<Budget>> {
-        let bad = |key: &str, detail: String| {
-            Error::Config(format!("{}: {key}: {detail}", path.display()))
-        };
-        let base = path.parent().unwrap_or(Path::new("."));
-        if let (Some(v), false) = (&self.formats, explicit("formats")) {
-            args.formats = formats_value(v).map_err(|e| bad("formats", e))?;
-        }
-        use precompressor::config::limits;
-        if let (Some(q), false) = (self.brotli_quality, explicit("brotli_quality")) {
-            limits::check(q.into(), &limits::BROTLI_QUALITY)
-                .map_err(|e| bad("brotli-quality", e))?;
-            args.brotli_quality = q;
-        }
-        if let (Some(l), false) = (self.zstd_level, explicit("zstd_level")) {
-            limits::check(l.into(), &limits::ZSTD_LEVEL).map_err(|e| bad("zstd-level", e))?;
-            args.zstd_level = l;
-        }
-        if let (Some(l), false) = (self.gzip_level, explicit("gzip_level")) {
-            limits::check(l.into(), &limits::GZIP_LEVEL).map_err(|e| bad("gzip-level", e))?;
-            args.gzip_level = l;
-        }
-        if let (Some(r), false) = (self.min_ratio, explicit("min_ratio")) {
-            args.min_ratio = limits::ratio(&r.to_string()).map_err(|e| bad("min-ratio", e))?;
-        }
-        if let (Some(g), false) = (&self.include, explicit("include")) {
-            args.include = g.clone();
-        }
-        if let (Some(g), false) = (&self.exclude, explicit("exclude")) {
-            args.exclude = g.clone();
-        }
-        if let (Some(v), false) = (&self.min_size, explicit("min_size")) {
-            args.min_size = size_value(v).map_err(|e| bad("min-size", e))?;
-        }
-        if let (Some(f), false) = (self.follow_links, explicit("follow_links")) {
-            args.follow_links = f;
-        }
-        if let (Some(m), false) = (&self.manifest, explicit("manifest")) {
-            args.manifest = Some(base.join(m));
-        }
-        if let (Some(t), false) = (self.threads, explicit("threads")) {
-            if t == 0 {
-                return Err(bad("threads", "must be at least 1".into()));
-            }
-            args.threads = Some(t);
-        }
-        if let (Some(d), false) = (&self.cache_dir, explicit("cache_dir")) {
-            args.cache_dir = Some(base.join(d));
-        }
-        if let (Some(v), false) = (&self.cache_max_size, explicit("cache_max_size")) {
-            args.cache_max_size = size_value(v).map_err(|e| bad("cache-max-size", e))?;
-        }
-        if let (Some(d), false) = (&self.dictionary_from, explicit("dictionary_from")) {
-            args.dictionary_from = d.iter().map(|p| release_path(base, p)).collect();
-        }
-        if let (Some(d), false) = (&self.delta_formats, explicit("delta_formats")) {
-            args.delta_formats = delta_formats_value(d).map_err(|e| bad("delta-formats", e))?;
-        }
-        if let (Some(u), false) = (self.use_as_dictionary, explicit("no_use_as_dictionary")) {
-            args.no_use_as_dictionary = !u;
-        }
-        if let (Some(p), false) = (self.page_dictionary, explicit("no_page_dictionary")) {
-            args.no_page_dictionary = !p;
-        }
-        if let (Some(m), false) = (self.max_files, explicit("max_files")) {
-            if m == 0 {
-                return Err(bad("max-files", "must be at least 1".into()));
-            }
-            args.max_files = Some(m);
-        }
-        if let (Some(v), false) = (
-            &self.shared_dictionary,
-            explicit("no_shared_dictionary") || explicit("shared_dictionary"),
-        ) {
-            let mode = match v {
-                toml::Value::Boolean(b) => Some(b.to_string()),
-                toml::Value::String(s) => Some(s.clone()),
-                _ => None,
-            }
-            .and_then(|s| precompressor::config::SharedDictionary::parse(&s))
-            .ok_or_else(|| {
-                bad(
-                    "shared-dictionary",
-                    format!("{v}: \"auto\", \"on\" or \"off\""),
-                )
-            })?;
-            args.shared_dictionary = Some(mode);
-        }
-        if let (Some(b), false) = (&self.base, explicit("base")) {
-            args.base = Some(crate::cli::args::parse_base(b).map_err(|e| bad("base", e))?);
-        }
-        self.budgets(path)
+    /// The file's value of the option `flag`, if it has one.
+    pub fn value(&self, flag: &str) -> Option<&Value> {
+        self.values
+            .iter()
+            .find(|(o, _)| o.flag == flag)
+            .map(|(_, v)| v)
     }
 
-    /// The `[budget]` table's budgets, each limit kept as written.
-    fn budgets(&self, path: &Path) -> Result<Vec<Budget>> {
-        let bad = |glob: &str, detail: String| {
-            Error::Config(format!("{}: budget.{glob:?}: {detail}", path.display()))
-        };
-        let mut budgets = Vec::new();
-        for (glob, v) in self.budget.iter().flatten() {
-            let limit = size_value(v).map_err(|e| bad(glob, e))?;
-            let written = match v {
-                toml::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            budgets.push(Budget::new(glob, limit, &written).map_err(|e| bad(glob, e.to_string()))?);
+    /// Sets every option the file has under what the command line gave;
+    /// returns the file's budgets.
+    pub fn apply(&self, settings: &mut Settings) -> Vec<Budget> {
+        for (o, v) in &self.values {
+            settings.set(o, v.clone(), Source::File);
         }
-        Ok(budgets)
+        self.budgets.clone()
     }
 }
 
-/// From serde's "unknown field `k`, expected one of `a`, `b`": `k` and the
-/// keys it lists.
-fn unknown_key(message: &str) -> Option<(&str, Vec<String>)> {
-    let rest = message.split("unknown field `").nth(1)?;
-    let (key, rest) = rest.split_once('`')?;
-    let list = rest.split("expected one of ").nth(1)?.lines().next()?;
-    let known = list
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect();
-    Some((key, known))
+/// The file's value `v` of option `o`, checked as the flag is.
+fn file_value(o: &Opt, v: &toml::Value, base: &Path) -> std::result::Result<Value, String> {
+    use toml::Value as T;
+    let found = || format!("found {v}");
+    let strings = |what: &str| -> std::result::Result<Vec<String>, String> {
+        match v {
+            T::Array(a) => a
+                .iter()
+                .map(|x| x.as_str().map(str::to_string))
+                .collect::<Option<_>>()
+                .ok_or_else(|| format!("expected {what}, {}", found())),
+            _ => Err(format!("expected {what}, {}", found())),
+        }
+    };
+    Ok(match (&o.kind, v) {
+        (Kind::Switch, T::Boolean(b)) => Value::Bool(*b),
+        (Kind::Negation, T::Boolean(b)) => Value::Bool(!b),
+        (Kind::Switch | Kind::Negation, _) => {
+            return Err(format!("expected true or false, {}", found()))
+        }
+        (Kind::Int { range, .. }, T::Integer(n)) => Value::Int(in_range(*n, range)?),
+        (Kind::Int { .. }, _) => return Err(format!("expected a whole number, {}", found())),
+        (Kind::Ratio { .. }, T::Float(_) | T::Integer(_)) => {
+            Value::Ratio(precompressor::config::limits::ratio(&v.to_string())?)
+        }
+        (Kind::Ratio { .. }, _) => return Err(format!("expected a number in (0, 1], {}", found())),
+        (Kind::Size { .. }, _) => Value::Size(size_value(v)?),
+        (
+            Kind::Choice {
+                values, list: true, ..
+            },
+            _,
+        ) => {
+            let names: Vec<String> = match v {
+                T::String(s) => s.split(',').map(|s| s.trim().to_string()).collect(),
+                _ => strings(&format!(
+                    "[{}] or \"{}\"",
+                    quoted(values, ", "),
+                    values.join(",")
+                ))?,
+            };
+            for n in &names {
+                if !values.contains(&n.as_str()) {
+                    return Err(format!(
+                        "unknown format {n:?} (expected {})",
+                        values.join(", ")
+                    ));
+                }
+            }
+            Value::Texts(names)
+        }
+        (Kind::Choice { values, bools, .. }, _) => {
+            let t = match (v, bools) {
+                (T::String(s), _) => Some(s.as_str()),
+                (T::Boolean(b), Some([on, off])) => Some(if *b { *on } else { *off }),
+                _ => None,
+            };
+            match t.filter(|t| values.contains(t)) {
+                Some(t) => Value::Text(t.to_string()),
+                None => return Err(format!("{v}: {}", either(values))),
+            }
+        }
+        (Kind::Path { .. }, T::String(s)) => Value::Path(base.join(s)),
+        (Kind::Path { .. }, _) => return Err(format!("expected a path, {}", found())),
+        (Kind::Releases, _) => Value::Paths(
+            strings("an array of folders or URLs")?
+                .iter()
+                .map(|p| release_path(base, Path::new(p)))
+                .collect(),
+        ),
+        (Kind::Globs, _) => Value::Texts(strings("an array of globs")?),
+        (Kind::Text { parse }, T::String(s)) => Value::Text(parse(s)?),
+        (Kind::Text { .. }, _) => return Err(format!("expected a string, {}", found())),
+        (Kind::Budgets | Kind::Sets { .. }, _) => unreachable!("no file key of its own"),
+    })
+}
+
+/// `n` if it lies in `range`, else why not.
+fn in_range(n: i64, range: &std::ops::RangeInclusive<i64>) -> std::result::Result<i64, String> {
+    if range.contains(&n) {
+        Ok(n)
+    } else if *range.end() == i64::MAX {
+        Err(format!("{n}: must be at least {}", range.start()))
+    } else {
+        precompressor::config::limits::check(n, range)
+    }
+}
+
+fn quoted(values: &[&str], sep: &str) -> String {
+    values
+        .iter()
+        .map(|v| format!("\"{v}\""))
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// `"a", "b" or "c"`.
+fn either(values: &[&str]) -> String {
+    match values.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            format!("{} or \"{last}\"", quoted(rest, ", "))
+        }
+        _ => quoted(values, ", "),
+    }
+}
+
+/// The `[budget]` table's budgets, each limit kept as written.
+fn budgets(v: &toml::Value) -> std::result::Result<Vec<Budget>, String> {
+    let Some(table) = v.as_table() else {
+        return Err(format!(
+            "budget: expected a table of GLOB = SIZE, found {v}"
+        ));
+    };
+    let mut out = Vec::new();
+    for (glob, v) in table {
+        let bad = |detail: String| format!("budget.{glob:?}: {detail}");
+        let limit = size_value(v).map_err(bad)?;
+        let written = match v {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out.push(Budget::new(glob, limit, &written).map_err(|e| bad(e.to_string()))?);
+    }
+    Ok(out)
 }
 
 /// The known key nearest to `key` (`_` read as `-`), if near enough to be a typo.
-fn nearest_key<'k>(key: &str, known: &'k [String]) -> Option<&'k str> {
+fn nearest_key<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     let key = key.replace('_', "-").to_ascii_lowercase();
     known
         .iter()
-        .map(|k| (crate::cli::args::edit_distance(&key, k), k))
+        .map(|k| (crate::cli::args::edit_distance(&key, k), *k))
         .min_by_key(|(d, _)| *d)
         .filter(|(d, _)| *d <= 2.max(key.len() / 3))
-        .map(|(_, k)| k.as_str())
-}
-
-/// `formats`: `["br", "gzip"]` or `"br,gzip"`.
-fn formats_value(v: &toml::Value) -> std::result::Result<Vec<Codec>, String> {
-    let names: Vec<String> = match v {
-        toml::Value::String(s) => s.split(',').map(|s| s.trim().to_string()).collect(),
-        toml::Value::Array(a) => a
-            .iter()
-            .map(|x| x.as_str().map(str::to_string))
-            .collect::<Option<_>>()
-            .ok_or_else(|| "expected strings".to_string())?,
-        _ => return Err("expected [\"br\", \"zstd\", \"gzip\"] or \"br,gzip\"".into()),
-    };
-    names
-        .iter()
-        .map(|n| {
-            Codec::parse(n)
-                .ok_or_else(|| format!("unknown format {n:?} (expected br, zstd or gzip)"))
-        })
-        .collect()
-}
-
-/// `delta-formats`: `["dcb", "dcz"]`.
-fn delta_formats_value(names: &[String]) -> std::result::Result<Vec<DeltaCoding>, String> {
-    names
-        .iter()
-        .map(|n| {
-            DeltaCoding::parse(n)
-                .ok_or_else(|| format!("unknown delta format {n:?} (expected dcb or dcz)"))
-        })
-        .collect()
+        .map(|(_, k)| k)
 }
 
 fn size_value(v: &toml::Value) -> std::result::Result<u64, String> {
@@ -343,16 +294,17 @@ pub fn for_check(dir: &Path) -> Result<ForCheck> {
         return Ok(ForCheck::default());
     };
     let file = FileConfig::read(&path)?;
-    let base = path.parent().unwrap_or(Path::new("."));
+    let path_of = |flag: &str| match file.value(flag) {
+        Some(Value::Path(p)) => Some(p.clone()),
+        _ => None,
+    };
     Ok(ForCheck {
-        manifest: file.manifest.map(|m| base.join(m)),
-        dictionary_from: file
-            .dictionary_from
-            .unwrap_or_default()
-            .iter()
-            .map(|p| release_path(base, p))
-            .collect(),
-        cache_dir: file.cache_dir.map(|d| base.join(d)),
+        manifest: path_of("manifest"),
+        dictionary_from: match file.value("dictionary-from") {
+            Some(Value::Paths(p)) => p.clone(),
+            _ => Vec::new(),
+        },
+        cache_dir: path_of("cache-dir"),
     })
 }
 
@@ -386,87 +338,51 @@ pub struct Resolved {
     pub budgets: Vec<Budget>,
 }
 
-/// Applies the config file that concerns `args` (see the module docs),
-/// gathers the budgets, and settles the cache folder ([`cache_dir`]).
-/// `matches` tells which options the command line set.
-pub fn resolve(args: &mut RunArgs, matches: &ArgMatches) -> Result<Resolved> {
-    let resolved = apply_file(args, matches)?;
-    let dir = args.dir.clone().unwrap_or_default();
-    args.cache_dir = cache_dir(args.cache_dir.take(), args.no_cache, &dir);
-    Ok(resolved)
-}
-
-/// [`resolve`] but the cache folder's default.
-fn apply_file(args: &mut RunArgs, matches: &ArgMatches) -> Result<Resolved> {
-    let explicit = |id: &str| {
-        matches!(
-            matches.value_source(id),
-            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-        )
-    };
-    let file = match (&args.config, args.no_config) {
-        (Some(p), _) => Some(p.clone()),
+/// Applies the config file that concerns `args` (see the module docs) under
+/// what the command line gave, gathers the budgets, and settles the cache
+/// folder ([`cache_dir`]).
+pub fn resolve(args: &mut RunArgs) -> Result<Resolved> {
+    let s = &args.settings;
+    let file = match (s.path("config"), s.switch("no-config")) {
+        (Some(p), _) => Some(p),
         (None, true) => None,
         (None, false) => args.dir.as_deref().and_then(find),
     };
     let mut budgets = match &file {
-        Some(path) => FileConfig::read(path)?.apply(path, args, explicit)?,
+        Some(path) => FileConfig::read(path)?.apply(&mut args.settings),
         None => Vec::new(),
     };
-    for spec in &args.budget {
-        let b = Budget::parse(spec)?;
+    for spec in args.settings.texts("budget") {
+        let b = Budget::parse(&spec)?;
         budgets.retain(|old| old.glob != b.glob);
         budgets.push(b);
+    }
+    let dir = args.dir.clone().unwrap_or_default();
+    let s = &mut args.settings;
+    match cache_dir(s.path("cache-dir"), s.switch("no-cache"), &dir) {
+        Some(c) => s.put("cache-dir", Value::Path(c)),
+        None => s.clear("cache-dir"),
     }
     Ok(Resolved { file, budgets })
 }
 
 /// The settings `precompress tune` measures against: what `precompress DIR`
-/// would use (its defaults, then precompress.toml, through the run's own
-/// [`resolve`]), with tune's flags over them. Also returns
-/// the config file that applied.
+/// would use (the table's defaults and variables, then precompress.toml,
+/// through the run's own [`resolve`]), with tune's flags over them. Also
+/// returns the config file that applied.
 pub fn for_tune(
     args: &crate::cli::args::TuneArgs,
 ) -> precompressor::Result<(precompressor::Config, Option<PathBuf>)> {
-    use clap::{CommandFactory, FromArgMatches};
-    // The run's arguments as a bare `precompress DIR` has them: its defaults,
-    // its environment variables, and what resolve needs to tell them apart.
-    let bare = |e: clap::Error| precompressor::Error::Config(e.to_string());
-    let matches = crate::cli::args::Cli::command()
-        .try_get_matches_from(["precompress", "."])
-        .map_err(bare)?;
-    let mut run = crate::cli::args::Cli::from_arg_matches(&matches)
-        .map_err(bare)?
-        .run;
-    run.dir = Some(args.dir.clone());
-    run.config = args.config.clone();
-    run.no_config = args.no_config;
-    let resolved = resolve(&mut run, &matches)?;
-    if let Some(f) = &args.formats {
-        run.formats = f.clone();
+    let mut run = RunArgs {
+        dir: Some(args.dir.clone()),
+        settings: Settings::from_env(),
+    };
+    if let Some(c) = &args.config {
+        run.settings.put("config", Value::Path(c.clone()));
     }
-    if let Some(q) = args.brotli_quality {
-        run.brotli_quality = q;
-    }
-    if let Some(l) = args.zstd_level {
-        run.zstd_level = l;
-    }
-    if let Some(l) = args.gzip_level {
-        run.gzip_level = l;
-    }
-    if !args.include.is_empty() {
-        run.include = args.include.clone();
-    }
-    if !args.exclude.is_empty() {
-        run.exclude = args.exclude.clone();
-    }
-    if let Some(m) = args.min_size {
-        run.min_size = m;
-    }
-    run.follow_links |= args.follow_links;
-    if args.threads.is_some() {
-        run.threads = args.threads;
-    }
+    run.settings.put("no-config", Value::Bool(args.no_config));
+    let resolved = resolve(&mut run)?;
+    run.settings.overlay(&args.over.settings);
     Ok((run.to_config(), resolved.file))
 }
 
@@ -474,20 +390,27 @@ pub fn for_tune(
 mod tests {
     use super::*;
     use clap::Parser;
+    use precompressor::encode::delta::DeltaCoding;
+    use precompressor::encode::Codec;
 
-    fn args(argv: &[&str]) -> (RunArgs, ArgMatches) {
+    fn args(argv: &[&str]) -> RunArgs {
         let mut full = vec!["precompress"];
         full.extend_from_slice(argv);
-        let m = <crate::cli::args::Cli as clap::CommandFactory>::command().get_matches_from(&full);
-        let cli = crate::cli::args::Cli::parse_from(&full);
-        (cli.run, m)
+        crate::cli::args::Cli::parse_from(&full).run
     }
 
-    /// `apply` asks clap whether each option was given by its id, a string:
-    /// every id it asks must be one of the run's, or a typo there would
-    /// silently let the file win over the command line.
+    /// `text` as a file at `path` under the command line `argv`: the Config
+    /// and the budgets.
+    fn applied(path: &str, text: &str, argv: &[&str]) -> (precompressor::Config, Vec<Budget>) {
+        let f = FileConfig::parse(Path::new(path), text).unwrap();
+        let mut a = args(argv);
+        let budgets = f.apply(&mut a.settings);
+        (a.to_config(), budgets)
+    }
+
+    /// Every key the table gives the file is taken by it.
     #[test]
-    fn every_id_apply_asks_about_is_a_flag_of_the_run() {
+    fn every_key_of_the_table_is_read() {
         let text = r#"
             formats = ["br"]
             brotli-quality = 5
@@ -505,32 +428,25 @@ mod tests {
             dictionary-from = ["prev"]
             delta-formats = ["dcz"]
             use-as-dictionary = false
+            page-dictionary = false
+            max-files = 100
             base = "/app/"
             shared-dictionary = "on"
             [budget]
             "*.js" = "1KB"
         "#;
         let file = FileConfig::parse(Path::new("p.toml"), text).unwrap();
-        let (mut run, _) = args(&["dist"]);
-        let asked = std::cell::RefCell::new(Vec::new());
-        file.apply(Path::new("p.toml"), &mut run, |id| {
-            asked.borrow_mut().push(id.to_string());
-            false
-        })
-        .unwrap();
-        let cmd = <crate::cli::args::Cli as clap::CommandFactory>::command();
-        let ids: Vec<String> = cmd
-            .get_arguments()
-            .map(|a| a.get_id().to_string())
+        let keys: Vec<&str> = file
+            .values
+            .iter()
+            .filter_map(|(o, _)| o.toml.name())
             .collect();
-        let asked = asked.into_inner();
-        assert!(asked.len() >= FileConfig::keys().len() - 1, "{asked:?}");
-        for id in &asked {
-            assert!(
-                ids.contains(id),
-                "apply asks about {id:?}, which is no flag's id"
-            );
-        }
+        let mut all = crate::cli::options::keys();
+        all.retain(|k| *k != "budget");
+        let mut keys = keys;
+        keys.sort_unstable();
+        assert_eq!(keys, all);
+        assert_eq!(file.budgets.len(), 1);
     }
 
     #[test]
@@ -566,23 +482,22 @@ use-as-dictionary = false
 "*.js" = "150KB"
 "*.css" = 2000
 "#;
-        let f = FileConfig::parse(Path::new("/p/precompress.toml"), text).unwrap();
-        let (mut a, m) = args(&["dist", "--brotli-quality", "4"]);
-        let explicit = |id: &str| matches!(m.value_source(id), Some(ValueSource::CommandLine));
-        let budgets = f
-            .apply(Path::new("/p/precompress.toml"), &mut a, explicit)
-            .unwrap();
-        assert_eq!(a.formats, vec![Codec::Brotli, Codec::Gzip]);
-        assert_eq!(a.brotli_quality, 4, "the flag wins");
-        assert_eq!(a.min_size, 2048);
-        assert_eq!(a.exclude, vec!["*.map".to_string()]);
-        assert_eq!(a.manifest, Some(PathBuf::from("/p/out/m.json")));
-        assert_eq!(a.zstd_level, 19, "untouched default");
-        assert_eq!(a.cache_dir, Some(PathBuf::from("/p/.cache/pc")));
-        assert_eq!(a.cache_max_size, 2 << 30);
-        assert_eq!(a.dictionary_from, vec![PathBuf::from("/p/../releases/41")]);
-        assert!(a.no_use_as_dictionary);
-        assert_eq!(a.delta_formats, vec![DeltaCoding::Dcz]);
+        let (c, budgets) = applied(
+            "/p/precompress.toml",
+            text,
+            &["dist", "--brotli-quality", "4"],
+        );
+        assert_eq!(c.codecs, vec![Codec::Brotli, Codec::Gzip]);
+        assert_eq!(c.levels.brotli_quality, 4, "the flag wins");
+        assert_eq!(c.min_size, 2048);
+        assert_eq!(c.exclude, vec!["*.map".to_string()]);
+        assert_eq!(c.manifest, Some(PathBuf::from("/p/out/m.json")));
+        assert_eq!(c.levels.zstd_level, 19, "untouched default");
+        assert_eq!(c.cache_dir, Some(PathBuf::from("/p/.cache/pc")));
+        assert_eq!(c.cache_max_size, 2 << 30);
+        assert_eq!(c.dictionary_from, vec![PathBuf::from("/p/../releases/41")]);
+        assert!(!c.use_as_dictionary);
+        assert_eq!(c.delta_codings, vec![DeltaCoding::Dcz]);
         let b: Vec<(&str, u64)> = budgets.iter().map(|b| (b.glob.as_str(), b.limit)).collect();
         assert_eq!(b, vec![("*.css", 2000), ("*.js", 150_000)]);
     }
@@ -597,20 +512,21 @@ use-as-dictionary = false
                 "[budget]\n\"*.js\" = true",
                 "budget.\"*.js\": expected bytes",
             ),
-            ("threads = 0", "threads: must be at least 1"),
+            ("threads = 0", "threads: 0 is not in 1-65535"),
+            ("max-files = 0", "max-files: 0: must be at least 1"),
+            ("follow-links = 1", "follow-links: expected true or false"),
+            ("exclude = \"*.map\"", "exclude: expected an array of globs"),
+            ("base = \"app\"", "base: "),
             (
                 "shared-dictionary = \"maybe\"",
                 "shared-dictionary: \"maybe\": \"auto\", \"on\" or \"off\"",
             ),
         ];
         for (text, want) in cases {
-            let f = FileConfig::parse(Path::new("c.toml"), text).unwrap();
-            let (mut a, _) = args(&["dist"]);
-            let e = f
-                .apply(Path::new("c.toml"), &mut a, |_| false)
+            let e = FileConfig::parse(Path::new("c.toml"), text)
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains(want), "{text}: {e}");
+            assert!(e.starts_with("c.toml: ") && e.contains(want), "{text}: {e}");
         }
     }
 
@@ -631,43 +547,82 @@ use-as-dictionary = false
     fn shared_dictionary_is_a_mode_or_the_boolean_it_was() {
         use precompressor::config::SharedDictionary::{Auto, Off, On};
         for (text, want) in [
-            ("shared-dictionary = \"on\"", Some(On)),
-            ("shared-dictionary = \"auto\"", Some(Auto)),
-            ("shared-dictionary = \"off\"", Some(Off)),
-            ("shared-dictionary = true", Some(Auto)),
-            ("shared-dictionary = false", Some(Off)),
+            ("shared-dictionary = \"on\"", On),
+            ("shared-dictionary = \"auto\"", Auto),
+            ("shared-dictionary = \"off\"", Off),
+            ("shared-dictionary = true", Auto),
+            ("shared-dictionary = false", Off),
         ] {
-            let f = FileConfig::parse(Path::new("c.toml"), text).unwrap();
-            let (mut a, _) = args(&["dist"]);
-            f.apply(Path::new("c.toml"), &mut a, |_| false).unwrap();
-            assert_eq!(a.shared_dictionary, want, "{text}");
+            assert_eq!(
+                applied("c.toml", text, &["dist"]).0.shared_dictionary,
+                want,
+                "{text}"
+            );
         }
-        // The command line wins.
-        let f = FileConfig::parse(Path::new("c.toml"), "shared-dictionary = \"on\"").unwrap();
-        let (mut a, m) = args(&["dist", "--no-shared-dictionary"]);
-        let explicit = |id: &str| matches!(m.value_source(id), Some(ValueSource::CommandLine));
-        f.apply(Path::new("c.toml"), &mut a, explicit).unwrap();
-        assert_eq!(a.to_config().shared_dictionary, Off);
-        let (a, _) = args(&["dist", "--shared-dictionary", "on"]);
-        assert_eq!(a.to_config().shared_dictionary, On);
-        assert_eq!(args(&["dist"]).0.to_config().shared_dictionary, Auto);
+        // The command line wins, the switch that sets it too.
+        let (c, _) = applied(
+            "c.toml",
+            "shared-dictionary = \"on\"",
+            &["dist", "--no-shared-dictionary"],
+        );
+        assert_eq!(c.shared_dictionary, Off);
+        let (c, _) = applied(
+            "c.toml",
+            "shared-dictionary = false",
+            &["dist", "--shared-dictionary", "on"],
+        );
+        assert_eq!(c.shared_dictionary, On);
     }
 
     #[test]
     fn formats_are_a_list_or_one_string() {
-        let list = toml::Value::Array(vec!["zstd".into(), "gzip".into()]);
-        let one = toml::Value::String("br, gzip".into());
-        assert_eq!(formats_value(&list), Ok(vec![Codec::Zstd, Codec::Gzip]));
-        assert_eq!(formats_value(&one), Ok(vec![Codec::Brotli, Codec::Gzip]));
-        assert_eq!(
-            formats_value(&toml::Value::Integer(1)),
-            Err("expected [\"br\", \"zstd\", \"gzip\"] or \"br,gzip\"".into())
+        for text in ["formats = [\"zstd\", \"gzip\"]", "formats = \"gzip, zstd\""] {
+            assert_eq!(
+                applied("c.toml", text, &["dist"]).0.codecs,
+                vec![Codec::Zstd, Codec::Gzip]
+            );
+        }
+        let e = FileConfig::parse(Path::new("c.toml"), "formats = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("formats: expected [\"br\", \"zstd\", \"gzip\"] or \"br,zstd,gzip\""),
+            "{e}"
         );
+        assert!(FileConfig::parse(Path::new("c.toml"), "delta-formats = [\"br\"]").is_err());
+    }
+
+    /// `precompress tune` measures what the run would use, its own flags over it.
+    #[test]
+    fn tune_takes_the_run_s_settings_and_its_own_over_them() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join(".git")).unwrap();
+        std::fs::write(
+            t.path().join(FILE_NAME),
+            "brotli-quality = 7\nzstd-level = 5\nexclude = [\"*.map\"]\n",
+        )
+        .unwrap();
+        let cli = crate::cli::args::Cli::parse_from([
+            "precompress",
+            "tune",
+            t.path().to_str().unwrap(),
+            "--zstd-level",
+            "9",
+        ]);
+        let Some(crate::cli::args::Command::Tune(a)) = cli.command else {
+            panic!("tune")
+        };
+        let (c, file) = for_tune(&a).unwrap();
+        assert_eq!(file, Some(t.path().join(FILE_NAME)));
         assert_eq!(
-            delta_formats_value(&["dcz".into(), "dcb".into()]),
-            Ok(vec![DeltaCoding::Dcz, DeltaCoding::Dcb])
+            (
+                c.levels.brotli_quality,
+                c.levels.zstd_level,
+                c.levels.gzip_level
+            ),
+            (7, 9, 12)
         );
-        assert!(delta_formats_value(&["br".into()]).is_err());
+        assert_eq!(c.exclude, vec!["*.map".to_string()]);
     }
 
     #[test]

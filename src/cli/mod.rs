@@ -1,5 +1,5 @@
 //! The `precompress` binary's own rooms, outside the library: argument
-//! parsing (`args`), `precompress.toml` (`configfile`), size budgets
+//! parsing (`args`; the run's options, each once, in `options`), `precompress.toml` (`configfile`), size budgets
 //! (`budget`), the GitHub Actions output (`github`), the earlier releases
 //! taken from live sites (`live`) what a person
 //! reads (`render`) and the report page's command (`report`). They turn what a
@@ -48,7 +48,7 @@ pub mod check;
 pub mod configfile;
 pub mod github;
 pub mod live;
+pub mod options;
 pub mod render;
 pub mod report;
 pub mod servers;
-mod surfaces;

@@ -1,11 +1,13 @@
 // The Vite plugin's options: validated when the plugin is created (so a typo
 // fails `vite build` before anything is bundled), then turned into the
 // command-line flags of `precompress DIR` and `precompress check DIR`. Each
-// option maps to one flag that `precompress --help` lists; nothing here
-// re-implements what the binary decides. fixtures/options.json lists every
-// option once with its flag, and test/options.test.js holds this file to it.
+// run option is a row of option-defs.js, made from the binary's own table
+// (src/cli/options.rs): its type, range and flag come from there, and the
+// plugin's own options (check, binary, disable, library) are the rest.
+// Nothing here re-implements what the binary decides.
 
 import path from 'node:path';
+import { OPTIONS } from './option-defs.js';
 
 /** The prefix of every message, naming where the error comes from. */
 const WHO = 'precompressor/vite';
@@ -17,11 +19,6 @@ export class OptionError extends Error {
     this.name = 'OptionError';
   }
 }
-
-const FORMATS = ['br', 'zstd', 'gzip'];
-
-const DELTA_FORMATS = ['dcb', 'dcz'];
-const SHARED_DICTIONARY = ['auto', 'on', 'off'];
 
 // Sizes as the binary parses them (src/cli/budget.rs parse_size): a number, then
 // an optional unit, powers of 1000 or 1024.
@@ -111,78 +108,93 @@ function size(name, v) {
   return v.trim();
 }
 
-const VALIDATORS = {
-  formats(v) {
-    if (v === undefined) return undefined;
-    const list = typeof v === 'string' ? [v] : v;
-    if (!Array.isArray(list) || list.length === 0 || list.some((f) => !FORMATS.includes(f))) {
-      throw bad('formats', `a non-empty array of ${FORMATS.map((f) => `'${f}'`).join(', ')}`, v);
-    }
-    return [...new Set(list)];
-  },
-  brotliQuality: (v) => integer('brotliQuality', v, 0, 11),
-  zstdLevel: (v) => integer('zstdLevel', v, 1, 22),
-  gzipLevel: (v) => integer('gzipLevel', v, 1, 12),
-  minRatio(v) {
-    if (v === undefined) return undefined;
-    if (typeof v !== 'number' || !(v > 0 && v <= 1)) throw bad('minRatio', 'a number in (0, 1], e.g. 0.8', v);
-    return v;
-  },
-  include: (v) => patterns('include', v),
-  exclude: (v) => patterns('exclude', v),
-  minSize: (v) => size('minSize', v),
-  followLinks: (v) => boolean('followLinks', v),
-  threads: (v) => integer('threads', v, 1, 65535),
-  manifest(v) {
-    if (v === undefined || v === true) return undefined;
-    if (v === false) {
-      throw new OptionError(
-        'option `manifest` cannot be false: precompress always writes a manifest (servers and `precompress check` read it); give a file name relative to build.outDir, or leave it out for precompress-manifest.json',
-      );
-    }
-    return nonEmptyString('manifest', v);
-  },
-  // false: no cache (--no-cache); none: the binary's default, node_modules/.cache/precompress.
-  cacheDir: (v) => (v === false ? false : nonEmptyString('cacheDir', v)),
-  cacheMaxSize: (v) => size('cacheMaxSize', v),
-  dictionaryFrom: (v) => strings('dictionaryFrom', v),
-  deltaFormats(v) {
-    if (v === undefined) return undefined;
-    const list = typeof v === 'string' ? [v] : v;
-    if (!Array.isArray(list) || list.length === 0 || list.some((f) => !DELTA_FORMATS.includes(f))) {
-      throw bad('deltaFormats', `a non-empty array of ${DELTA_FORMATS.map((f) => `'${f}'`).join(', ')}`, v);
-    }
-    return [...new Set(list)];
-  },
-  useAsDictionary: (v) => boolean('useAsDictionary', v),
-  pageDictionary: (v) => boolean('pageDictionary', v),
-  maxFiles: (v) => integer('maxFiles', v, 1, Number.MAX_SAFE_INTEGER),
-  // As precompress.toml's shared-dictionary: a mode, or true for 'auto' and false for 'off'.
-  sharedDictionary(v) {
-    if (v === undefined) return undefined;
-    if (v === true) return 'auto';
-    if (v === false) return 'off';
-    if (!SHARED_DICTIONARY.includes(v)) throw bad('sharedDictionary', "'auto', 'on', 'off', true ('auto') or false ('off')", v);
-    return v;
-  },
-  budgets(v) {
-    if (v === undefined) return undefined;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
-      throw bad('budgets', 'an object of glob: size, e.g. { "assets/**/*.js": "150KB" }', v);
-    }
-    const out = [];
-    for (const [glob, limit] of Object.entries(v)) {
-      if (glob.trim() === '') throw new OptionError('option `budgets` has an empty glob');
-      out.push([glob, size(`budgets[${JSON.stringify(glob)}]`, limit)]);
-    }
-    return out;
-  },
+const quoted = (values) => values.map((f) => `'${f}'`).join(', ');
+
+/** The validator of a row of option-defs.js, by its kind. */
+function validator(d) {
+  const name = d.plugin;
+  switch (d.kind) {
+    case 'switch':
+    case 'negation':
+      return (v) => boolean(name, v);
+    case 'int':
+      return (v) => integer(name, v, d.min, d.max ?? Number.MAX_SAFE_INTEGER);
+    case 'ratio':
+      return (v) => {
+        if (v === undefined) return undefined;
+        if (typeof v !== 'number' || !(v > 0 && v <= 1)) throw bad(name, 'a number in (0, 1], e.g. 0.8', v);
+        return v;
+      };
+    case 'size':
+      return (v) => size(name, v);
+    case 'globs':
+      return (v) => patterns(name, v);
+    case 'releases':
+      return (v) => strings(name, v);
+    case 'list':
+      return (v) => {
+        if (v === undefined) return undefined;
+        const list = typeof v === 'string' ? [v] : v;
+        if (!Array.isArray(list) || list.length === 0 || list.some((f) => !d.values.includes(f))) {
+          throw bad(name, `a non-empty array of ${quoted(d.values)}`, v);
+        }
+        return [...new Set(list)];
+      };
+    case 'choice':
+      // With bools (sharedDictionary): true and false are modes too, as in precompress.toml.
+      return (v) => {
+        if (v === undefined) return undefined;
+        if (d.bools && typeof v === 'boolean') return v ? d.bools[0] : d.bools[1];
+        if (!d.values.includes(v)) {
+          const b = d.bools ? `, true ('${d.bools[0]}') or false ('${d.bools[1]}')` : '';
+          throw bad(name, `${quoted(d.values)}${b}`, v);
+        }
+        return v;
+      };
+    case 'path':
+      return (v) => {
+        if (d.from === 'outDir') {
+          // Like Vite's build.manifest: true is the default place; there is always one.
+          if (v === undefined || v === true) return undefined;
+          if (v === false) {
+            throw new OptionError(
+              `option \`${name}\` cannot be false: precompress always writes a ${d.flag} (servers and \`precompress check\` read it); give a file name relative to build.outDir, or leave it out for the default`,
+            );
+          }
+        }
+        if (v === false && d.onFalse) return false;
+        return nonEmptyString(name, v);
+      };
+    case 'budgets':
+      return (v) => {
+        if (v === undefined) return undefined;
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+          throw bad(name, 'an object of glob: size, e.g. { "assets/**/*.js": "150KB" }', v);
+        }
+        const out = [];
+        for (const [glob, limit] of Object.entries(v)) {
+          if (glob.trim() === '') throw new OptionError(`option \`${name}\` has an empty glob`);
+          out.push([glob, size(`${name}[${JSON.stringify(glob)}]`, limit)]);
+        }
+        return out;
+      };
+    default:
+      throw new Error(`option-defs.js: ${name}: unknown kind ${d.kind}`);
+  }
+}
+
+/** The plugin's own options, which are no flag of the run. */
+export const OWN = {
   check: (v) => boolean('check', v),
-  verbose: (v) => boolean('verbose', v),
   binary: (v) => nonEmptyString('binary', v),
   disable: (v) => boolean('disable', v),
   // Vite's library mode builds a package to publish, not a site: left alone unless true.
   library: (v) => boolean('library', v),
+};
+
+const VALIDATORS = {
+  ...Object.fromEntries(OPTIONS.map((d) => [d.plugin, validator(d)])),
+  ...OWN,
 };
 
 /** The option names, for the types test and the error on an unknown one. */
@@ -276,60 +288,61 @@ export function regexpArgs(o, files) {
 /** Whether any include or exclude is a RegExp (the output folder must then be listed). */
 export const hasRegExps = (o) => [...(o.include ?? []), ...(o.exclude ?? [])].some((p) => p instanceof RegExp);
 
+/** The flags of one validated option `v` of row `d`. */
+function flagsOf(d, v, { root, outDir }) {
+  const flag = `--${d.flag}`;
+  if (v === undefined) return [];
+  switch (d.kind) {
+    case 'switch':
+      return v ? [flag] : [];
+    case 'negation':
+      return v === false ? [flag] : [];
+    case 'int':
+    case 'ratio':
+    case 'size':
+    case 'choice':
+      return [flag, String(v)];
+    case 'list':
+      return [flag, v.join(',')];
+    case 'globs':
+      // RegExps become globs of the files they match (regexpArgs).
+      return v.filter((g) => typeof g === 'string').map((g) => `${flag}=${g}`);
+    case 'releases':
+      return v.flatMap((r) => [flag, isSite(r) ? r : path.resolve(root, r)]);
+    case 'path':
+      if (v === false) return [d.onFalse];
+      return [flag, path.resolve(d.from === 'outDir' ? outDir : root, v)];
+    case 'budgets':
+      return v.map(([glob, limit]) => `${flag}=${glob}=${limit}`);
+    default:
+      return [];
+  }
+}
+
 /**
  * Arguments for `precompress DIR ...`. `dir` is passed as given; relative
- * cacheDir, dictionaryFrom and binary paths are resolved against `root`
- * (Vite's root, like Vite's own paths) and the manifest against `outDir`
- * (like Vite's build.manifest), so the run does not depend on the cwd.
+ * cacheDir and dictionaryFrom paths are resolved against `root` (Vite's
+ * root, like Vite's own paths) and the manifest against `outDir` (like
+ * Vite's build.manifest), so the run does not depend on the cwd. `o.base`
+ * is the bundler's base, which an integration sets.
  *
  * @param {ReturnType<typeof validateOptions>} o
  * @param {{ dir: string, root: string, outDir: string }} where
  */
-export function runArgs(o, { dir, root, outDir }) {
-  const args = [dir];
-  if (o.formats) args.push('--formats', o.formats.join(','));
-  if (o.brotliQuality !== undefined) args.push('--brotli-quality', String(o.brotliQuality));
-  if (o.zstdLevel !== undefined) args.push('--zstd-level', String(o.zstdLevel));
-  if (o.gzipLevel !== undefined) args.push('--gzip-level', String(o.gzipLevel));
-  if (o.minRatio !== undefined) args.push('--min-ratio', String(o.minRatio));
-  for (const g of o.include ?? []) if (typeof g === 'string') args.push(`--include=${g}`);
-  for (const g of o.exclude ?? []) if (typeof g === 'string') args.push(`--exclude=${g}`);
-  if (o.minSize !== undefined) args.push('--min-size', o.minSize);
-  if (o.followLinks) args.push('--follow-links');
-  args.push(...manifestArgs(o, outDir));
-  if (o.threads !== undefined) args.push('--threads', String(o.threads));
-  args.push(...cacheArgs(o, root));
-  if (o.cacheMaxSize !== undefined) args.push('--cache-max-size', o.cacheMaxSize);
+export function runArgs(o, where) {
+  const args = [where.dir, ...OPTIONS.flatMap((d) => flagsOf(d, o[d.plugin], where))];
   if (o.base) args.push('--base', o.base);
-  args.push(...dictionaryArgs(o, root));
-  if (o.deltaFormats) args.push('--delta-formats', o.deltaFormats.join(','));
-  if (o.useAsDictionary === false) args.push('--no-use-as-dictionary');
-  if (o.pageDictionary === false) args.push('--no-page-dictionary');
-  if (o.maxFiles !== undefined) args.push('--max-files', String(o.maxFiles));
-  if (o.sharedDictionary !== undefined) args.push('--shared-dictionary', o.sharedDictionary);
-  for (const [glob, limit] of o.budgets ?? []) args.push(`--budget=${glob}=${limit}`);
-  if (o.verbose) args.push('--verbose');
   return args;
 }
 
+/** The flags `check` shares with the run: where the manifest, the cache and the earlier releases are. */
+const FOR_CHECK = ['manifest', 'cache-dir', 'dictionary-from'];
+
 /** Arguments for `precompress check DIR ...`, reading what runArgs wrote. */
-export function checkArgs(o, { dir, root, outDir }) {
-  return ['check', dir, ...manifestArgs(o, outDir), ...cacheArgs(o, root), ...dictionaryArgs(o, root)];
-}
-
-/** `--cache-dir DIR`, `--no-cache` for false, nothing for the binary's default. */
-function cacheArgs(o, root) {
-  if (o.cacheDir === false) return ['--no-cache'];
-  return o.cacheDir ? ['--cache-dir', path.resolve(root, o.cacheDir)] : [];
-}
-
-function manifestArgs(o, outDir) {
-  return o.manifest ? ['--manifest', path.resolve(outDir, o.manifest)] : [];
+export function checkArgs(o, where) {
+  const rows = OPTIONS.filter((d) => FOR_CHECK.includes(d.flag));
+  return ['check', where.dir, ...rows.flatMap((d) => flagsOf(d, o[d.plugin], where))];
 }
 
 /** A `dictionaryFrom` entry that names the live site (its URL), not a folder. */
 export const isSite = (d) => /^https?:\/\//.test(d);
-
-function dictionaryArgs(o, root) {
-  return (o.dictionaryFrom ?? []).flatMap((d) => ['--dictionary-from', isSite(d) ? d : path.resolve(root, d)]);
-}
