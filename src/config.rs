@@ -19,6 +19,9 @@ pub mod limits {
     pub const ZSTD_LEVEL: RangeInclusive<i64> = 1..=22;
     /// `--gzip-level` (libdeflate).
     pub const GZIP_LEVEL: RangeInclusive<i64> = 1..=12;
+    /// `--delta-releases`: how many of the releases the cache's store keeps
+    /// (its end, `run::state::store::KEPT_RELEASES`) deltas are made against.
+    pub const DELTA_RELEASES: RangeInclusive<i64> = 1..=4;
     /// `check --url --timeout`, in seconds: up to a day (a check paced at
     /// one request a second gets through 86,400 of them).
     pub const CHECK_TIMEOUT_SECS: RangeInclusive<u64> = 1..=86_400;
@@ -110,6 +113,10 @@ pub struct Config {
     /// deltas are dropped, the oldest release's first, to stay within it
     /// (`run::bound`); a deploy its sources and variants alone pass fails.
     pub max_files: Option<u64>,
+    /// Deltas against at most the newest this many releases of the cache's
+    /// store (`--delta-releases`, default none: every release it keeps,
+    /// [`limits::DELTA_RELEASES`]'s end); folders and sites given are all used.
+    pub delta_releases: Option<usize>,
     /// Run only shard K of N of the jobs and write a partial manifest beside
     /// the manifest, for `precompress merge` (default none: the whole run).
     pub shard: Option<crate::model::shard::Shard>,
@@ -193,6 +200,7 @@ impl Config {
             use_as_dictionary: true,
             page_dictionary: true,
             max_files: None,
+            delta_releases: None,
             shard: None,
             base: crate::model::path::ROOT_BASE.to_string(),
             shared_dictionary: SharedDictionary::Auto,
@@ -210,6 +218,9 @@ impl Config {
         limits::check(l.gzip_level.into(), &limits::GZIP_LEVEL)
             .map_err(|e| bad("gzip level", e))?;
         limits::ratio(&self.min_ratio.to_string()).map_err(|e| bad("min ratio", e))?;
+        if let Some(n) = self.delta_releases {
+            limits::check(n as i64, &limits::DELTA_RELEASES).map_err(|e| bad("delta releases", e))?;
+        }
         if let Some(s) = self.shard {
             crate::model::shard::Shard::parse(&s.to_string()).map_err(|e| bad("shard", e))?;
         }

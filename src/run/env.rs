@@ -148,7 +148,11 @@ impl<'a> Env<'a> {
             crate::run::state::store::Store::open(d, warnings).map(|s| (s, site))
         });
         if let (Some((store, site)), true) = (&store, cfg.dictionary_from.is_empty()) {
-            releases.add_stored(store, &store.releases(site, root, warnings));
+            let mut stored = store.releases(site, root, warnings);
+            // Oldest first: `--delta-releases` keeps the newest.
+            let n = cfg.delta_releases.unwrap_or(stored.len());
+            stored.drain(..stored.len().saturating_sub(n));
+            releases.add_stored(store, &stored);
         }
         let settings = settings_of(cfg)?;
         let threads = cfg.worker_threads_with(releases.largest());

@@ -46,7 +46,7 @@ use crate::run::state::cache::remove_stale_temp;
 
 /// Releases kept per site, the newest included: a visitor who saw any of
 /// the three before the current one gets a delta.
-pub const KEPT_RELEASES: usize = 4;
+pub const KEPT_RELEASES: usize = *crate::config::limits::DELTA_RELEASES.end() as usize;
 
 /// Sites kept at most: past it, the site recorded least recently goes (a
 /// folder renamed, an app removed), so the index stays small.
