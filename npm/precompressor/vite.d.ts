@@ -31,7 +31,7 @@ export interface PrecompressOptions {
   followLinks?: boolean;
   /** Where to write the manifest [default: DIR/precompress-manifest.json] (`--manifest`). Relative to `build.outDir`, like Vite's own `build.manifest`; also read by `check`. `true` or left out: precompress-manifest.json in outDir. It cannot be turned off. */
   manifest?: true | string;
-  /** Worker threads; no more start than there are jobs, and the scan uses at most the cores [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each] (1-65535) (`--threads`). */
+  /** Worker threads; no more start than there are jobs, and the scan uses at most the cores (1-65535) [default: the cores available, fewer if the memory available holds fewer workers at 256 MiB each] (`--threads`). */
   threads?: number;
   /** The cache: the last releases, which the next run makes RFC 9842 deltas against with no --dictionary-from, and the encoders' outputs, reused across runs and clean checkouts [default: node_modules/.cache/precompress of the nearest folder above DIR with a package.json] (`--cache-dir`). Vite empties outDir on every build, so without a cache every build recompresses everything; the cache also keeps the last releases, so each build gets deltas against them with no `dictionaryFrom`; passed to `check` too. `false`: no cache (`--no-cache`). */
   cacheDir?: string | false;

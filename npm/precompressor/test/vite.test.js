@@ -230,25 +230,21 @@ test('the real binary accepts every flag the options map to', { skip: real ? fal
   mkdirSync(prev, { recursive: true });
   writeFileSync(path.join(site, 'assets', 'app.js'), 'console.log("precompress");\n'.repeat(200));
   writeFileSync(path.join(site, 'index.html'), '<!doctype html><p>hi</p>\n'.repeat(100));
+  // Every run option, at its first sample in the binary's table (fixtures/options.json),
+  // with the values below chosen for what they show; then the plugin's own.
+  const table = JSON.parse(readFileSync(new URL('../../../fixtures/options.json', import.meta.url), 'utf8'));
+  const samples = Object.fromEntries(table.options.filter((r) => r.plugin !== null).map((r) => [r.plugin, r.samples[0].value]));
   const all = {
+    ...samples,
     formats: ['br', 'gzip'],
-    brotliQuality: 5,
-    zstdLevel: 3,
-    gzipLevel: 6,
-    minRatio: 0.9,
     include: ['*.js', '*.html'],
     exclude: ['*.map', /\.txt$/],
     minSize: '1KiB',
-    followLinks: false,
     manifest: 'm.json',
     threads: 2,
     cacheDir: 'cache',
     cacheMaxSize: '500MB',
     dictionaryFrom: ['prev'],
-    deltaFormats: ['dcz'],
-    useAsDictionary: true,
-    pageDictionary: false,
-    maxFiles: 20000,
     sharedDictionary: 'off',
     budgets: { 'assets/**/*.js': '150KB' },
     check: true,

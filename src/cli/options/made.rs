@@ -289,10 +289,7 @@ pub fn dts() -> String {
         let Some(name) = o.plugin.name() else {
             continue;
         };
-        let mut doc = o.help.to_string();
-        if let (Kind::Int { .. }, Some(r)) = (&o.kind, o.range_text()) {
-            doc.push_str(&format!(" ({r})"));
-        }
+        let mut doc = o.help_with_range();
         let flag = match o.kind {
             Kind::Negation => format!("`false`: `--{}`", o.flag),
             _ => format!("`--{}`", o.flag),

@@ -201,12 +201,21 @@ impl Opt {
         }
     }
 
+    /// The help with an integer's range after its first words (before a
+    /// `[default: …]` it says itself).
+    pub fn help_with_range(&self) -> String {
+        match (&self.kind, self.range_text()) {
+            (Kind::Int { .. }, Some(r)) => match self.help.split_once(" [default:") {
+                Some((head, tail)) => format!("{head} ({r}) [default:{tail}"),
+                None => format!("{} ({r})", self.help),
+            },
+            _ => self.help.to_string(),
+        }
+    }
+
     /// `--help`'s text: the help, the range, the default.
     pub fn help_text(&self) -> String {
-        let mut h = self.help.to_string();
-        if let (Kind::Int { .. }, Some(r)) = (&self.kind, self.range_text()) {
-            h.push_str(&format!(" ({r})"));
-        }
+        let mut h = self.help_with_range();
         if let Some(d) = self.default_text() {
             h.push_str(&format!(" [default: {d}]"));
         }
