@@ -219,7 +219,8 @@ impl Config {
             .map_err(|e| bad("gzip level", e))?;
         limits::ratio(&self.min_ratio.to_string()).map_err(|e| bad("min ratio", e))?;
         if let Some(n) = self.delta_releases {
-            limits::check(n as i64, &limits::DELTA_RELEASES).map_err(|e| bad("delta releases", e))?;
+            limits::check(n as i64, &limits::DELTA_RELEASES)
+                .map_err(|e| bad("delta releases", e))?;
         }
         if let Some(s) = self.shard {
             crate::model::shard::Shard::parse(&s.to_string()).map_err(|e| bad("shard", e))?;

@@ -292,3 +292,49 @@ fn every_surface_names_one_default_cache_folder() {
         "the recipes cache the default folder"
     );
 }
+
+/// `--delta-releases 1`: the fourth release gets deltas against the third
+/// only, where by default it gets them against all three the store kept; the
+/// same in precompress.toml and from the plugin's `deltaReleases` (one row of
+/// src/cli/options/table.rs gives all three).
+#[test]
+fn delta_releases_bounds_the_releases_deltas_are_made_against() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (how, extra, file) in [
+        ("default", vec![], None),
+        ("flag", vec!["--delta-releases", "1"], None),
+        ("file", vec![], Some("delta-releases = 1\n")),
+    ] {
+        let dist = tmp.path().join(how).join("dist");
+        let cache = tmp.path().join(how).join("cache");
+        let js: Vec<String> = (1..=3)
+            .map(|n| {
+                let js = build(&dist, 1, n);
+                with_cache(&dist, &cache, &[]);
+                js
+            })
+            .collect();
+        let js4 = build(&dist, 1, 4);
+        let mut args: Vec<&OsStr> =
+            vec![dist.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()];
+        args.extend(extra.iter().map(OsStr::new));
+        let toml = tmp.path().join(how).join("precompress.toml");
+        match file {
+            Some(text) => {
+                std::fs::write(&toml, text).unwrap();
+                args.extend(["--config".as_ref(), toml.as_os_str()]);
+                ok(&bin(&args));
+            }
+            None => {
+                ok(&precompress(&args));
+            }
+        }
+        let want: Vec<String> = match how {
+            "default" => js.iter().flat_map(|j| [j.clone(), j.clone()]).collect(),
+            _ => vec![js[2].clone(), js[2].clone()],
+        };
+        let mut want = want;
+        want.sort();
+        assert_eq!(deltas_of(&dist, &js4), want, "{how}");
+    }
+}

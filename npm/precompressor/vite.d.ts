@@ -43,6 +43,8 @@ export interface PrecompressOptions {
   deltaFormats?: Array<'dcb' | 'dcz'>;
   /** The most files the deploy may hold, the manifest included (Cloudflare Pages takes 20,000): deltas are dropped, the oldest release's first, to stay within it; a deploy its sources and variants alone pass fails (at least 1) (`--max-files`). */
   maxFiles?: number;
+  /** Deltas against at most the newest N releases the cache keeps (a visitor of an older one gets the whole file); fewer files to deploy (1-4) [default: all it keeps] (`--delta-releases`). */
+  deltaReleases?: number;
   /** Do not mark fingerprinted assets with Use-As-Dictionary in the manifest, so the next release gets no deltas against this one (`false`: `--no-use-as-dictionary`). Default: true. */
   useAsDictionary?: boolean;
   /** Send HTML pages no-cache and write no deltas of their own, instead of marking each page as the dictionary of its next version (`false`: `--no-page-dictionary`). Default: true. */

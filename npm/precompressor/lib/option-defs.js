@@ -19,6 +19,7 @@ export const OPTIONS = [
   {"flag":"dictionary-from","kind":"releases","plugin":"dictionaryFrom"},
   {"flag":"delta-formats","kind":"list","plugin":"deltaFormats","values":["dcb","dcz"]},
   {"flag":"max-files","kind":"int","min":1,"plugin":"maxFiles"},
+  {"flag":"delta-releases","kind":"int","max":4,"min":1,"plugin":"deltaReleases"},
   {"flag":"no-use-as-dictionary","kind":"negation","plugin":"useAsDictionary"},
   {"flag":"no-page-dictionary","kind":"negation","plugin":"pageDictionary"},
   {"bools":["auto","off"],"flag":"shared-dictionary","kind":"choice","plugin":"sharedDictionary","values":["auto","on","off"]},

@@ -564,6 +564,7 @@ impl RunArgs {
         c.dictionary_from = s.paths("dictionary-from");
         c.delta_codings = sorted(s.texts("delta-formats"), DeltaCoding::parse);
         c.max_files = s.int("max-files").map(|n| n as u64);
+        c.delta_releases = s.int("delta-releases").map(|n| n as usize);
         c.shard = s
             .text("shard")
             .map(|t| precompressor::shard::Shard::parse(&t).expect("checked when given"));

@@ -215,6 +215,13 @@ pub static RUN: &[Opt] = &[
             "The most files the deploy may hold, the manifest included (Cloudflare Pages takes 20,000): deltas are dropped, the oldest release's first, to stay within it; a deploy its sources and variants alone pass fails",
         )
     },
+    opt(
+        "delta-releases",
+        Kind::Int { range: limits::DELTA_RELEASES, default: None },
+        Name::Is("delta-releases"),
+        Name::Is("deltaReleases"),
+        "Deltas against at most the newest N releases the cache keeps (a visitor of an older one gets the whole file); fewer files to deploy [default: all it keeps]",
+    ),
     Opt {
         value_name: Some("K/N"),
         ..opt(
