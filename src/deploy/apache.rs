@@ -315,7 +315,7 @@ fn rank(
 fn cache_class(entry: &Entry) -> char {
     if entry.cache == Caching::Page {
         'p'
-    } else if entry.cache_control == CACHE_IMMUTABLE {
+    } else if entry.cache_control() == CACHE_IMMUTABLE {
         'i'
     } else {
         'r'

@@ -276,7 +276,7 @@ fn gather(index: &Index, skipped: &mut Vec<String>) -> Maps {
         let cache_control = if entry.cache == Caching::Page {
             PAGE_CACHE_CONTROL
         } else {
-            entry.cache_control
+            entry.cache_control()
         };
         // The URLs `file_server` answers with this file: its own, and a
         // folder's for its index.html.

@@ -52,7 +52,7 @@
 //!   (beside `gzip_vary`'s own `Vary: Accept-Encoding`), `Use-As-Dictionary`
 //!   on every response of a dictionary.
 //! - `$pc_cache_control` is the `Cache-Control` `precompress serve` sends
-//!   ([`Entry::cache_control`](crate::serve::Entry)), for every asset and every delta
+//!   ([`Entry::cache_control`](crate::serve::Entry::cache_control)), for every asset and every delta
 //!   (by `$uri`, which after the rewrite is the delta's): Chromium keeps a
 //!   dictionary only while its response is fresh, and without the header that
 //!   is a tenth of the time since `Last-Modified`, minutes after a deploy. A
@@ -359,7 +359,7 @@ fn cache_control(entry: &Entry) -> &'static str {
     if entry.cache == Caching::Page {
         PAGE_CACHE_CONTROL
     } else {
-        entry.cache_control
+        entry.cache_control()
     }
 }
 

@@ -136,9 +136,6 @@ pub struct Entry {
     pub use_as_dictionary: Option<String>,
     /// The source's modification time, when the index was loaded from disk.
     pub last_modified: Option<SystemTime>,
-    /// [`CACHE_IMMUTABLE`] or [`CACHE_REVALIDATE`]: what every request but
-    /// a navigation that keeps a page gets ([`Caching::header`]).
-    pub cache_control: &'static str,
     /// The manifest's cache policy, which for a page depends on the request
     /// ([`Caching::header_for`]).
     pub cache: Caching,
@@ -149,6 +146,14 @@ pub struct Entry {
     /// refused ([`Selection::Deferred`],
     /// [`deferred_without_dictionary`](crate::model::dictionary::deferred_without_dictionary)).
     pub deferred: bool,
+}
+
+impl Entry {
+    /// [`CACHE_IMMUTABLE`] or [`CACHE_REVALIDATE`]: what every request but
+    /// a navigation that keeps a page gets ([`Caching::header`]).
+    pub fn cache_control(&self) -> &'static str {
+        self.cache.header()
+    }
 }
 
 /// Response headers, in the order they are best sent. Names are canonical case.
@@ -621,7 +626,6 @@ fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
             w[0]
         ));
     }
-    let cache_control = asset.cache.header();
     Ok(Entry {
         content_type: asset.content_type,
         identity: Representation {
@@ -634,7 +638,6 @@ fn entry_of(key: &str, asset: Asset) -> std::result::Result<Entry, String> {
         deltas,
         use_as_dictionary: asset.use_as_dictionary,
         last_modified: None,
-        cache_control,
         cache: asset.cache,
         link: None,
         deferred: false,

@@ -107,7 +107,7 @@ pub struct Object {
     pub content_encoding: Option<&'static str>,
     /// The asset's `Content-Type`.
     pub content_type: String,
-    /// What `precompress serve` sends ([`Entry::cache_control`](crate::serve::Entry)).
+    /// What `precompress serve` sends ([`Entry::cache_control`](crate::serve::Entry::cache_control)).
     pub cache_control: &'static str,
     /// The manifest's strong ETag, quotes included (stored as metadata: the
     /// store sets its own); `None` for files the manifest does not describe.
@@ -276,7 +276,7 @@ fn plan_asset<'a>(
             size,
             content_encoding: encoding,
             content_type: entry.content_type.clone(),
-            cache_control: entry.cache_control,
+            cache_control: entry.cache_control(),
             etag: Some(etag.to_string()),
             vary,
             use_as_dictionary: entry.use_as_dictionary.clone(),
