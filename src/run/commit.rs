@@ -15,7 +15,7 @@ use crate::model::names::delta_source;
 use crate::model::shard;
 use crate::report::{JobTiming, RunCounts};
 use crate::run::jobs::{FileProgress, Job, JobOutcome, Outcome, ShardPart, Timing};
-use crate::run::scanned::Scanned;
+use crate::run::scanned::{ScanOut, Scanned};
 use crate::run::state::journal::Journal;
 
 use crate::run::env::{remove_ours, Env, Log};
@@ -136,15 +136,23 @@ pub(crate) fn fold_outcomes(
     timings
 }
 
+/// What a commit writes: the run's manifest, each asset's deltas weighed
+/// against its variants now; or a shard's part, whose deltas `merge` weighs
+/// against the other shards' variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    Whole,
+    Shard,
+}
+
 /// A source's manifest entry from what the run left it with, settled
-/// ([`Asset::settle`]) unless `raw` (a shard's, whose deltas are weighed
-/// against the other shards' variants by `merge`), and the deltas not worth
+/// ([`Asset::settle`]) in a whole run's manifest, and the deltas not worth
 /// keeping (to remove). `mark` is its `Use-As-Dictionary`, if any.
 pub(crate) fn asset_entry(
     f: &Scanned,
     o: Outcome,
     mark: Option<String>,
-    raw: bool,
+    part: Part,
 ) -> (Asset, Vec<String>) {
     let mut asset = Asset {
         size: f.size,
@@ -159,7 +167,10 @@ pub(crate) fn asset_entry(
         skipped_deltas: o.skipped_deltas,
         use_as_dictionary: mark,
     };
-    let remove = if raw { Vec::new() } else { asset.settle() };
+    let remove = match part {
+        Part::Whole => asset.settle(),
+        Part::Shard => Vec::new(),
+    };
     (asset, remove)
 }
 
@@ -191,20 +202,16 @@ fn no_delta_reason(
 /// Commit, second half: each source's outcome into its manifest entry, in
 /// path order. A source that changed during the run loses what was written
 /// from it and is left to the next run; deltas not worth keeping are removed
-/// (unless adopted: precompress did not write them). `raw`: a shard's
-/// entries, whose deltas `merge` weighs.
+/// (unless adopted: precompress did not write them).
 pub(crate) fn commit_entries(
     env: &Env,
-    files: &[Scanned],
+    scanned: &ScanOut,
     outcomes: Vec<Outcome>,
-    raw: bool,
+    part: Part,
     journaled: &HashSet<&str>,
-    (shared, groups): (
-        &[crate::run::dictionaries::shared::Shared],
-        &[crate::run::dictionaries::shared::Group],
-    ),
     log: &mut Log,
 ) -> Manifest {
+    let (files, shared, groups) = (&scanned.files, &scanned.shared, &scanned.groups);
     let mut manifest = Manifest::new(env.settings.clone());
     manifest.base = (env.cfg.base != crate::model::path::ROOT_BASE).then(|| env.cfg.base.clone());
     let marks = crate::run::dictionaries::shared::Marks::new(shared, groups);
@@ -225,7 +232,7 @@ pub(crate) fn commit_entries(
                 unreached.push(format!("{rel} ({why})"));
             }
         }
-        let (asset, not_worth_keeping) = asset_entry(f, o, mark, raw);
+        let (asset, not_worth_keeping) = asset_entry(f, o, mark, part);
         if !env.cfg.dry_run {
             for p in &not_worth_keeping {
                 if log.counts.foreign.contains(p) && !journaled.contains(p.as_str()) {
@@ -251,7 +258,7 @@ pub(crate) fn commit_entries(
     };
     manifest.shared_dictionary = named(crate::model::dictionary::SharedKind::Code);
     manifest.documents_dictionary = named(crate::model::dictionary::SharedKind::Documents);
-    if !unreached.is_empty() && !raw {
+    if !unreached.is_empty() && part == Part::Whole {
         let n = unreached.len();
         unreached.truncate(5);
         log.counts.warnings.push(format!(
@@ -261,7 +268,7 @@ pub(crate) fn commit_entries(
         ));
     }
     // A shard's partial keeps them all: `merge` compares them, then prunes.
-    if !raw {
+    if part == Part::Whole {
         manifest.prune_delta_settings();
     }
     manifest
@@ -367,7 +374,7 @@ mod tests {
             ],
             ..Outcome::default()
         };
-        let (a, remove) = asset_entry(&f, o, Some("match=\"/app-*.js\"".into()), false);
+        let (a, remove) = asset_entry(&f, o, Some("match=\"/app-*.js\"".into()), Part::Whole);
         let codings: Vec<&str> = a.encodings.iter().map(|v| v.coding.as_str()).collect();
         // Equal sizes: br before zstd.
         assert_eq!(codings, ["br", "zstd", "gzip"]);
@@ -387,7 +394,7 @@ mod tests {
             deltas: vec![delta("dcz", ":a:", 999), delta("dcb", ":a:", 1000)],
             ..Outcome::default()
         };
-        let (a, remove) = asset_entry(&f, o, None, false);
+        let (a, remove) = asset_entry(&f, o, None, Part::Whole);
         assert_eq!(a.deltas.len(), 1);
         assert_eq!(remove, ["app.js.:a:.dcb"]);
     }

@@ -77,10 +77,7 @@ pub(crate) fn run_jobs(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
                     let t = Instant::now();
-                    worker.encode_micros = 0;
-                    worker.verify_micros = 0;
-                    worker.encode_end = None;
-                    worker.job_start = Some(cpu);
+                    worker.clock.start(cpu);
                     let outcome = worker.run(job.file, &files[job.file], job.codec, job.kind);
                     let wrote = matches!(
                         outcome,
@@ -92,8 +89,8 @@ pub(crate) fn run_jobs(
                     let timing = Timing {
                         micros,
                         cpu_micros: end - std::mem::replace(&mut cpu, end),
-                        encode_micros: worker.encode_micros,
-                        verify_micros: worker.verify_micros,
+                        encode_micros: worker.clock.encode_micros,
+                        verify_micros: worker.clock.verify_micros,
                     };
                     results.lock().unwrap()[i] = Some((outcome, timing));
                     progress.job_done();

@@ -50,12 +50,15 @@ use crate::model::manifest::Manifest;
 use crate::model::shard::{group_of_path, partial_path};
 use crate::model::skip::Passed;
 use crate::report::Report;
-use crate::run::commit::{commit_entries, fold_outcomes, unlisted_deltas_left, write_outputs};
+use crate::run::commit::{
+    commit_entries, fold_outcomes, unlisted_deltas_left, write_outputs, Part,
+};
 use crate::run::env::{probe_folders, remove_ours, Env, Log};
 use crate::run::execute::{execute_stage, sort_jobs};
 use crate::run::jobs::{Job, JobKind, ShardPart};
 use crate::run::plan::{plan, Inputs, Plan};
-use crate::run::scan::{on_disk_map, plan_sources, scan_stage, ScanOut};
+use crate::run::scan::{on_disk_map, plan_sources, scan_stage};
+use crate::run::scanned::ScanOut;
 use crate::run::scanned::{Dict, Scanned};
 use crate::run::shard::take_shard;
 use crate::run::state::journal::Journal;
@@ -195,15 +198,8 @@ fn execute_and_commit(
     );
     log.counts.dcz_bounded = dcz_bounded(&planned.jobs, files, dicts);
     let whole = planned.sharded.is_none();
-    let manifest = commit_entries(
-        env,
-        files,
-        planned.outcomes,
-        !whole,
-        journaled,
-        (&scanned.shared, &scanned.groups),
-        log,
-    );
+    let part = if whole { Part::Whole } else { Part::Shard };
+    let manifest = commit_entries(env, scanned, planned.outcomes, part, journaled, log);
     if whole && !cfg.dry_run {
         unlisted_deltas_left(
             &manifest,

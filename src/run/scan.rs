@@ -26,7 +26,7 @@ use crate::report::DocumentsDictionary;
 use crate::run::dictionaries::shared::Shared;
 use crate::run::env::{remove_ours, Env, Log};
 use crate::run::filter::Filter;
-use crate::run::scanned::{Chosen, Dict, Scanned, Source};
+use crate::run::scanned::{Chosen, Dict, ScanOut, Scanned, Source};
 use crate::run::state::cache::Cache;
 use crate::run::state::prior::recover;
 use crate::run::state::releases::{self, OldFile, Releases};
@@ -314,25 +314,6 @@ pub(crate) fn source_ends(f: &Scanned) -> (Vec<u8>, Vec<u8>) {
         ),
         None => releases::file_ends(&f.found.path, f.size).unwrap_or_default(),
     }
-}
-
-/// What the scan stage found.
-pub(crate) struct ScanOut {
-    /// The sources, hashed (less the variants of deleted sources).
-    pub(crate) files: Vec<Scanned>,
-    /// Variants and deltas on disk: path and blake3 (`None`: unreadable).
-    pub(crate) on_disk: Vec<(String, Option<String>)>,
-    /// What interrupted runs wrote from the sources as they are now.
-    pub(crate) journaled: Vec<String>,
-    /// The journals read, removed once the manifest is written.
-    pub(crate) journals_read: Vec<std::path::PathBuf>,
-    /// Per source, its dictionaries in the earlier releases.
-    pub(crate) chosen: Vec<Chosen>,
-    /// This release's shared dictionaries, of `files` (`run::dictionaries::shared`,
-    /// `run::dictionaries::documents`).
-    pub(crate) shared: Vec<Shared>,
-    /// This release's groups of chunks, each with its marked chunk.
-    pub(crate) groups: Vec<crate::run::dictionaries::shared::Group>,
 }
 
 /// Variants and deltas on disk ([`ScanOut::on_disk`]) by path, as the plan

@@ -1,6 +1,6 @@
-//! What the scan hands on: a source as read ([`Scanned`]), as the plan
-//! weighs it ([`Source`]), and the earlier files each asset gets deltas
-//! against ([`Chosen`], [`Dict`]). The plan,
+//! What the scan hands on: all it found ([`ScanOut`]), a source as read
+//! ([`Scanned`]), as the plan weighs it ([`Source`]), and the earlier files
+//! each asset gets deltas against ([`Chosen`], [`Dict`]). The plan,
 //! the jobs, the shard split and the commit all take these, so they live
 //! apart from any stage.
 
@@ -8,6 +8,25 @@ use crate::fsutil::CopyMeta;
 use crate::model::skip::SkipReason;
 use crate::run::state::releases::OldFile;
 use crate::run::tree::Found;
+
+/// What the scan stage found.
+pub(crate) struct ScanOut {
+    /// The sources, hashed (less the variants of deleted sources).
+    pub(crate) files: Vec<Scanned>,
+    /// Variants and deltas on disk: path and blake3 (`None`: unreadable).
+    pub(crate) on_disk: Vec<(String, Option<String>)>,
+    /// What interrupted runs wrote from the sources as they are now.
+    pub(crate) journaled: Vec<String>,
+    /// The journals read, removed once the manifest is written.
+    pub(crate) journals_read: Vec<std::path::PathBuf>,
+    /// Per source, its dictionaries in the earlier releases.
+    pub(crate) chosen: Vec<Chosen>,
+    /// This release's shared dictionaries, of `files` (`run::dictionaries::shared`,
+    /// `run::dictionaries::documents`).
+    pub(crate) shared: Vec<crate::run::dictionaries::shared::Shared>,
+    /// This release's groups of chunks, each with its marked chunk.
+    pub(crate) groups: Vec<crate::run::dictionaries::shared::Group>,
+}
 
 /// What the scan learned about one source.
 #[derive(Debug)]

@@ -83,17 +83,64 @@ pub(crate) struct Worker<'a> {
     pub(crate) encoders: [Option<Box<dyn Encoder>>; 3],
     pub(crate) input: Vec<u8>,
     pub(crate) output: Vec<u8>,
+    /// What the current job spent encoding and verifying.
+    pub(crate) clock: JobClock,
+}
+
+/// The CPU time a job spends encoding and verifying, from the thread's CPU
+/// clock read as few times as can be (a syscall of ~2 µs here): the job's
+/// start stands for the encoder's when nothing but bookkeeping ran between
+/// them, and the encoder's end for the verifier's start when verifying
+/// follows at once.
+#[derive(Debug, Default)]
+pub(crate) struct JobClock {
     /// CPU time spent in the encoder during the current job (µs).
     pub(crate) encode_micros: u64,
     /// CPU time spent decoding and comparing during the current job (µs).
     pub(crate) verify_micros: u64,
-    /// The thread CPU clock when the encoder returned, if verifying follows at
-    /// once: read again it would cost one more syscall per job.
-    pub(crate) encode_end: Option<u64>,
-    /// The thread CPU clock when the job started, while nothing but
-    /// bookkeeping has run since: the encoder's start for a source held in
-    /// memory, without a clock read of its own (a syscall of ~2 µs here).
-    pub(crate) job_start: Option<u64>,
+    encode_end: Option<u64>,
+    job_start: Option<u64>,
+}
+
+impl JobClock {
+    /// A job starts at `cpu` (the thread's clock): nothing counted yet.
+    pub(crate) fn start(&mut self, cpu: u64) {
+        *self = JobClock {
+            job_start: Some(cpu),
+            ..JobClock::default()
+        };
+    }
+
+    /// What runs now is not encoding (a read, a cache lookup): the
+    /// encoder's start is read when it starts.
+    fn not_encoding(&mut self) {
+        self.job_start = None;
+    }
+
+    /// The encoder's start: the job's, if nothing ran since.
+    fn encode_start(&mut self) -> u64 {
+        self.job_start.take().unwrap_or_else(thread_cpu_micros)
+    }
+
+    /// The encoder started at `t` returned: counted; a verification that
+    /// follows at once starts where it ended.
+    fn encoded(&mut self, t: u64) -> u64 {
+        let end = thread_cpu_micros();
+        self.encode_micros += end - t;
+        self.encode_end = Some(end);
+        end
+    }
+
+    /// A verification's start: the encoder's end, if it follows at once.
+    fn verify_start(&mut self) -> u64 {
+        self.encode_end.take().unwrap_or_else(thread_cpu_micros)
+    }
+
+    /// The verification started at `t` is done: counted.
+    fn verified(&mut self, t: u64) {
+        self.verify_micros += thread_cpu_micros() - t;
+        self.encode_end = None;
+    }
 }
 
 impl<'a> Worker<'a> {
@@ -103,10 +150,7 @@ impl<'a> Worker<'a> {
             encoders: [None, None, None],
             input: Vec::new(),
             output: Vec::new(),
-            encode_micros: 0,
-            verify_micros: 0,
-            encode_end: None,
-            job_start: None,
+            clock: JobClock::default(),
         }
     }
 
@@ -121,7 +165,7 @@ impl<'a> Worker<'a> {
         let mut buf = std::mem::take(&mut self.input);
         let mut map = None;
         if f.content.is_none() {
-            self.job_start = None; // reading it is not encoding
+            self.clock.not_encoding(); // reading it is not encoding
         }
         let input = source(f, &mut buf, &mut map);
         let r = match kind {
@@ -166,9 +210,9 @@ impl<'a> Worker<'a> {
         let enc = self.encoders[codec.index()]
             .as_deref_mut()
             .expect("built above");
-        let t = self.encode_end.take().unwrap_or_else(thread_cpu_micros);
+        let t = self.clock.verify_start();
         let r = enc.verify(&self.output, input);
-        self.verify_micros += thread_cpu_micros() - t;
+        self.clock.verified(t);
         Ok(r)
     }
 
@@ -176,7 +220,7 @@ impl<'a> Worker<'a> {
         let path = &f.found.path;
         let settings = &self.ctx.settings[codec.token()];
         if self.ctx.cache.is_some() {
-            self.job_start = None; // nor is a cache lookup
+            self.clock.not_encoding(); // nor is a cache lookup
         }
         match self
             .ctx
@@ -203,11 +247,9 @@ impl<'a> Worker<'a> {
         let enc = self.encoders[codec.index()]
             .as_deref_mut()
             .expect("built above");
-        let t = self.job_start.take().unwrap_or_else(thread_cpu_micros);
+        let t = self.clock.encode_start();
         let r = enc.encode(input, kind, &mut self.output);
-        let end = thread_cpu_micros();
-        self.encode_micros += end - t;
-        self.encode_end = Some(end);
+        self.clock.encoded(t);
         r.map_err(|source| Error::Encode {
             path: path.clone(),
             coding: codec.token(),
@@ -233,7 +275,7 @@ impl<'a> Worker<'a> {
                 .params(input.len(), content_kind(&f.found.rel));
             let t = thread_cpu_micros();
             let r = compress_part(input, index, parts, &params, &mut out);
-            self.encode_micros += thread_cpu_micros() - t;
+            self.clock.encode_micros += thread_cpu_micros() - t;
             r.map(|()| input).map_err(|source| Error::Encode {
                 path: path.clone(),
                 coding: Codec::Brotli.token(),
@@ -337,7 +379,7 @@ impl<'a> Worker<'a> {
         coding: DeltaCoding,
         input: &[u8],
     ) -> Result<JobOutcome> {
-        self.job_start = None; // reading the dictionary is not encoding
+        self.clock.not_encoding(); // reading the dictionary is not encoding
         let bytes = match releases::load(&dict.old, Some(&dict.sha256)) {
             Ok(l) => l.bytes,
             Err(why) => {
@@ -395,7 +437,7 @@ impl<'a> Worker<'a> {
                 .delta
                 .verify(coding, &out, dict_bytes, &dict.sha256, input)
                 .is_ok();
-        self.verify_micros += thread_cpu_micros() - t;
+        self.clock.verified(t);
         ok.then_some(Hit::Output(out))
     }
 
@@ -423,8 +465,7 @@ impl<'a> Worker<'a> {
             content_kind(&f.found.rel),
             &mut self.output,
         );
-        let end = thread_cpu_micros();
-        self.encode_micros += end - t;
+        let end = self.clock.encoded(t);
         r.map_err(|source| Error::Encode {
             path: path.clone(),
             coding: coding.token(),
@@ -438,7 +479,7 @@ impl<'a> Worker<'a> {
         }
         // Never write what a browser could not decode back to the source.
         let r = enc.verify(coding, &self.output, dict_bytes, &dict.sha256, input);
-        self.verify_micros += thread_cpu_micros() - end;
+        self.clock.verified(end);
         if let Err(detail) = r {
             return Err(Error::Verify {
                 path: path.clone(),
@@ -502,7 +543,7 @@ impl<'a> Worker<'a> {
         input: &[u8],
         ours: bool,
     ) -> Result<JobOutcome> {
-        self.job_start = None;
+        self.clock.not_encoding();
         let dest_rel = delta_path(&f.found.rel, &dict.sha256, coding);
         let dest = self.ctx.root.join(&dest_rel);
         let bytes = crate::fsutil::read_own(&dest, u64::MAX).map_err(|source| Error::Read {
@@ -522,7 +563,7 @@ impl<'a> Worker<'a> {
             .ctx
             .delta
             .verify(coding, &bytes, &dict_bytes, &dict.sha256, input);
-        self.verify_micros += thread_cpu_micros() - t;
+        self.clock.verified(t);
         match r {
             Ok(()) => {
                 let b3 = blake3::hash(&bytes).to_hex().to_string();
