@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 which=${1:-all}; repeats=${2:-3}
 corpus=${PRECOMPRESS_CORPUS:-$PWD/target/test-corpus}
-[[ -f $corpus/STATS.txt ]] || bash ../shared/corpus/fetch.sh "$corpus" >&2
+[[ -f $corpus/STATS.txt ]] || bash .ci/corpus/fetch.sh "$corpus" >&2
 for c in brotli zstd gzip zopfli; do command -v $c >/dev/null || { echo "compare.sh: needs $c (apt-get install brotli zstd gzip zopfli)" >&2; exit 1; }; done
 cargo build --release --locked -q
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress

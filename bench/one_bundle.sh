@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 corpus=${PRECOMPRESS_CORPUS:-$PWD/target/test-corpus}
-[[ -f $corpus/STATS.txt ]] || bash ../shared/corpus/fetch.sh "$corpus" >&2
+[[ -f $corpus/STATS.txt ]] || bash .ci/corpus/fetch.sh "$corpus" >&2
 file=${1:-$corpus/large/assets/js/typescript.js}
 cargo build --release --locked -q
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress

@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rev=${1:-HEAD~1}
 set_name=${2:-small}
 corpus=${PRECOMPRESS_CORPUS:-$PWD/target/test-corpus}
-[[ -f $corpus/STATS.txt ]] || bash ../shared/corpus/fetch.sh "$corpus"
+[[ -f $corpus/STATS.txt ]] || bash .ci/corpus/fetch.sh "$corpus"
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/old-src" 2>/dev/null || true; rm -rf "$work"' EXIT
 

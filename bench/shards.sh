@@ -14,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 s=${1:-large}
 n=${2:-2}
 corpus=${PRECOMPRESS_CORPUS:-$PWD/target/test-corpus}
-[[ -f $corpus/STATS.txt ]] || bash ../shared/corpus/fetch.sh "$corpus" >&2
+[[ -f $corpus/STATS.txt ]] || bash .ci/corpus/fetch.sh "$corpus" >&2
 cargo build --release --locked -q
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release/precompress
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
