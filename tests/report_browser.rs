@@ -37,41 +37,30 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
     );
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
-    let precompress = assert_cmd::cargo::cargo_bin("precompress");
     let mut last = None;
     for n in 1..=3 {
         let dir = tmp.path().join(format!("release-{n}"));
         serve_util::copy_dir(&work.join(format!("app/release-{n}")), &dir);
-        let out = Command::new(&precompress)
-            .arg(&dir)
-            .args(["--no-config", "--base", "/app/", "--cache-dir"])
-            .arg(&cache)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        precompress(&[
+            dir.as_os_str(),
+            "--no-config".as_ref(),
+            "--base".as_ref(),
+            "/app/".as_ref(),
+            "--cache-dir".as_ref(),
+            cache.as_os_str(),
+        ]);
         last = Some(dir);
     }
     let dir = last.unwrap();
     let page = work.join("report.html");
-    let out = Command::new(&precompress)
-        .arg("report")
-        .arg(&dir)
-        .arg("--out")
-        .arg(&page)
-        .arg("--cache-dir")
-        .arg(&cache)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = precompress(&[
+        "report".as_ref(),
+        dir.as_os_str(),
+        "--out".as_ref(),
+        page.as_os_str(),
+        "--cache-dir".as_ref(),
+        cache.as_os_str(),
+    ]);
     assert!(said.contains("2 earlier releases"), "{said}");
     let html = std::fs::read_to_string(&page).unwrap();
     // The returning visitor got deltas: the deltas' table has a non-zero
@@ -127,19 +116,9 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
     // Issue #47: the flows with no store, release 2 as its folder and as the
     // live site: the same returning visitor, drawn as well.
     let headline = |args: &[&std::ffi::OsStr]| -> serde_json::Value {
-        let out = Command::new(&precompress)
-            .arg("report")
-            .arg(&dir)
-            .arg("--json")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["headline"].clone()
+        let mut all = vec!["report".as_ref(), dir.as_os_str(), "--json".as_ref()];
+        all.extend_from_slice(args);
+        serde_json::from_str::<serde_json::Value>(&precompress(&all)).unwrap()["headline"].clone()
     };
     let stored = headline(&["--cache-dir".as_ref(), cache.as_os_str()]);
     let release_2 = tmp.path().join("release-2");
@@ -164,20 +143,15 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
         );
         assert_eq!(h["first"], stored["first"]);
         let page = work.join("report-flow.html");
-        let out = Command::new(&precompress)
-            .arg("report")
-            .arg(&dir)
-            .args(["--no-cache", "--dictionary-from"])
-            .arg(&from)
-            .arg("--out")
-            .arg(&page)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        precompress(&[
+            "report".as_ref(),
+            dir.as_os_str(),
+            "--no-cache".as_ref(),
+            "--dictionary-from".as_ref(),
+            from.as_ref(),
+            "--out".as_ref(),
+            page.as_os_str(),
+        ]);
         let r = Command::new("node")
             .arg(repo().join("e2e/report.mjs"))
             .arg(&page)
@@ -197,4 +171,18 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
             "{from}: {v}"
         );
     }
+}
+
+/// `precompress ARGS`, which must succeed: its stdout.
+fn precompress(args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("precompress"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "precompress {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
