@@ -162,7 +162,16 @@ impl Files {
     /// kept (small, changed at least [`RACY`] before `now`, within the
     /// budget). `None`: read it from disk.
     pub(super) fn body(&self, rel: &str, now: SystemTime) -> Option<Bytes> {
-        let k = self.current(rel)?;
+        self.body_of(self.current(rel)?, now)
+    }
+
+    /// [`Files::body`] of `rel` when this request's own `stat` already
+    /// found it as it was at load ([`Files::current`]): no second `stat`.
+    pub(super) fn body_as_found(&self, rel: &str, now: SystemTime) -> Option<Bytes> {
+        self.body_of(self.map.get(rel)?, now)
+    }
+
+    fn body_of(&self, k: &Known, now: SystemTime) -> Option<Bytes> {
         if let Some(b) = k.body.get() {
             return Some(b.clone());
         }

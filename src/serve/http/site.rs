@@ -276,7 +276,15 @@ impl Open for Disk<'_> {
         }
         let known = loaded.files.stamp(&r.path);
         if r.size > 0 && known.is_some_and(|s| s.size() == r.size) {
-            if let Some(b) = loaded.files.body(&r.path, SystemTime::now()) {
+            // Identity the route found as loaded: its stat was this request's.
+            let found = r.coding.is_none() && file.as_ref().is_some_and(|f| f.as_loaded);
+            let now = SystemTime::now();
+            let kept = if found {
+                loaded.files.body_as_found(&r.path, now)
+            } else {
+                loaded.files.body(&r.path, now)
+            };
+            if let Some(b) = kept {
                 return Ok(Opened::Kept(b));
             }
         }
