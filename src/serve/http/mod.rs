@@ -150,7 +150,7 @@ impl ServeManifest {
                 loaded: RwLock::new(Arc::new(loaded)),
                 reloading: std::sync::Mutex::new(()),
                 watch,
-                recheck: false.into(),
+                changes: Default::default(),
             }),
         })
     }

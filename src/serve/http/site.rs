@@ -33,14 +33,25 @@ pub(super) struct Site {
     /// `--spa`: unknown routes get `index.html` ([`fallback`]).
     pub(super) spa: std::sync::atomic::AtomicBool,
     pub(super) loaded: RwLock<Arc<Loaded>>,
-    /// Held by the one request that reloads the manifest.
+    /// Held by the one request that reloads the manifest; the others that
+    /// know of a change wait for it rather than answer from the old load.
     pub(super) reloading: std::sync::Mutex<()>,
     /// Vouches, when it can, that neither path changed: then a request
     /// makes no `stat` of them. `None`: every request asks.
     pub(super) watch: std::sync::Mutex<Option<Watch>>,
-    /// A request saw a change it could not load (another was loading): the
-    /// next one asks again, whatever the watch says.
-    pub(super) recheck: std::sync::atomic::AtomicBool,
+    /// How many changes the watch has raised, and how many of them a
+    /// request has since proved loaded (the folder and the manifest found as
+    /// the current load has them, or loaded anew). While one is not, no
+    /// request takes the watch's word: a change one request saw is every
+    /// request's until its reload is done.
+    pub(super) changes: Changes,
+}
+
+/// [`Site::changes`].
+#[derive(Debug, Default)]
+pub(super) struct Changes {
+    seen: std::sync::atomic::AtomicU64,
+    settled: std::sync::atomic::AtomicU64,
 }
 
 /// The index and what the files looked like when it was loaded. A request
@@ -136,32 +147,32 @@ impl Site {
         })
     }
 
-    /// The index, reloaded first if precompress rewrote the manifest since.
-    /// One request reloads; the others meanwhile keep the index they had (the
-    /// checks per request still keep stale files from being sent).
+    /// The index, reloaded first if the manifest or the folder changed
+    /// since. One request reloads; the others that know of a change wait for
+    /// it: none answers from a load it knows is old (a swapped link's old
+    /// target is still there, unchanged, for the per-request checks).
     pub(super) fn current(&self) -> Arc<Loaded> {
-        let loaded = self.loaded.read().unwrap().clone();
+        // Read after the watch is asked: a reload that ends in between is
+        // the one the answer must come from.
         if self.quiet() {
+            return self.loaded.read().unwrap().clone();
+        }
+        let loaded = self.loaded.read().unwrap().clone();
+        // The changes seen before these stats are what they prove loaded.
+        let seen = self.changes.seen.load(Ordering::SeqCst);
+        if self.as_loaded(&loaded) {
+            self.changes.settled.fetch_max(seen, Ordering::SeqCst);
+            return loaded;
+        }
+        let _reloading = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        // Another request may have reloaded while this one waited.
+        let seen = self.changes.seen.load(Ordering::SeqCst);
+        let loaded = self.loaded.read().unwrap().clone();
+        if self.as_loaded(&loaded) {
+            self.changes.settled.fetch_max(seen, Ordering::SeqCst);
             return loaded;
         }
         let now = stamp_of(&self.manifest);
-        // The folder looked at again too: a manifest named with --manifest
-        // outside a swapped symlink does not change with it. One `stat`, not
-        // a `canonicalize` (a syscall per component) per request.
-        let same_root = |l: &Loaded| l.root_id.is_some() && folder_id(&self.given) == l.root_id;
-        if now == loaded.stamp && same_root(&loaded) {
-            return loaded;
-        }
-        let Ok(_reloading) = self.reloading.try_lock() else {
-            // That load may have begun before this change.
-            self.recheck.store(true, Ordering::SeqCst);
-            return loaded;
-        };
-        // Another request may have reloaded while this one waited for the lock.
-        let loaded = self.loaded.read().unwrap().clone();
-        if now == loaded.stamp && same_root(&loaded) {
-            return loaded;
-        }
         let fresh = match Site::load(&self.given, &self.manifest, self.base.as_deref()) {
             Ok(fresh) => {
                 eprintln!(
@@ -187,7 +198,18 @@ impl Site {
         };
         let fresh = Arc::new(fresh);
         *self.loaded.write().unwrap() = fresh.clone();
+        self.changes.settled.fetch_max(seen, Ordering::SeqCst);
         fresh
+    }
+
+    /// The manifest has the stamp `loaded` recorded and the folder as given
+    /// is the one it loaded (one `stat` each; not a `canonicalize`, a
+    /// syscall per component, per request): a manifest named with
+    /// --manifest outside a swapped symlink does not change with it.
+    fn as_loaded(&self, loaded: &Loaded) -> bool {
+        stamp_of(&self.manifest) == loaded.stamp
+            && loaded.root_id.is_some()
+            && folder_id(&self.given) == loaded.root_id
     }
 }
 
@@ -202,13 +224,17 @@ impl Site {
     /// when last asked. On an event it is made anew before the caller's
     /// `stat`s, so a change after them raises an event too.
     fn quiet(&self) -> bool {
-        if self.recheck.swap(false, Ordering::SeqCst) {
+        // Under the lock that counts a change seen: a request asking while
+        // another drains the watch learns of what it drained.
+        let mut watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
+        let c = &self.changes;
+        if c.settled.load(Ordering::SeqCst) < c.seen.load(Ordering::SeqCst) {
             return false;
         }
-        let mut watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
         match &*watch {
             Some(w) if !w.changed() => true,
             Some(_) => {
+                c.seen.fetch_add(1, Ordering::SeqCst);
                 *watch = Site::watch(&self.given, &self.manifest);
                 false
             }
