@@ -9,7 +9,8 @@
 //! binary). At a release tag, the action downloads the release archive: here
 //! `.ci/package.sh` packs the test binary as the release workflow packs the
 //! real one, and a small HTTP server on 127.0.0.1 stands in for GitHub's
-//! release downloads (`PRECOMPRESS_RELEASE_URL`).
+//! release downloads (`PRECOMPRESS_RELEASE_URL`). The fast tier; shellcheck on
+//! the action's and the workflows' scripts is in `tests/shellcheck.rs`.
 
 // The simulated runner is bash with POSIX tools (a Linux or macOS runner);
 // on Windows, .github/workflows/action.yml runs the real action instead.
@@ -25,12 +26,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use common::workflows::{action, expressions};
 use common::{copy_dir, repo, snapshot};
 use serde_norway::Value;
-
-fn action() -> Value {
-    serde_norway::from_str(&fs::read_to_string(repo().join("action.yml")).unwrap()).unwrap()
-}
 
 fn map_keys(v: &Value) -> Vec<String> {
     v.as_mapping()
@@ -38,18 +36,6 @@ fn map_keys(v: &Value) -> Vec<String> {
         .keys()
         .map(|k| k.as_str().unwrap().to_string())
         .collect()
-}
-
-/// Every `${{ ... }}` expression in `text`, trimmed.
-fn expressions(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("${{") {
-        let end = rest[i..].find("}}").expect("unclosed ${{") + i;
-        out.push(rest[i + 3..end].trim().to_string());
-        rest = &rest[end + 2..];
-    }
-    out
 }
 
 /// The names after `prefix` (`inputs.`) in an expression.
@@ -1186,55 +1172,6 @@ fn workflows_are_yaml_with_the_jobs_ci_needs() {
         act_text.contains("uses: ./\n"),
         "the action workflow runs the local action"
     );
-}
-
-#[test]
-#[ignore = "e2e tier: needs shellcheck; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
-fn every_bash_script_of_the_action_and_workflows_passes_shellcheck() {
-    // Debian's shellcheck; .ci/run installs it.
-    let mut scripts = Vec::new();
-    for step in action()["runs"]["steps"].as_sequence().unwrap() {
-        if let Some(run) = step["run"].as_str() {
-            scripts.push((format!("action.yml step {:?}", step["id"]), run.to_string()));
-        }
-    }
-    for wf in ["ci.yml", "action.yml", "release.yml"] {
-        let text = fs::read_to_string(repo().join(".github/workflows").join(wf)).unwrap();
-        let v: Value = serde_norway::from_str(&text).unwrap();
-        for (job, j) in v["jobs"].as_mapping().unwrap() {
-            for step in j["steps"].as_sequence().unwrap() {
-                if let Some(run) = step["run"].as_str() {
-                    assert!(
-                        expressions(run).is_empty(),
-                        "{wf}: pass ${{{{ }}}} via env:"
-                    );
-                    scripts.push((format!("{wf} job {job:?}"), run.to_string()));
-                }
-            }
-        }
-    }
-    assert!(scripts.len() >= 8, "{}", scripts.len());
-    for (name, script) in scripts {
-        let mut child = Command::new("shellcheck")
-            .args(["--shell=bash", "--severity=style", "-"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("shellcheck (apt-get install shellcheck)");
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(script.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{name}:\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-    }
 }
 
 #[test]

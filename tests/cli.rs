@@ -1,4 +1,6 @@
 //! End-to-end tests of the `precompress` binary on temp copies of fixtures.
+//! The fast tier; the variants decoded by the system CLIs are in
+//! `tests/reference_clis.rs`.
 // Unix file APIs (modes, inodes, FIFOs, setpriv, signals).
 #![cfg(unix)]
 
@@ -32,15 +34,6 @@ fn example_site_variants_decode_with_crate_decoders_and_sources_are_untouched() 
         "{:?}",
         after.keys()
     );
-}
-
-#[test]
-#[ignore = "e2e tier: needs the brotli and zstd CLIs; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
-fn every_variant_decodes_with_the_system_clis() {
-    let (_g, dir) = site();
-    bin().arg(&dir).assert().success();
-    let n = verify_tree(&dir, &|coding, path, _| system_decode(coding, path));
-    assert_eq!(n, 24);
 }
 
 #[test]

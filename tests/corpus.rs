@@ -1,4 +1,4 @@
-//! Runs on the shared real-world corpus (`../shared/corpus/fetch.sh`): every
+//! Runs on the shared real-world corpus (`.ci/corpus/fetch.sh`): every
 //! variant must decode to exactly its source with the crates' decoders and with
 //! the system CLIs.
 

@@ -1,169 +1,19 @@
 //! RFC 9842 deltas from the command line: `--dictionary-from` on two releases
-//! of a small app (tests/serve_util's `two_releases`), decoded by decoders
-//! other than the run's own (the zstd CLI for dcz, rust-brotli's decoder for
-//! dcb, which the run checks with Google's C decoder), and kept honest across
-//! reruns, the cache and `precompress check`.
+//! of a small app (tests/serve_util's `two_releases`), kept honest across
+//! reruns, the cache and `precompress check`. The fast tier (the Rust
+//! toolchain alone); in the e2e tier, `tests/reference_clis.rs` decodes the
+//! deltas with the zstd CLI and `tests/deltas_corpus.rs` makes them for the
+//! shared corpus.
 
 mod serve_util;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
-
-/// `precompress --no-config`.
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("precompress").unwrap();
-    c.args(["--no-config"]);
-    c
-}
-
-/// `precompress --no-config RELEASE-2 --dictionary-from RELEASE-1`.
-fn with_previous(r: &Releases) -> Command {
-    let mut c = bin();
-    c.arg(&r.v2).arg("--dictionary-from").arg(&r.v1);
-    c
-}
-
-/// `precompress check`.
-fn check() -> Command {
-    let mut c = Command::cargo_bin("precompress").unwrap();
-    c.arg("check");
-    c
-}
-
-fn manifest(dir: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(dir.join("precompress-manifest.json")).unwrap()).unwrap()
-}
-
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).into()
-}
-
-fn sf(sha: &[u8; 32]) -> String {
-    use base64::Engine;
-    format!(
-        ":{}:",
-        base64::engine::general_purpose::STANDARD.encode(sha)
-    )
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-struct Releases {
-    _tmp: tempfile::TempDir,
-    v1: PathBuf,
-    v2: PathBuf,
-    old: &'static str,
-    new: &'static str,
-}
-
-/// Release 1 precompressed, release 2 not yet.
-fn releases() -> Releases {
-    let tmp = tempfile::tempdir().unwrap();
-    let (v1, v2, old, new) = serve_util::two_releases(tmp.path());
-    bin().arg(&v1).arg("-q").assert().success();
-    Releases {
-        _tmp: tmp,
-        v1,
-        v2,
-        old,
-        new,
-    }
-}
-
-#[test]
-#[ignore = "e2e tier: needs the zstd CLI; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
-fn deltas_are_written_listed_and_decode_with_independent_decoders() {
-    let r = releases();
-    let old = std::fs::read(r.v1.join(r.old)).unwrap();
-    let new = std::fs::read(r.v2.join(r.new)).unwrap();
-    let m1 = manifest(&r.v1);
-    assert_eq!(
-        m1["files"][r.old]["use_as_dictionary"],
-        "match=\"/assets/app-*.js\""
-    );
-    assert_eq!(m1["files"]["index.html"].get("use_as_dictionary"), None);
-
-    with_previous(&r)
-        .assert()
-        .success()
-        .stdout(contains("dcb "));
-    let m = manifest(&r.v2);
-    let a = &m["files"][r.new];
-    let br = a["encodings"][0]["size"].as_u64().unwrap();
-    let deltas = a["deltas"].as_array().unwrap();
-    assert_eq!(deltas.len(), 2, "{a:#}");
-    for (d, coding) in deltas.iter().zip(["dcb", "dcz"]) {
-        assert_eq!(d["coding"], coding);
-        assert_eq!(d["dictionary"], sf(&sha256(&old)));
-        assert_eq!(d["dictionary_path"], r.old);
-        let path = format!("{}.{}.{coding}", r.new, hex(&sha256(&old)));
-        assert_eq!(d["path"], path.as_str());
-        let bytes = std::fs::read(r.v2.join(&path)).unwrap();
-        assert_eq!(bytes.len() as u64, d["size"].as_u64().unwrap());
-        assert!(
-            bytes.len() as u64 * 10 < br,
-            "{coding}: {} bytes, br {br}",
-            bytes.len()
-        );
-        let decoded = match coding {
-            "dcz" => {
-                // The reference CLI, once the 40-byte header is cut.
-                assert_eq!(bytes[..8], [0x5E, 0x2A, 0x4D, 0x18, 0x20, 0, 0, 0]);
-                assert_eq!(bytes[8..40], sha256(&old));
-                let frame = r.v2.join("frame.zst");
-                std::fs::write(&frame, &bytes[40..]).unwrap();
-                let out = std::process::Command::new("zstd")
-                    .args(["-d", "-c", "-q", "-D"])
-                    .arg(r.v1.join(r.old))
-                    .arg(&frame)
-                    .output()
-                    .expect("zstd CLI (bash .ci/run installs it)");
-                std::fs::remove_file(&frame).unwrap();
-                assert!(
-                    out.status.success(),
-                    "{}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                out.stdout
-            }
-            _ => {
-                assert_eq!(bytes[..4], [0xFF, 0x44, 0x43, 0x42]);
-                assert_eq!(bytes[4..36], sha256(&old));
-                let mut out = Vec::new();
-                brotli_decompressor::BrotliDecompressCustomDict(
-                    &mut &bytes[36..],
-                    &mut out,
-                    &mut [0u8; 4096],
-                    &mut [0u8; 4096],
-                    old.clone(),
-                )
-                .unwrap();
-                out
-            }
-        };
-        assert!(decoded == new, "{coding} does not decode to the new script");
-    }
-    assert_eq!(a["use_as_dictionary"], "match=\"/assets/app-*.js\"");
-    // Nothing for what did not change or is not a dictionary.
-    assert_eq!(m["files"]["index.html"].get("deltas"), None);
-
-    check()
-        .arg(&r.v2)
-        .arg("--dictionary-from")
-        .arg(&r.v1)
-        .assert()
-        .success()
-        .stdout(contains(
-            "2 deltas verified, 2 of them decoded with their dictionary",
-        ));
-}
+use serve_util::deltas::*;
+use serve_util::manifest;
 
 /// Reruns keep the deltas; one without any earlier release too (it removed
 /// them as stale before, issue 35); one whose earlier releases do not hold
@@ -596,79 +446,6 @@ fn nothing_is_written_into_an_earlier_release() {
         "release 1 was modified"
     );
     assert!(!r.v2.join("precompress-manifest.json").exists());
-}
-
-/// Every script and stylesheet of the corpus as release 1, the same with a
-/// line added as release 2: each gets a dcb that Google's decoder reads with
-/// its dictionary (the run checks every one before writing it, and `check`
-/// decodes them again). A file copied whole from its dictionary once made a
-/// stream only rust-brotli could read: its references into the dictionary
-/// entered the distance cache, which the C decoder's do not.
-#[test]
-#[ignore = "e2e tier: needs the shared corpus; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
-fn every_corpus_script_edited_a_little_gets_a_dcb_the_c_decoder_reads() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (v1, v2) = (tmp.path().join("v1"), tmp.path().join("v2"));
-    let mut paired = 0;
-    let small = serve_util::common::corpus().join("small");
-    for e in walkdir::WalkDir::new(&small).sort_by_file_name() {
-        let e = e.unwrap();
-        let p = e.path();
-        let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-        let (tail, ext) = match ext {
-            "js" => ("//x\n", "js"),
-            "css" => ("/*x*/\n", "css"),
-            _ => continue,
-        };
-        let old = std::fs::read(p).unwrap();
-        if old.len() < 4096 {
-            continue;
-        }
-        let stem = format!("f{paired:03}");
-        std::fs::create_dir_all(&v1).unwrap();
-        std::fs::create_dir_all(&v2).unwrap();
-        std::fs::write(v1.join(format!("{stem}-1a2b3c4d.{ext}")), &old).unwrap();
-        let mut new = old.clone();
-        new.extend_from_slice(tail.as_bytes());
-        std::fs::write(v2.join(format!("{stem}-9f8e7d6c.{ext}")), new).unwrap();
-        paired += 1;
-    }
-    assert!(
-        paired >= 10,
-        "only {paired} scripts and stylesheets in the corpus"
-    );
-    bin()
-        .arg(&v2)
-        .args([
-            "-q",
-            "--formats",
-            "br",
-            "--brotli-quality",
-            "9",
-            "--delta-formats",
-            "dcb",
-        ])
-        .arg("--dictionary-from")
-        .arg(&v1)
-        .assert()
-        .success();
-    let m = manifest(&v2);
-    let deltas: usize = m["files"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|a| a["deltas"].as_array().map_or(0, Vec::len))
-        .sum();
-    assert_eq!(deltas, paired, "{m:#}");
-    check()
-        .arg(&v2)
-        .arg("--dictionary-from")
-        .arg(&v1)
-        .assert()
-        .success()
-        .stdout(contains(format!(
-            "{paired} deltas verified, {paired} of them decoded with their dictionary"
-        )));
 }
 
 /// Issue #36: `--shared-dictionary auto` marked the largest chunk that

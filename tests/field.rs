@@ -3,28 +3,16 @@
 //! (`ln -sfn release-2 current`) under a running `precompress serve`. Before
 //! the fix the base was unknown (patterns matched `/assets/...` for files at
 //! `/sub/assets/...`, so Chromium never offered a dictionary), and the server
-//! kept serving release 1 after the swap.
+//! kept serving release 1 after the swap. The fast tier; the same deltas
+//! served by nginx and Caddy are in `tests/field_servers.rs`.
 
 mod serve_util;
 
 use std::path::Path;
 
+use serve_util::field::*;
 #[allow(unused_imports)]
 use serve_util::*;
-
-fn run(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let mut all: Vec<&std::ffi::OsStr> = vec!["--no-config".as_ref(), "-q".as_ref()];
-    all.extend_from_slice(args);
-    precompress(&all)
-}
-
-fn ok(out: &std::process::Output) {
-    assert!(
-        out.status.success(),
-        "precompress failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 #[test]
 fn a_base_path_is_in_every_pattern_and_url_and_serve_answers_under_it() {
@@ -82,12 +70,6 @@ fn a_base_path_is_in_every_pattern_and_url_and_serve_answers_under_it() {
         err.contains("written for base /sub/") && err.contains("--base /other/"),
         "{err}"
     );
-}
-
-fn available(bytes: &[u8]) -> String {
-    let sha: [u8; 32] =
-        sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(bytes)).into();
-    precompressor::dictionary::available_dictionary(&sha)
 }
 
 #[test]
@@ -251,183 +233,6 @@ fn the_release_store_gives_deltas_with_no_folder_kept_by_hand() {
     let stored: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&index).unwrap()).unwrap();
     assert_eq!(stored["releases"].as_array().unwrap().len(), 1);
-}
-
-/// A SvelteKit-like release `n`: chunks named by their hash only (the first
-/// imports nothing, the others import it) and a page. Release 2 changes a
-/// few lines of one chunk (so its name changes).
-fn hash_only_release(dir: &Path, n: usize) -> Vec<String> {
-    let _ = std::fs::remove_dir_all(dir);
-    let chunks = [
-        "_app/immutable/chunks/Bx7kQ2pA.js",
-        "_app/immutable/chunks/D4qLm9Zr.js",
-    ];
-    let changed = if n == 1 {
-        "_app/immutable/chunks/Cc3nT8vW.js"
-    } else {
-        "_app/immutable/chunks/Ek5yR1sU.js"
-    };
-    let mut names = Vec::new();
-    for (i, name) in chunks.iter().chain([&changed]).enumerate() {
-        let mut js = String::new();
-        if i > 0 {
-            js.push_str("import{c0_0}from\"./Bx7kQ2pA.js\";\n");
-        }
-        for f in 0..120 {
-            let tweak = if i == 2 && n == 2 && f % 40 == 7 {
-                " + 2"
-            } else {
-                ""
-            };
-            // Varied text, as real code is: a hash per line.
-            let word = blake3::hash(format!("{i}-{f}").as_bytes()).to_hex()[..12].to_string();
-            js.push_str(&format!("export function c{i}_{f}(s) {{ return s.items.filter((x) => x.id > {f}{tweak}).map((x) => x.label + '{word}'); }}\n"));
-        }
-        let p = dir.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, js).unwrap();
-        names.push(name.to_string());
-    }
-    std::fs::write(
-        dir.join("index.html"),
-        format!(
-            "<!doctype html><title>r{n}</title><script type=module src=\"/{changed}\"></script>\n"
-        ),
-    )
-    .unwrap();
-    names
-}
-
-#[test]
-#[ignore = "e2e tier: needs nginx; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
-fn with_shared_dictionary_on_hash_only_chunks_get_deltas_against_the_dictionary_a_page_links() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (dist, cache) = (tmp.path().join("build"), tmp.path().join("cache"));
-    let run_cached = || {
-        ok(&run(&[
-            dist.as_os_str(),
-            "--shared-dictionary".as_ref(),
-            "on".as_ref(),
-            "--cache-dir".as_ref(),
-            cache.as_os_str(),
-        ]))
-    };
-    hash_only_release(&dist, 1);
-    run_cached();
-    let m1 = manifest(&dist);
-    let d1 = m1["shared_dictionary"].as_str().unwrap().to_string();
-    assert!(
-        d1.starts_with("_app/immutable/chunks/precompress-dictionary-") && d1.ends_with(".js"),
-        "{d1}"
-    );
-    assert_eq!(
-        m1["files"][&d1]["use_as_dictionary"],
-        "match=\"/_app/immutable/chunks/*.js\""
-    );
-    // One chunk that imports is marked with the folder's shorter pattern (a
-    // first visit fetches the dictionary as a delta against it); the others
-    // are not marked one by one.
-    assert_eq!(
-        m1["files"]["_app/immutable/chunks/Cc3nT8vW.js"]["use_as_dictionary"],
-        "match=\"/_app/immutable/chunks/*\""
-    );
-    for other in ["Bx7kQ2pA", "D4qLm9Zr"] {
-        let key = format!("_app/immutable/chunks/{other}.js");
-        assert!(m1["files"][&key]["use_as_dictionary"].is_null(), "{key}");
-    }
-    assert!(
-        m1["files"][&d1]["deltas"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|d| d["dictionary_path"] == "_app/immutable/chunks/Cc3nT8vW.js"),
-        "the dictionary, as a first visit fetches it: a delta against the marked chunk"
-    );
-    let dict1 = std::fs::read(dist.join(&d1)).unwrap();
-
-    let names = hash_only_release(&dist, 2);
-    run_cached();
-    let m2 = manifest(&dist);
-    let d2 = m2["shared_dictionary"].as_str().unwrap().to_string();
-    assert_ne!(d1, d2);
-    assert!(
-        !dist.join(&d1).exists(),
-        "the old dictionary is not in the new release"
-    );
-    let want = available(&dict1);
-    // The changed chunk, under its new name, and the new dictionary itself
-    // come as deltas against the old dictionary the browser holds.
-    for key in [names[2].as_str(), d2.as_str()] {
-        let deltas = m2["files"][key]["deltas"].as_array().unwrap();
-        assert!(
-            deltas.iter().any(|d| d["dictionary"] == want.as_str()),
-            "{key}: {deltas:?}"
-        );
-        let smallest = deltas
-            .iter()
-            .map(|d| d["size"].as_u64().unwrap())
-            .min()
-            .unwrap();
-        let br = m2["files"][key]["encodings"][0]["size"].as_u64().unwrap();
-        assert!(smallest * 5 < br, "{key}: delta {smallest} B, br {br} B");
-    }
-    check_with_store(&dist, &cache);
-
-    // serve: the page links the dictionary; a browser holding the old one
-    // gets the chunk as a delta that decodes to it.
-    let s = start_precompress(&dist, &[]);
-    let page = get(s.addr, "/", Some("br"));
-    assert_eq!(
-        page.header("link"),
-        Some(format!("</{d2}>; rel=\"compression-dictionary\"").as_str())
-    );
-    let coding = delta_coding(s.addr, &format!("/{}", names[2]), &want);
-    assert!(coding == "dcb" || coding == "dcz", "{coding}");
-    let r = get(s.addr, &format!("/{d2}"), Some("br"));
-    assert_eq!(
-        r.header("use-as-dictionary"),
-        Some("match=\"/_app/immutable/chunks/*.js\"")
-    );
-    assert!(r.header("cache-control").unwrap().contains("immutable"));
-    drop(s);
-
-    // nginx and Caddy, configured by nginx-map and caddy-map, say the same.
-    let link = format!("</{d2}>; rel=\"compression-dictionary\"");
-    for generator in ["nginx-map", "caddy-map"] {
-        let out = precompress(&[generator.as_ref(), dist.as_os_str()]);
-        ok(&out);
-        let work = tmp.path().join(generator);
-        std::fs::create_dir_all(&work).unwrap();
-        let config = work.join("generated.conf");
-        std::fs::write(&config, &out.stdout).unwrap();
-        let server = if generator == "nginx-map" {
-            start_nginx_from(
-                "nginx-deltas.conf",
-                &dist,
-                &work,
-                &[("@MAPS@", config.to_str().unwrap())],
-            )
-        } else {
-            start_caddy_from(
-                "Caddyfile-deltas",
-                &dist,
-                &work,
-                &[("@SNIPPET@", config.to_str().unwrap())],
-            )
-        };
-        let page = get(server.addr, "/", Some("br"));
-        assert_eq!(page.header("link"), Some(link.as_str()), "{generator}: /");
-        let page = get(server.addr, "/index.html", Some("br"));
-        assert_eq!(
-            page.header("link"),
-            Some(link.as_str()),
-            "{generator}: /index.html"
-        );
-        let r = get(server.addr, &format!("/{}", names[0]), Some("br"));
-        assert_eq!(r.header("link"), None, "{generator}: a script gets no Link");
-        let coding = delta_coding(server.addr, &format!("/{}", names[2]), &want);
-        assert!(coding == "dcb" || coding == "dcz", "{generator}: {coding}");
-    }
 }
 
 /// A Nuxt-like release `n` (1, 2, 3) in `dir`: in `_nuxt/`, chunks named by
@@ -649,33 +454,6 @@ fn first_hash_only_release(tmp: &Path) -> (std::path::PathBuf, String) {
         .unwrap()
         .to_string();
     (dist, d)
-}
-
-/// The `Content-Encoding` of the asset at `url` for a client that holds the
-/// dictionary `dict` (an `Available-Dictionary` value) and accepts deltas.
-/// `precompress check DIR` with the release store in `cache` (as the run had it): passes.
-fn check_with_store(dir: &Path, cache: &Path) {
-    ok(
-        &std::process::Command::new(assert_cmd::cargo::cargo_bin("precompress"))
-            .arg("check")
-            .arg(dir)
-            .env("PRECOMPRESS_CACHE_DIR", cache)
-            .output()
-            .unwrap(),
-    );
-}
-
-fn delta_coding(addr: std::net::SocketAddr, url: &str, dict: &str) -> String {
-    let r = request(
-        addr,
-        "GET",
-        url,
-        &[
-            ("Accept-Encoding", "br, dcb, dcz"),
-            ("Available-Dictionary", dict),
-        ],
-    );
-    r.header("content-encoding").unwrap_or("-").to_string()
 }
 
 #[test]

@@ -11,6 +11,9 @@
 //! through the library's public paths, never `crate::` ones. A re-export
 //! (`pub use`) is followed like any `use`: a `mod.rs` that shows its
 //! children's items and holds what they use is a circle too.
+//!
+//! The tests keep a layout too: each file of `tests/` is one tier, all fast
+//! (the Rust toolchain alone) or all e2e (every test ignored with its reason).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -659,4 +662,72 @@ fn run_holds_its_stages_at_the_top_and_its_services_in_folders() {
             "run/{folder}/mod.rs"
         );
     }
+}
+
+/// A test file's tests: (how many, how many of them ignored). A test is a
+/// run of attributes (comments between them) holding `test` or
+/// `tokio::test`; it is ignored when the run holds `ignore` too.
+fn tiers(text: &str) -> (usize, usize) {
+    let (mut tests, mut ignored) = (0, 0);
+    let (mut test, mut ignore) = (false, false);
+    for line in text.lines() {
+        let t = line.trim_start();
+        if let Some(attr) = t.strip_prefix("#[") {
+            test |= attr.starts_with("test]") || attr.starts_with("tokio::test");
+            ignore |= attr.starts_with("ignore");
+        } else if !t.starts_with("//") {
+            tests += usize::from(test);
+            ignored += usize::from(test && ignore);
+            (test, ignore) = (false, false);
+        }
+    }
+    (tests, ignored)
+}
+
+/// README.md's two tiers, file by file: `cargo test --test NAME` of a fast
+/// file needs nothing but the toolchain, and an e2e file's tests all say
+/// what they need. A file holding both is split, the e2e tests in a file of
+/// their own (`tests/reference_clis.rs`, `tests/crash_corpus.rs`, ...).
+#[test]
+fn every_test_file_is_one_tier() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut mixed = Vec::new();
+    let mut files = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        files += 1;
+        let (tests, ignored) = tiers(&std::fs::read_to_string(&p).unwrap());
+        if ignored > 0 && ignored < tests {
+            let name = p.file_name().unwrap().to_string_lossy();
+            mixed.push(format!(
+                "tests/{name}: {ignored} e2e (ignored) and {} fast of {tests} tests",
+                tests - ignored
+            ));
+        }
+    }
+    mixed.sort();
+    assert!(files > 10, "only {files} files in tests/");
+    assert!(
+        mixed.is_empty(),
+        "both tiers in one file: move one side to a file of its own:\n{}",
+        mixed.join("\n")
+    );
+    // The count itself: an ignored test, with a comment or another attribute
+    // among its attributes, and a plain one.
+    let (test, ignore) = (
+        concat!("#", "[test]"),
+        concat!("#", "[ignore = \"e2e tier\"]"),
+    );
+    let text = format!(
+        "{test}\nfn a() {{}}\n\n/// b\n{test}\n// why\n{ignore}\nfn b() {{}}\n\n{ignore}\n#[cfg(unix)]\n{test}\nfn c() {{}}\n"
+    );
+    assert_eq!(tiers(&text), (3, 2));
+    let tokio = concat!("#", "[tokio::test]");
+    assert_eq!(
+        tiers(&format!("{tokio}\n{ignore}\nasync fn d() {{}}\n")),
+        (1, 1)
+    );
 }

@@ -5,7 +5,9 @@
 //! `Accept-Encoding` shape negotiate is tested on. `Index::select_with_dictionary`
 //! (what `precompress serve` does) is the reference, and Apache must agree
 //! with it on every row: q-values, `*`, `identity;q=0`, deltas ranked by
-//! weight like any coding. The deltas it sends decode to the new script.
+//! weight like any coding. The deltas it sends decode to the new script. The
+//! e2e tier: needs Apache (and Chromium and node for a visit across a
+//! release); `apache-map` without it is in `tests/server_maps.rs`.
 
 mod serve_util;
 
@@ -337,66 +339,6 @@ fn chromium_decodes_an_apache_delta_across_a_release() {
     );
     assert_eq!(second["marker"], "release-2:7", "{second:#}");
     assert_eq!(second["errors"], serde_json::json!([]));
-}
-
-#[test]
-fn apache_map_needs_a_folder_with_a_manifest() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = precompress(&["apache-map".as_ref(), tmp.path().join("nope").as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
-    let out = precompress(&["apache-map".as_ref(), tmp.path().as_os_str()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"));
-    assert!(out.stdout.is_empty());
-}
-
-/// The Apache setup is what `apache-map` prints, nowhere written by hand (the
-/// README's old recipe did not load): the README links the serving guide's
-/// Apache section, and that section's block is the one the generated file's
-/// header shows.
-#[test]
-fn the_readme_and_docs_show_what_apache_map_prints() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert!(
-        readme.contains("docs/servers.md"),
-        "the README links the serving guide"
-    );
-    assert!(
-        readme.contains("apache-map DIR"),
-        "the README names apache-map"
-    );
-    let docs = std::fs::read_to_string(repo().join("docs/servers.md")).unwrap();
-    let heading = "\n## Apache httpd 2.4: `precompress apache-map`\n";
-    let start = docs
-        .find(heading)
-        .expect("docs/servers.md has an Apache section");
-    let section = &docs[start + 1..];
-    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
-    // The serving table points to it by its anchor.
-    assert!(docs.contains("(#apache-httpd-24-precompress-apache-map)"));
-    assert!(section.contains("precompress apache-map"), "{section}");
-    for gone in ["RewriteRule", "<FilesMatch", "Header set"] {
-        for (name, text) in [("README.md", readme.as_str()), ("docs/servers.md", section)] {
-            assert!(
-                !text.contains(gone),
-                "{name} has a recipe of its own: {gone}"
-            );
-        }
-    }
-    let (_tmp, live, ..) = release_two_with_deltas();
-    let out = precompress(&["apache-map".as_ref(), live.as_os_str()]);
-    let usage = String::from_utf8(out.stdout).unwrap();
-    for line in [
-        "precompress apache-map /srv/dist > /etc/apache2/precompress.conf",
-        "DocumentRoot /srv/dist",
-        "Include /etc/apache2/precompress.conf",
-    ] {
-        assert!(
-            section.contains(line),
-            "docs/servers.md's Apache section lacks {line:?}"
-        );
-        assert!(usage.contains(line), "apache-map's header lacks {line:?}");
-    }
 }
 
 /// `s` as a request target's path: every byte but unreserved ones and `/`

@@ -7,11 +7,11 @@
 //! client gets what Caddy sends anyway, never a delta.
 //! `Index::select_with_dictionary` (what `precompress serve` does) is the
 //! reference for when a delta is sent; where Caddy differs (no ranking by q,
-//! its `precompressed` order between variants) the test says so.
+//! its `precompressed` order between variants) the test says so. The e2e
+//! tier: needs Caddy; `caddy-map` without it is in `tests/server_maps.rs`.
 
 mod serve_util;
 
-use precompressor::deploy::caddy::SITE_LINES;
 use precompressor::dictionary::{hex, parse_available_dictionary};
 use precompressor::serve::{Coding, Index, Selection, CACHE_IMMUTABLE, CACHE_REVALIDATE};
 use serve_util::*;
@@ -327,31 +327,4 @@ fn a_delta_missing_on_disk_falls_back() {
     assert!(r.body == site.file_for(Some(best)));
     let vary = header_all(&r, "vary");
     assert!(vary.contains("Available-Dictionary"), "{vary}");
-}
-
-#[test]
-fn the_e2e_caddyfile_has_the_lines_caddy_map_documents() {
-    let conf = std::fs::read_to_string(repo().join("e2e/Caddyfile-deltas")).unwrap();
-    for line in SITE_LINES.lines() {
-        assert!(
-            conf.lines().any(|l| l.trim() == line),
-            "e2e/Caddyfile-deltas lacks {line:?}"
-        );
-    }
-    assert!(conf.lines().any(|l| l == "import @SNIPPET@"));
-}
-
-#[test]
-fn caddy_map_needs_a_folder_with_a_manifest() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = precompress(&["caddy-map".as_ref(), tmp.path().join("nope").as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
-    let out = precompress(&["caddy-map".as_ref(), tmp.path().as_os_str()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.stdout.is_empty());
 }

@@ -6,11 +6,11 @@
 //! `Use-As-Dictionary` and `precompress serve`'s `Cache-Control`; every other
 //! client gets what nginx sends anyway, never a delta.
 //! `Index::select_with_dictionary` (what `precompress serve` does) is the
-//! reference; where nginx differs (no ranking by q) the test says so.
+//! reference; where nginx differs (no ranking by q) the test says so. The
+//! e2e tier: needs nginx; `nginx-map` without it is in `tests/server_maps.rs`.
 
 mod serve_util;
 
-use precompressor::deploy::nginx::LOCATION_LINES;
 use precompressor::serve::{Index, Selection, CACHE_IMMUTABLE, CACHE_REVALIDATE};
 use serve_util::*;
 
@@ -226,30 +226,4 @@ fn a_delta_missing_on_disk_falls_back_to_ordinary_serving() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-encoding"), Some("br"));
     assert_eq!(r.body, site.file_for(Some("br")));
-}
-
-#[test]
-fn the_e2e_config_has_the_lines_nginx_map_documents() {
-    let conf = std::fs::read_to_string(repo().join("e2e/nginx-deltas.conf")).unwrap();
-    for line in LOCATION_LINES.lines() {
-        assert!(
-            conf.lines().any(|l| l.trim() == line),
-            "e2e/nginx-deltas.conf lacks {line:?}"
-        );
-    }
-}
-
-#[test]
-fn nginx_map_needs_a_folder_with_a_manifest() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = precompress(&["nginx-map".as_ref(), tmp.path().join("nope").as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
-    let out = precompress(&["nginx-map".as_ref(), tmp.path().as_os_str()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.stdout.is_empty());
 }

@@ -10,6 +10,9 @@ use std::process::Command;
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
+pub mod shards;
+pub mod workflows;
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -18,6 +21,13 @@ pub fn repo() -> PathBuf {
 pub fn bin() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("precompress").unwrap();
     c.timeout(std::time::Duration::from_secs(600));
+    c
+}
+
+/// The binary, failing after 20 s: a wait on a FIFO or a device fails the test.
+pub fn quick() -> assert_cmd::Command {
+    let mut c = bin();
+    c.timeout(std::time::Duration::from_secs(20));
     c
 }
 
@@ -169,7 +179,7 @@ pub fn verify_tree(root: &Path, decode: Decode) -> usize {
     checked
 }
 
-/// The shared real-world corpus (`../shared/corpus/fetch.sh`), built once into
+/// The shared real-world corpus (`.ci/corpus/fetch.sh`), built once into
 /// target/test-corpus unless PRECOMPRESS_CORPUS points at one.
 pub fn corpus() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -180,7 +190,7 @@ pub fn corpus() -> PathBuf {
             }
             let out = repo().join("target/test-corpus");
             if !out.join("STATS.txt").exists() {
-                let script = repo().join("../shared/corpus/fetch.sh");
+                let script = repo().join(".ci/corpus/fetch.sh");
                 let st = Command::new("bash")
                     .arg(&script)
                     .arg(&out)
@@ -197,4 +207,28 @@ pub fn corpus() -> PathBuf {
 /// is expected, which an open must never wait on.
 pub fn mkfifo(p: &Path) {
     assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+}
+
+/// `precompress check DIR --json`: (exit code, report).
+pub fn check_json(dir: &Path) -> (i32, Value) {
+    let out = bin().arg("check").arg(dir).arg("--json").output().unwrap();
+    (
+        out.status.code().unwrap(),
+        serde_json::from_slice(&out.stdout).unwrap(),
+    )
+}
+
+/// A `check --json` report's problems as (path, kind).
+pub fn kinds(report: &Value) -> Vec<(String, String)> {
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap().to_string(),
+                p["problem"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
 }

@@ -18,7 +18,11 @@ pub mod common;
 
 pub mod browser;
 pub mod cases;
+pub mod deltas;
+pub mod field;
 pub mod servers;
+pub mod siblings;
+pub mod url_check;
 
 // One set of helpers: the CLI tests' (repo, the manifest, a folder copy).
 pub use common::{copy_dir, manifest, repo};
@@ -284,8 +288,8 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
 /// Decodes a body a server sent with the crates' decoders (rust-brotli's,
 /// not the C library precompress encodes with; zstd with a browser's 8 MiB
 /// window), so the serving tests need no reference CLI. The tests that hold
-/// variants to the CLIs themselves are in the e2e tier (`tests/cli.rs`,
-/// `tests/corpus.rs`).
+/// variants to the CLIs themselves are in the e2e tier
+/// (`tests/reference_clis.rs`, `tests/corpus.rs`).
 pub fn decode(coding: &str, body: &[u8]) -> Vec<u8> {
     common::crate_decode(coding, body)
 }
