@@ -731,3 +731,34 @@ fn every_test_file_is_one_tier() {
         (1, 1)
     );
 }
+
+/// The quick tier (`cargo quick`, .cargo/config.toml's alias, which the
+/// README names) runs only fast files that exist: an e2e file in it would be
+/// all ignored, a renamed one an error.
+#[test]
+fn the_quick_tier_names_fast_test_files_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = std::fs::read_to_string(root.join(".cargo/config.toml")).unwrap();
+    let alias = config
+        .split("quick = \"\"\"")
+        .nth(1)
+        .and_then(|r| r.split("\"\"\"").next())
+        .expect(".cargo/config.toml: no quick alias");
+    let words: Vec<&str> = alias.split_whitespace().collect();
+    assert!(words.starts_with(&["test", "--lib", "--bins"]), "{words:?}");
+    let named: Vec<&str> = words
+        .windows(2)
+        .filter(|w| w[0] == "--test")
+        .map(|w| w[1])
+        .collect();
+    assert!(named.len() >= 10, "{named:?}");
+    for name in named {
+        let p = root.join("tests").join(format!("{name}.rs"));
+        let text = std::fs::read_to_string(&p)
+            .unwrap_or_else(|e| panic!("cargo quick names tests/{name}.rs: {e}"));
+        let (tests, ignored) = tiers(&text);
+        assert!(tests > 0 && ignored == 0, "tests/{name}.rs is not a fast file");
+    }
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("cargo quick"), "the README does not name the quick tier");
+}
