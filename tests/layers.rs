@@ -757,8 +757,14 @@ fn the_quick_tier_names_fast_test_files_only() {
         let text = std::fs::read_to_string(&p)
             .unwrap_or_else(|e| panic!("cargo quick names tests/{name}.rs: {e}"));
         let (tests, ignored) = tiers(&text);
-        assert!(tests > 0 && ignored == 0, "tests/{name}.rs is not a fast file");
+        assert!(
+            tests > 0 && ignored == 0,
+            "tests/{name}.rs is not a fast file"
+        );
     }
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    assert!(readme.contains("cargo quick"), "the README does not name the quick tier");
+    assert!(
+        readme.contains("cargo quick"),
+        "the README does not name the quick tier"
+    );
 }
