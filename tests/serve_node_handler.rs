@@ -7,7 +7,6 @@
 
 mod serve_util;
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -39,12 +38,7 @@ fn start_node_handler(site: &Path) -> NodeServer {
         .stdout(Stdio::piped())
         .spawn()
         .expect("node");
-    let first = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .unwrap();
-    let addr = addr_in(&first);
+    let addr = listening_at(&mut child);
     NodeServer(child, addr)
 }
 

@@ -24,17 +24,7 @@ fn the_e2e_config_has_the_lines_nginx_map_documents() {
 
 #[test]
 fn nginx_map_needs_a_folder_with_a_manifest() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = precompress(&["nginx-map".as_ref(), tmp.path().join("nope").as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
-    let out = precompress(&["nginx-map".as_ref(), tmp.path().as_os_str()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.stdout.is_empty());
+    needs_a_folder_with_a_manifest("nginx-map");
 }
 
 #[test]
@@ -51,28 +41,12 @@ fn the_e2e_caddyfile_has_the_lines_caddy_map_documents() {
 
 #[test]
 fn caddy_map_needs_a_folder_with_a_manifest() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = precompress(&["caddy-map".as_ref(), tmp.path().join("nope").as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
-    let out = precompress(&["caddy-map".as_ref(), tmp.path().as_os_str()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.stdout.is_empty());
+    needs_a_folder_with_a_manifest("caddy-map");
 }
 
 #[test]
 fn apache_map_needs_a_folder_with_a_manifest() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = precompress(&["apache-map".as_ref(), tmp.path().join("nope").as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
-    let out = precompress(&["apache-map".as_ref(), tmp.path().as_os_str()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"));
-    assert!(out.stdout.is_empty());
+    needs_a_folder_with_a_manifest("apache-map");
 }
 
 /// The Apache setup is what `apache-map` prints, nowhere written by hand (the
@@ -122,4 +96,20 @@ fn the_readme_and_docs_show_what_apache_map_prints() {
         );
         assert!(usage.contains(line), "apache-map's header lacks {line:?}");
     }
+}
+
+/// `precompress CMD DIR`: a usage error (2) when DIR is missing; an error
+/// naming the manifest (1), with nothing on stdout, when DIR has none.
+fn needs_a_folder_with_a_manifest(cmd: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = precompress(&[cmd.as_ref(), tmp.path().join("nope").as_os_str()]);
+    assert_eq!(out.status.code(), Some(2), "{cmd}");
+    let out = precompress(&[cmd.as_ref(), tmp.path().as_os_str()]);
+    assert_eq!(out.status.code(), Some(1), "{cmd}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("precompress-manifest.json"),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "{cmd}");
 }

@@ -682,13 +682,18 @@ pub fn start_example(site: &std::path::Path) -> Example {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{}: {e} (cargo test builds it)", example().display()));
+    let addr = listening_at(&mut child);
+    Example(child, addr)
+}
+
+/// The address a server started with piped stdout says in its first line.
+pub fn listening_at(child: &mut Child) -> SocketAddr {
     let first = BufReader::new(child.stdout.take().unwrap())
         .lines()
         .next()
-        .unwrap()
+        .expect("the server printed nothing")
         .unwrap();
-    let addr = addr_in(&first);
-    Example(child, addr)
+    addr_in(&first)
 }
 
 /// Release `n` of a SvelteKit-like tree in `dir`: chunks named by their
