@@ -149,11 +149,14 @@ pub fn answer<L: Open>(
             let r = sel.representation;
             // A 304 or 412 sends no bytes: the client's copy is the one the
             // manifest names, and the source it decodes to is unchanged.
-            if status == 200 && lookup.source_unchanged(&key, file.as_ref()) {
-                if let Some(r) = preconditions(h, &sel.headers) {
-                    return r;
+            let sel = if status == 200 && lookup.source_unchanged(&key, file.as_ref()) {
+                match preconditions(h, sel) {
+                    Ok(reply) => return reply,
+                    Err(sel) => sel,
                 }
-            }
+            } else {
+                sel
+            };
             match lookup.open(&key, r, file) {
                 Ok(opened) => chosen = Some((opened, sel.headers, r.coding.is_none())),
                 Err(why) => log.push(format!(
@@ -270,14 +273,38 @@ fn field<'a>(headers: &'a Headers, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// [`conditional`] for a representation with `headers` (its validators
-/// read from them).
-fn preconditions<O>(h: &dyn Fields, headers: &Headers) -> Option<Reply<O>> {
-    let etag = field(headers, "ETag").unwrap_or_default();
-    let last_modified =
-        field(headers, "Last-Modified").and_then(|d| httpdate::parse_http_date(d).ok());
-    conditional(h, headers, etag, last_modified)
+/// [`conditional`] for the manifest's representation, its validators as the
+/// manifest and the load hold them (the `Last-Modified` sent is the load's
+/// mtime in whole seconds, compared as such), its headers moved into a 304
+/// rather than copied; `Err`: the request gets the representation.
+fn preconditions<'a, O>(
+    h: &dyn Fields,
+    mut sel: super::Selected<'a>,
+) -> Result<Reply<O>, super::Selected<'a>> {
+    let etag = sel.representation.etag.as_str();
+    let last_modified = sel.entry.last_modified.and_then(whole_seconds);
+    if precondition_failed(h, etag, last_modified) {
+        return Ok(Reply::status(
+            412,
+            vec![("ETag", etag.to_string()), nosniff()],
+        ));
+    }
+    if not_modified(h, etag, last_modified) {
+        sel.headers.retain(|(n, _)| KEPT_BY_304.contains(n));
+        sel.headers.push(nosniff());
+        return Ok(Reply::status(304, sel.headers));
+    }
+    Err(sel)
 }
+
+/// `t` as an HTTP date holds it: whole seconds since the epoch.
+fn whole_seconds(t: SystemTime) -> Option<SystemTime> {
+    let secs = t.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs();
+    Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+}
+
+/// The headers a 304 keeps of the representation's (RFC 9110 §15.4.5).
+const KEPT_BY_304: [&str; 4] = ["ETag", "Last-Modified", "Cache-Control", "Vary"];
 
 /// `X-Content-Type-Options: nosniff`, on every answer that carries the
 /// file's headers (a file, 304, 406, 412).
@@ -301,10 +328,9 @@ pub fn conditional<O>(
         ));
     }
     if not_modified(h, etag, last_modified) {
-        let keep = ["ETag", "Last-Modified", "Cache-Control", "Vary"];
         let mut kept: Headers = headers
             .iter()
-            .filter(|(n, _)| keep.contains(n))
+            .filter(|(n, _)| KEPT_BY_304.contains(n))
             .cloned()
             .collect();
         kept.push(nosniff());
@@ -355,29 +381,28 @@ fn date(h: &dyn Fields, name: &str) -> Option<SystemTime> {
 }
 
 /// `Accept-Encoding`, repeated fields joined; `None` when absent.
-pub fn accept_encoding(h: &dyn Fields) -> Option<String> {
+pub fn accept_encoding(h: &dyn Fields) -> Option<std::borrow::Cow<'_, str>> {
+    if let Some(one) = h.one("accept-encoding") {
+        return Some(String::from_utf8_lossy(one));
+    }
     let values = h.values("accept-encoding");
     match values[..] {
         [] => None,
-        [one] => Some(String::from_utf8_lossy(one).into_owned()),
-        _ => Some(
+        [one] => Some(String::from_utf8_lossy(one)),
+        _ => Some(std::borrow::Cow::Owned(
             values
                 .iter()
                 .map(|v| String::from_utf8_lossy(v))
                 .collect::<Vec<_>>()
                 .join(","),
-        ),
+        )),
     }
 }
 
 /// A field's value when the request has exactly one such field (a repeated
 /// `Available-Dictionary` is no valid value, so it counts as absent).
 pub fn single_value<'a>(h: &'a dyn Fields, name: &str) -> Option<&'a str> {
-    let values = h.values(name);
-    match values[..] {
-        [v] => text(v),
-        _ => None,
-    }
+    h.one(name).and_then(text)
 }
 
 /// RFC 9110 §13.1.2 and §13.1.3: `If-None-Match` (weak comparison) wins over

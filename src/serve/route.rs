@@ -21,6 +21,14 @@ pub trait Fields {
     fn first(&self, name: &str) -> Option<&[u8]> {
         self.values(name).into_iter().next()
     }
+
+    /// The value when the request has exactly one field `name`.
+    fn one(&self, name: &str) -> Option<&[u8]> {
+        match self.values(name)[..] {
+            [v] => Some(v),
+            _ => None,
+        }
+    }
 }
 
 /// `(name, value)` pairs, names in any case: for tests and servers that

@@ -241,4 +241,10 @@ impl Fields for HeaderMap {
     fn first(&self, name: &str) -> Option<&[u8]> {
         self.get(name).map(|v| v.as_bytes())
     }
+
+    fn one(&self, name: &str) -> Option<&[u8]> {
+        let mut all = self.get_all(name).iter();
+        let v = all.next()?;
+        all.next().is_none().then(|| v.as_bytes())
+    }
 }
