@@ -61,6 +61,21 @@ impl Budget {
     }
 }
 
+/// The units a size may have, lower case, and their bytes: the integrations'
+/// option checks take the list from here (lib/option-defs.js).
+pub const SIZE_UNITS: [(&str, u64); 10] = [
+    ("b", 1),
+    ("k", 1_000),
+    ("kb", 1_000),
+    ("m", 1_000_000),
+    ("mb", 1_000_000),
+    ("g", 1_000_000_000),
+    ("gb", 1_000_000_000),
+    ("kib", 1 << 10),
+    ("mib", 1 << 20),
+    ("gib", 1 << 30),
+];
+
 /// Parses a size: `1234`, `150KB`, `1.5MiB`, `2 GB`. KB, MB, GB are powers of
 /// 1000 and KiB, MiB, GiB of 1024 (as on a package registry's size badge and
 /// in a browser's network panel respectively); `K`, `M`, `G` mean KB, MB, GB.
@@ -72,17 +87,13 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     let (num, unit) = t.split_at(split);
     let invalid = || format!("invalid size {s:?} (expected e.g. 150KB, 1.5MiB or 2048)");
     let n: f64 = num.parse().map_err(|_| invalid())?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1_000,
-        "m" | "mb" => 1_000_000,
-        "g" | "gb" => 1_000_000_000,
-        "kib" => 1 << 10,
-        "mib" => 1 << 20,
-        "gib" => 1 << 30,
-        other => {
+    let unit = unit.trim().to_ascii_lowercase();
+    let mult = match SIZE_UNITS.iter().find(|(u, _)| *u == unit) {
+        Some((_, m)) => *m,
+        None if unit.is_empty() => 1,
+        None => {
             return Err(format!(
-                "invalid size unit {other:?} in {s:?} (expected B, KB, MB, GB, KiB, MiB or GiB)"
+                "invalid size unit {unit:?} in {s:?} (expected B, KB, MB, GB, KiB, MiB or GiB)"
             ))
         }
     };

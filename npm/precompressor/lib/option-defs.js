@@ -2,6 +2,9 @@
 // `precompress DIR`) by `PRECOMPRESS_BLESS=1 cargo test --bin precompress options`;
 // do not edit. options.js validates each option and turns it into its flag from these rows.
 
+// A size's units, lower case (src/cli/budget.rs).
+export const SIZE_UNITS = ["b","k","kb","m","mb","g","gb","kib","mib","gib"];
+
 export const OPTIONS = [
   {"flag":"formats","kind":"list","plugin":"formats","values":["br","zstd","gzip"]},
   {"flag":"brotli-quality","kind":"int","max":11,"min":0,"plugin":"brotliQuality"},

@@ -7,7 +7,7 @@
 // Nothing here re-implements what the binary decides.
 
 import path from 'node:path';
-import { OPTIONS } from './option-defs.js';
+import { OPTIONS, SIZE_UNITS } from './option-defs.js';
 
 /** The prefix of every message, naming where the error comes from. */
 const WHO = 'precompressor/vite';
@@ -21,8 +21,8 @@ export class OptionError extends Error {
 }
 
 // Sizes as the binary parses them (src/cli/budget.rs parse_size): a number, then
-// an optional unit, powers of 1000 or 1024.
-const SIZE = /^\s*(\d+\.?\d*|\.\d+)\s*(b|k|kb|m|mb|g|gb|kib|mib|gib)?\s*$/i;
+// an optional unit of SIZE_UNITS, powers of 1000 or 1024.
+const SIZE = new RegExp(`^\\s*(\\d+\\.?\\d*|\\.\\d+)\\s*(${SIZE_UNITS.join('|')})?\\s*$`, 'i');
 
 // Options people reach for by another name: the error points to ours.
 const DID_YOU_MEAN = {

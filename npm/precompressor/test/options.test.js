@@ -224,3 +224,17 @@ test('each sample of each plugin option becomes the flags the table says', () =>
   }
   assert.ok(samples >= 25, `${samples} samples`);
 });
+
+test("a size is valid for the plugin exactly when the binary reads it (the table's samples)", () => {
+  assert.ok(OPTIONS.sizes.length >= 10);
+  for (const { text, valid } of OPTIONS.sizes) {
+    let ok = true;
+    try {
+      validateOptions({ minSize: text });
+    } catch (e) {
+      assert.ok(e instanceof OptionError, text);
+      ok = false;
+    }
+    assert.equal(ok, valid, JSON.stringify(text));
+  }
+});

@@ -126,6 +126,12 @@ pub fn samples(o: &Opt) -> Vec<(J, Vec<String>)> {
     s
 }
 
+/// Sizes, valid and not, whose verdict the plugin must share with the binary.
+const SIZE_SAMPLES: [&str; 16] = [
+    "2048", "1KiB", " 1.5 MB ", "150kb", "1.", ".5k", "2 GiB", "0", "1 KiBs", "big", "1.2.3", "-1",
+    "1e3", "KB", "", "10 kB",
+];
+
 /// fixtures/options.json.
 pub fn fixture() -> String {
     let rows: Vec<J> = RUN
@@ -147,7 +153,13 @@ pub fn fixture() -> String {
             })
         })
         .collect();
+    // Sizes as the binary reads them, for the plugin's check of a size.
+    let sizes: Vec<J> = SIZE_SAMPLES
+        .iter()
+        .map(|t| json!({"text": t, "valid": crate::cli::budget::parse_size(t).is_ok()}))
+        .collect();
     let t = json!({
+        "sizes": sizes,
         "about": "Made from src/cli/options.rs (the one definition of every option of `precompress DIR`) by `PRECOMPRESS_BLESS=1 cargo test --bin precompress options`; do not edit. For npm/precompressor/test/options.test.js: each plugin option's sample values and the flags after DIR each must become; the Rust tests parse the same flags.",
         "options": rows,
     });
@@ -214,8 +226,13 @@ pub fn option_defs() -> String {
             Some(d)
         })
         .collect();
-    let mut out = String::from(
-        "// Made from src/cli/options.rs (the one definition of every option of\n// `precompress DIR`) by `PRECOMPRESS_BLESS=1 cargo test --bin precompress options`;\n// do not edit. options.js validates each option and turns it into its flag from these rows.\n\nexport const OPTIONS = [\n",
+    let units: Vec<&str> = crate::cli::budget::SIZE_UNITS
+        .iter()
+        .map(|(u, _)| *u)
+        .collect();
+    let mut out = format!(
+        "// Made from src/cli/options.rs (the one definition of every option of\n// `precompress DIR`) by `PRECOMPRESS_BLESS=1 cargo test --bin precompress options`;\n// do not edit. options.js validates each option and turns it into its flag from these rows.\n\n// A size's units, lower case (src/cli/budget.rs).\nexport const SIZE_UNITS = {};\n\nexport const OPTIONS = [\n",
+        json!(units)
     );
     for r in rows {
         out.push_str(&format!("  {r},\n"));
