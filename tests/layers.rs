@@ -623,10 +623,12 @@ fn no_stage_names_another_stages_file() {
 }
 
 /// What a run's top folder holds besides its stages: the hand-on types, the
-/// environment every stage takes, the glob rules and the order (`mod.rs`).
+/// environment every stage takes and the settings checked before it opens,
+/// the glob rules and the order (`mod.rs`).
 const RUN_TOP: &[&str] = &[
     "run/mod.rs",
     "run/env.rs",
+    "run/settings.rs",
     "run/tree.rs",
     "run/scanned.rs",
     "run/jobs.rs",

@@ -10,9 +10,10 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::report::thread_cpu_micros;
-use crate::run::env::{delta_encoder, Env, Log, Progress};
+use crate::run::env::{Env, Log, Progress};
 use crate::run::jobs::{FileProgress, Job, JobKind, JobOutcome, Timing};
 use crate::run::scanned::{Dict, Scanned};
+use crate::run::settings::delta_encoder;
 use crate::run::state::journal::Journal;
 
 use crate::run::worker::{JobContext, Worker};

@@ -33,6 +33,7 @@ pub(crate) mod jobs;
 pub(crate) mod plan;
 pub(crate) mod scan;
 pub(crate) mod scanned;
+pub(crate) mod settings;
 pub mod shard;
 pub(crate) mod state;
 pub(crate) mod tree;
@@ -53,13 +54,14 @@ use crate::report::Report;
 use crate::run::commit::{
     commit_entries, fold_outcomes, unlisted_deltas_left, write_outputs, Part,
 };
-use crate::run::env::{probe_folders, remove_ours, Env, Log};
+use crate::run::env::{remove_ours, Env, Log};
 use crate::run::execute::{execute_stage, sort_jobs};
 use crate::run::jobs::{Job, JobKind, ShardPart};
 use crate::run::plan::{plan, Inputs, Plan};
 use crate::run::scan::{on_disk_map, plan_sources, scan_stage};
 use crate::run::scanned::ScanOut;
 use crate::run::scanned::{Dict, Scanned};
+use crate::run::settings::probe_folders;
 use crate::run::shard::take_shard;
 use crate::run::state::journal::Journal;
 use crate::run::state::prior::{previous_manifest, written_by};
@@ -297,7 +299,7 @@ fn record_release(env: &Env, files: &[Scanned], manifest: &Manifest, log: &mut L
 /// The walk stage: DIR's files as a run takes them; a killed run's
 /// temporary files removed; names no URL can hold said.
 fn walk_stage(cfg: &Config, log: &mut Log) -> Tree {
-    let mut tree = crate::run::env::walk_assets(cfg);
+    let mut tree = crate::run::walk::walk_assets(cfg);
     log.errors.append(&mut tree.errors);
     for (rel, why) in &tree.passed {
         if *why == Passed::NameNotServable {

@@ -604,7 +604,7 @@ fn build_dictionaries(
     )
     .into_iter()
     .collect();
-    let enc = crate::run::env::delta_encoder(env.cfg);
+    let enc = crate::run::settings::delta_encoder(env.cfg);
     let measure = |d: &[u8], held: &[Vec<u8>]| {
         env.pool
             .install(|| documents::measure(d, held, env.cfg.levels, &enc))

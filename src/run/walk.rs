@@ -198,3 +198,35 @@ fn rel_lossy(root: &Path, path: &Path) -> String {
         .to_string_lossy()
         .replace(std::path::MAIN_SEPARATOR, "/")
 }
+
+/// The config file's name (`configfile::FILE_NAME`, which only the CLI
+/// builds): in DIR it is never an asset.
+const CONFIG_NAME: &str = "precompress.toml";
+
+/// What the walk must never take for an asset, however it is spelled: the
+/// manifest, the lock, precompress.toml in DIR (this run's settings, not a
+/// page) and a cache folder inside DIR.
+pub(crate) fn not_assets(cfg: &crate::config::Config) -> Vec<PathBuf> {
+    vec![
+        cfg.manifest_path(),
+        cfg.root.join(LOCK_NAME),
+        cfg.root.join(CONFIG_NAME),
+        cfg.cache_dir.clone().unwrap_or_default(),
+    ]
+}
+
+/// The walk a run makes: DIR without [`not_assets`], and without shards'
+/// partial manifests beside the manifest (precompress's, not the site's).
+/// `precompress tune` samples from the same walk.
+pub(crate) fn walk_assets(cfg: &crate::config::Config) -> crate::run::tree::Tree {
+    let manifest_path = cfg.manifest_path();
+    let mut tree = walk(&cfg.root, cfg.follow_links, &not_assets(cfg));
+    tree.files.retain(|f| {
+        !(f.path.parent() == manifest_path.parent()
+            && f.rel
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| crate::model::shard::partial_of(&manifest_path, n).is_some()))
+    });
+    tree
+}

@@ -176,10 +176,10 @@ pub struct Sample {
 /// assets, the same filter) and picks the sample (`pick_sample`).
 pub fn prepare(cfg: &Config, limit: u64) -> Result<Sample> {
     let root = cfg.root.as_path();
-    crate::run::env::check_root(cfg)?;
+    crate::run::settings::check_root(cfg)?;
     cfg.validate()?;
     let filter = Filter::new(&cfg.include, &cfg.exclude, cfg.min_size)?;
-    let tree = crate::run::env::walk_assets(cfg);
+    let tree = crate::run::walk::walk_assets(cfg);
     let mut warnings: Vec<String> = tree.errors.iter().map(ToString::to_string).collect();
     let mut assets = Vec::new();
     for f in tree.files {
