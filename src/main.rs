@@ -252,7 +252,7 @@ fn compress(mut args: RunArgs) -> u8 {
     } else if quiet {
         String::new()
     } else {
-        cli::render::run_summary(&report)
+        cli::render::run_summary(&report) + &visit_line(&cfg, &report)
     };
     let within_budget = after_run(&args, &cfg, &report, &settings);
     // A closed pipe (`| head`) is not an error worth a message.
@@ -262,6 +262,29 @@ fn compress(mut args: RunArgs) -> u8 {
     } else {
         exit::FAILURE
     }
+}
+
+/// The report's headline visit for what the run wrote, measured as `report`
+/// measures it (`view::headline`, `view::gather`'s from the landing page
+/// alone: this release against the store's and the folders' earlier ones); nothing for a dry run, a shard's part, a failed
+/// run or a release without a page.
+fn visit_line(cfg: &precompressor::Config, report: &precompressor::Report) -> String {
+    if cfg.dry_run || cfg.shard.is_some() || !report.ok() {
+        return String::new();
+    }
+    let options = precompressor::view::Options {
+        manifest: cfg.manifest.clone(),
+        cache_dir: cfg.cache_dir.clone(),
+        given: cfg
+            .dictionary_from
+            .iter()
+            .filter_map(|d| precompressor::view::folder_release(d).ok())
+            .collect(),
+    };
+    precompressor::view::headline(&cfg.root, &options)
+        .ok()
+        .flatten()
+        .map_or(String::new(), |h| cli::render::visit_line(&h))
 }
 
 /// Verbose lines, budgets and `--github`, from the manifest the run wrote (or,

@@ -321,3 +321,45 @@ fn the_returning_visitor_is_drawn_from_a_folder_and_from_the_live_site() {
     let stdout = String::from_utf8_lossy(&done.get_output().stdout).into_owned();
     assert!(stdout.contains("0 earlier releases"), "{stdout}");
 }
+
+/// One definition of a visit: the run's summary says the report's headline,
+/// the same page and bytes, first visit and returning visitor alike.
+#[test]
+fn the_run_s_summary_says_the_report_s_headline_visit() {
+    use precompressor::report::human;
+    let tmp = tempfile::tempdir().unwrap();
+    let (dist, cache) = two_releases(tmp.path());
+    let said = bin()
+        .arg(&dist)
+        .arg("--no-config")
+        .arg("--cache-dir")
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(said.status.success());
+    let said = String::from_utf8_lossy(&said.stdout).into_owned();
+    let json = bin()
+        .args(["report", "--json"])
+        .arg(&dist)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .output()
+        .unwrap();
+    let figures: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let h = &figures["headline"];
+    let bytes = |k: &str| human(h[k].as_u64().unwrap_or_else(|| panic!("{k}: {h}")));
+    let line = said
+        .lines()
+        .find(|l| l.contains("a visit:"))
+        .unwrap_or_else(|| panic!("no visit in the summary:\n{said}"));
+    let want = format!(
+        "a first visit of {} downloads {} (gzip: {}, uncompressed: {}); a visitor back from {} downloads {}",
+        h["page"].as_str().unwrap(),
+        bytes("first"),
+        bytes("gzip"),
+        bytes("identity"),
+        h["against"].as_str().unwrap(),
+        bytes("returning"),
+    );
+    assert!(line.contains(&want), "{line}\nwant: {want}");
+}

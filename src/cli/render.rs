@@ -268,6 +268,32 @@ fn first_visit_line(f: &precompressor::FirstVisit) -> Option<String> {
     })
 }
 
+/// The report's headline visit (`precompress report`'s first line, which
+/// `check --url` prices from the origin too), as the run's summary says it:
+/// one definition of a visit for the three.
+pub fn visit_line(h: &precompressor::view::figures::Headline) -> String {
+    let mut s = format!(
+        "  a visit: a first visit of {} downloads {} (gzip: {}, uncompressed: {})",
+        h.page,
+        human(h.first),
+        human(h.gzip),
+        human(h.identity)
+    );
+    if let (Some(e), Some(back), Some(without)) =
+        (&h.against, h.returning, h.returning_without_deltas)
+    {
+        let _ = write!(
+            s,
+            "; a visitor back from {e} downloads {}, {:.1}% of it ({} without deltas)",
+            human(back),
+            100.0 * back as f64 / h.first.max(1) as f64,
+            human(without)
+        );
+    }
+    s.push('\n');
+    s
+}
+
 /// What the deploy uploads, and what its deltas cost.
 fn deploy_line(d: &precompressor::report::Deploy) -> String {
     let bounded = if d.dcz_bounded == 0 {

@@ -54,6 +54,17 @@ pub fn published(label: &str, list: &crate::model::published::Published) -> Earl
 /// The report of DIR: its figures, and warnings (a store that could not be
 /// read) that did not stop it.
 pub fn gather(dir: &Path, options: &Options) -> Result<(Figures, Vec<String>)> {
+    gather_pages(dir, options, false)
+}
+
+/// The report's headline alone, as [`gather`] draws it, from the landing
+/// page only (a run's summary reads one page, not every page of the site).
+pub fn headline(dir: &Path, options: &Options) -> Result<Option<figures::Headline>> {
+    Ok(gather_pages(dir, options, true)?.0.headline)
+}
+
+/// [`gather`], of every page or (`landing`) of the headline's page alone.
+fn gather_pages(dir: &Path, options: &Options, landing: bool) -> Result<(Figures, Vec<String>)> {
     if !dir.is_dir() {
         return Err(Error::Read {
             path: dir.to_path_buf(),
@@ -77,7 +88,12 @@ pub fn gather(dir: &Path, options: &Options) -> Result<(Figures, Vec<String>)> {
             earlier.push(e);
         }
     }
-    let loads = page_loads(dir, &manifest);
+    let only = if landing {
+        Some(landing_page(&manifest).unwrap_or_default())
+    } else {
+        None
+    };
+    let loads = page_loads(dir, &manifest, only.as_deref());
     let lazy = lazy_loads_of(dir, &manifest, &loads);
     let figures = figures::figures(
         &dir.display().to_string(),
@@ -92,19 +108,29 @@ pub fn gather(dir: &Path, options: &Options) -> Result<(Figures, Vec<String>)> {
 /// The report's headline visit ([`figures::landing`]): its page and the
 /// keys a first visit of it loads, itself included; none without a page.
 pub fn landing_loads(dir: &Path, m: &Manifest) -> Option<(String, BTreeSet<String>)> {
-    let mut loads = page_loads(dir, m);
-    let page = loads
-        .keys()
-        .find(|k| *k == "index.html")
-        .or_else(|| loads.keys().next())?
-        .clone();
-    let keys = loads.remove(&page)?;
+    let page = landing_page(m)?;
+    let keys = page_loads(dir, m, Some(&page)).remove(&page)?;
     Some((page, keys))
 }
 
-/// Per page of the manifest, the keys a first visit of it loads, itself
-/// included (`run::dictionaries::first_visit`, as the run marks chunks by it).
-fn page_loads(dir: &Path, m: &Manifest) -> BTreeMap<String, BTreeSet<String>> {
+/// The headline's page ([`figures::landing`]): `index.html` at DIR's top,
+/// else the first page in path order.
+fn landing_page(m: &Manifest) -> Option<String> {
+    let mut pages = m.files.keys().filter(|k| is_page(k));
+    let first = pages.next()?;
+    Some(
+        if m.files.contains_key("index.html") && is_page("index.html") {
+            "index.html".to_string()
+        } else {
+            first.clone()
+        },
+    )
+}
+
+/// Per page of the manifest (`only` that one, if given), the keys a first
+/// visit of it loads, itself included (`run::dictionaries::first_visit`, as
+/// the run marks chunks by it).
+fn page_loads(dir: &Path, m: &Manifest, only: Option<&str>) -> BTreeMap<String, BTreeSet<String>> {
     let base = m.base.as_deref().unwrap_or(crate::model::path::ROOT_BASE);
     // A key that is not a plain path inside DIR is never opened.
     let read = |k: &str| {
@@ -114,7 +140,7 @@ fn page_loads(dir: &Path, m: &Manifest) -> BTreeMap<String, BTreeSet<String>> {
     let keys: HashSet<&str> = m.files.keys().map(String::as_str).collect();
     m.files
         .keys()
-        .filter(|k| is_page(k))
+        .filter(|k| is_page(k) && only.is_none_or(|o| o == k.as_str()))
         .filter_map(|page| {
             let bytes = read(page)?;
             let mut set = loads(&[(page.as_str(), bytes)], read, &keys, base);
@@ -281,4 +307,23 @@ pub fn check_out(dir: &Path, out: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The headline's page without reading any: `index.html` at the top
+    /// whatever sorts before it, else the first page.
+    #[test]
+    fn the_landing_page_is_the_top_index_else_the_first_page() {
+        let (mut m, _, _) = fixture::release();
+        let page = m.files["index.html"].clone();
+        m.files.insert("about/index.html".into(), page.clone());
+        assert_eq!(landing_page(&m).as_deref(), Some("index.html"));
+        m.files.remove("index.html");
+        assert_eq!(landing_page(&m).as_deref(), Some("about/index.html"));
+        m.files.retain(|k, _| !is_page(k));
+        assert_eq!(landing_page(&m), None);
+    }
 }
