@@ -6,17 +6,11 @@
 
 mod serve_util;
 
-use std::time::Duration;
-
 use predicates::prelude::*;
 use predicates::str::contains;
 use serve_util::*;
 
-fn bin() -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("precompress").unwrap();
-    c.timeout(Duration::from_secs(60));
-    c
-}
+use serve_util::common::bin;
 
 #[test]
 fn dot_files_and_the_config_file_are_not_assets() {

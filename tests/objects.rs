@@ -8,18 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
 mod serve_util;
 
-fn precompress(args: &[&std::ffi::OsStr]) -> Output {
-    Command::cargo_bin("precompress")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap()
-}
+use serve_util::precompress;
 
 fn ok(out: &Output) -> String {
     assert!(

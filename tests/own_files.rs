@@ -46,12 +46,6 @@ fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn run(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let mut c = bin();
-    c.timeout(Duration::from_secs(60));
-    c.args(args).output().unwrap()
-}
-
 /// The first line of a journal that DIR would accept as its own (an
 /// adversary that can stat DIR could write it; one that only plants files
 /// cannot).
@@ -87,7 +81,7 @@ fn a_journal_planted_as_a_symlink_is_never_written_through() {
     let profile = tmp.path().join("profile");
     std::fs::write(&profile, "export PATH=$PATH\n").unwrap();
     std::os::unix::fs::symlink(&profile, dir.join(".precompress-journal")).unwrap();
-    let out = run(&[dir.as_os_str()]);
+    let out = output(&[dir.as_os_str()]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -148,7 +142,7 @@ fn a_forged_journal_never_makes_a_run_delete_or_replace_a_users_file() {
         + &journal_line("style.css.br", &own_br, css.as_bytes());
     // Planted (copied in from `public/`): no header of this folder's.
     std::fs::write(dir.join(".precompress-journal"), &lines).unwrap();
-    let out = run(&[dir.as_os_str()]);
+    let out = output(&[dir.as_os_str()]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not this folder's journal"), "{err}");
@@ -163,7 +157,7 @@ fn a_forged_journal_never_makes_a_run_delete_or_replace_a_users_file() {
     std::fs::remove_file(dir.join("style.css.br")).unwrap();
     let forged = journal_header(&dir) + &journal_line("user-notes.txt", &notes, b"anything");
     std::fs::write(dir.join(".precompress-journal"), forged).unwrap();
-    let out = run(&[dir.as_os_str()]);
+    let out = output(&[dir.as_os_str()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(std::fs::read(dir.join("user-notes.txt")).unwrap(), notes);
     assert!(!dir.join(".precompress-journal").exists());
@@ -198,7 +192,7 @@ fn a_planted_manifest_never_makes_a_run_delete_a_file_it_lists_as_a_variant() {
         serde_json::to_vec(&m).unwrap(),
     )
     .unwrap();
-    let out = run(&[dir.as_os_str()]);
+    let out = output(&[dir.as_os_str()]);
     assert_eq!(
         std::fs::read(dir.join("user-notes.txt")).unwrap(),
         notes,
@@ -223,7 +217,7 @@ fn a_release_store_restored_as_a_symlink_never_empties_its_target() {
     std::os::unix::fs::symlink(&users, cache.join("releases/v1/blobs")).unwrap();
     for (n, hash) in [(1, "1a2b3c4d"), (2, "5e6f7a8b")] {
         let dir = release(tmp.path(), &format!("v{n}"), hash, &format!("r{n}"), &[]);
-        let out = run(&[dir.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()]);
+        let out = output(&[dir.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()]);
         let err = stderr(&out);
         let names: Vec<_> = std::fs::read_dir(&users)
             .unwrap()
@@ -245,7 +239,7 @@ fn a_store_index_with_an_impossible_size_is_a_warning_not_an_abort() {
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
     let v1 = release(tmp.path(), "v1", "1a2b3c4d", "r1", &[]);
-    let out = run(&[v1.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()]);
+    let out = output(&[v1.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let index = cache.join("releases/v1/index.json");
     let mut json: serde_json::Value =
@@ -253,7 +247,7 @@ fn a_store_index_with_an_impossible_size_is_a_warning_not_an_abort() {
     json["releases"][0]["files"][0]["size"] = serde_json::json!(1u64 << 50);
     std::fs::write(&index, serde_json::to_vec(&json).unwrap()).unwrap();
     let v2 = release(tmp.path(), "v2", "5e6f7a8b", "r2", &[]);
-    let out = run(&[v2.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()]);
+    let out = output(&[v2.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("started again"), "{err}");
@@ -384,7 +378,7 @@ fn two_runs_sharing_a_cache_folder_keep_each_others_releases() {
         let mut text = std::fs::read_to_string(dir.join(&rel)).unwrap();
         text.push_str("export const edited = 1;\n");
         std::fs::write(dir.join(&rel), text).unwrap();
-        let out = run(&[dir.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()]);
+        let out = output(&[dir.as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(!stderr(&out).contains("cannot read"), "{}", stderr(&out));
         let m = manifest(&dir);

@@ -41,7 +41,7 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
     for n in 1..=3 {
         let dir = tmp.path().join(format!("release-{n}"));
         serve_util::copy_dir(&work.join(format!("app/release-{n}")), &dir);
-        precompress(&[
+        serve_util::common::succeeds(&[
             dir.as_os_str(),
             "--no-config".as_ref(),
             "--base".as_ref(),
@@ -53,7 +53,7 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
     }
     let dir = last.unwrap();
     let page = work.join("report.html");
-    let said = precompress(&[
+    let said = serve_util::common::succeeds(&[
         "report".as_ref(),
         dir.as_os_str(),
         "--out".as_ref(),
@@ -118,7 +118,9 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
     let headline = |args: &[&std::ffi::OsStr]| -> serde_json::Value {
         let mut all = vec!["report".as_ref(), dir.as_os_str(), "--json".as_ref()];
         all.extend_from_slice(args);
-        serde_json::from_str::<serde_json::Value>(&precompress(&all)).unwrap()["headline"].clone()
+        serde_json::from_str::<serde_json::Value>(&serve_util::common::succeeds(&all)).unwrap()
+            ["headline"]
+            .clone()
     };
     let stored = headline(&["--cache-dir".as_ref(), cache.as_os_str()]);
     let release_2 = tmp.path().join("release-2");
@@ -143,7 +145,7 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
         );
         assert_eq!(h["first"], stored["first"]);
         let page = work.join("report-flow.html");
-        precompress(&[
+        serve_util::common::succeeds(&[
             "report".as_ref(),
             dir.as_os_str(),
             "--no-cache".as_ref(),
@@ -171,18 +173,4 @@ fn the_report_of_a_vite_build_with_deltas_renders_in_chromium_and_fetches_nothin
             "{from}: {v}"
         );
     }
-}
-
-/// `precompress ARGS`, which must succeed: its stdout.
-fn precompress(args: &[&std::ffi::OsStr]) -> String {
-    let out = Command::new(assert_cmd::cargo::cargo_bin("precompress"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "precompress {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -101,18 +101,9 @@ fn reported(report: &Value) -> BTreeMap<String, BTreeMap<String, Value>> {
     out
 }
 
+/// `precompress --quiet --no-config ARGS`, which must succeed.
 fn precompress(args: &[&std::ffi::OsStr]) {
-    let out = assert_cmd::Command::cargo_bin("precompress")
-        .unwrap()
-        .args(["--quiet", "--no-config"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::succeeds(&[&["--quiet".as_ref(), "--no-config".as_ref()], args].concat());
 }
 
 #[test]

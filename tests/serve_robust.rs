@@ -16,12 +16,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::cargo::CommandCargoExt;
 use serve_util::*;
 
-/// The binary, failing after 20 s: a wait on a FIFO fails the test.
-fn quick() -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("precompress").unwrap();
-    c.timeout(Duration::from_secs(20));
-    c
-}
+use serve_util::common::quick;
 
 fn decode_br(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();

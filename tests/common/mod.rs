@@ -31,6 +31,22 @@ pub fn quick() -> assert_cmd::Command {
     c
 }
 
+/// `precompress ARGS`, its output, whatever it exits with.
+pub fn output(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    bin().args(args).output().unwrap()
+}
+
+/// `precompress ARGS`, which must succeed: its stdout.
+pub fn succeeds(args: &[&std::ffi::OsStr]) -> String {
+    let out = output(args);
+    assert!(
+        out.status.success(),
+        "precompress {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The same binary as a plain `std::process::Command`.
 pub fn std_bin() -> Command {
     Command::cargo_bin("precompress").unwrap()

@@ -432,11 +432,7 @@ pub fn start_caddy_from(template: &str, site: &Path, work: &Path, vars: &[(&str,
 }
 
 pub fn precompress(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    Command::cargo_bin("precompress")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap()
+    common::output(args)
 }
 
 /// Release 2 (of `two_releases`) precompressed with `--dictionary-from`
