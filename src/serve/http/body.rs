@@ -92,14 +92,15 @@ pub(super) fn body(
     }
 }
 
-/// `headers` onto `map`. Manifest values were checked at load; a bad one is
-/// dropped, not sent.
-pub(super) fn set_headers(map: &mut HeaderMap, headers: &Headers) {
+/// `headers` onto `map`, each value's bytes taken as they are (not copied).
+/// Manifest values were checked at load; a bad one is dropped, not sent.
+pub(super) fn set_headers(map: &mut HeaderMap, headers: Headers) {
+    map.reserve(headers.len());
     for (name, value) in headers {
-        if let Ok(v) = HeaderValue::from_str(value) {
+        if let Ok(v) = HeaderValue::try_from(value) {
             match known_name(name) {
                 Some(n) => map.insert(n, v),
-                None => map.insert(*name, v),
+                None => map.insert(name, v),
             };
         }
     }

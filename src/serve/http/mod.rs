@@ -228,7 +228,7 @@ fn write(reply: Reply<body::Opened>, head: bool) -> Response<ResBody> {
         None => text(status),
     };
     *r.status_mut() = status;
-    set_headers(r.headers_mut(), &reply.headers);
+    set_headers(r.headers_mut(), reply.headers);
     r
 }
 
