@@ -156,6 +156,10 @@ impl Entry {
     }
 }
 
+/// The most representations one request is offered: three variants and a
+/// delta of each coding against the dictionary it holds, with room to spare.
+const OFFERS_MAX: usize = 8;
+
 /// Response headers, in the order they are best sent. Names are canonical case.
 pub type Headers = Vec<(&'static str, String)>;
 
@@ -458,14 +462,25 @@ impl Entry {
         dictionary: Option<&[u8; 32]>,
         browser: Browser,
     ) -> Selection<'_> {
-        let mut candidates: Vec<&Representation> = self.variants.iter().collect();
-        if let Some(d) = dictionary {
-            candidates.extend(self.deltas.iter().filter(|(h, _)| h == d).map(|(_, r)| r));
-        }
-        let offers: Vec<(Coding, u64)> = candidates
+        // The variants and the deltas against the dictionary held, on the
+        // stack: no allocation per request (past OFFERS_MAX, a manifest's
+        // duplicates, more are not offered).
+        let mut candidates = [&self.identity; OFFERS_MAX];
+        let mut offered = [(Coding::Variant(Codec::Brotli), 0); OFFERS_MAX];
+        let mut n = 0;
+        let deltas = self
+            .deltas
             .iter()
-            .filter_map(|r| r.coding.map(|c| (c, r.size)))
-            .collect();
+            .filter(|(h, _)| dictionary == Some(h))
+            .map(|(_, r)| r);
+        for r in self.variants.iter().chain(deltas) {
+            if let (Some(c), true) = (r.coding, n < OFFERS_MAX) {
+                candidates[n] = r;
+                offered[n] = (c, r.size);
+                n += 1;
+            }
+        }
+        let offers = &offered[..n];
         let vary = vary(
             !self.deltas.is_empty(),
             !self.variants.is_empty(),
@@ -478,7 +493,7 @@ impl Entry {
             )];
             return Selection::Deferred { headers };
         }
-        let representation = match negotiate::choose(accept, self.identity.size, &offers) {
+        let representation = match negotiate::choose(accept, self.identity.size, offers) {
             negotiate::Choice::Identity => &self.identity,
             negotiate::Choice::Variant(i) => candidates[i],
             negotiate::Choice::NotAcceptable => {
@@ -489,10 +504,9 @@ impl Entry {
                 return Selection::NotAcceptable { headers };
             }
         };
-        let mut headers: Headers = vec![
-            ("Content-Type", self.content_type.clone()),
-            ("Content-Length", representation.size.to_string()),
-        ];
+        let mut headers: Headers = Vec::with_capacity(10);
+        headers.push(("Content-Type", self.content_type.clone()));
+        headers.push(("Content-Length", representation.size.to_string()));
         if let Some(c) = representation.coding {
             headers.push(("Content-Encoding", c.token().to_string()));
         }

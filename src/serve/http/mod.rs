@@ -235,16 +235,46 @@ fn write(reply: Reply<body::Opened>, head: bool) -> Response<ResBody> {
 /// A request's fields as the decisions read them.
 impl Fields for HeaderMap {
     fn values(&self, name: &str) -> Vec<&[u8]> {
-        self.get_all(name).iter().map(|v| v.as_bytes()).collect()
+        match request_field(name) {
+            Some(n) => self.get_all(n).iter().map(|v| v.as_bytes()).collect(),
+            None => self.get_all(name).iter().map(|v| v.as_bytes()).collect(),
+        }
     }
 
     fn first(&self, name: &str) -> Option<&[u8]> {
-        self.get(name).map(|v| v.as_bytes())
+        match request_field(name) {
+            Some(n) => self.get(n),
+            None => self.get(name),
+        }
+        .map(|v| v.as_bytes())
     }
 
     fn one(&self, name: &str) -> Option<&[u8]> {
-        let mut all = self.get_all(name).iter();
+        let all = match request_field(name) {
+            Some(n) => self.get_all(n),
+            None => self.get_all(name),
+        };
+        let mut all = all.iter();
         let v = all.next()?;
         all.next().is_none().then(|| v.as_bytes())
     }
+}
+
+/// The request fields the decisions read, as constants: no parse of the
+/// name per lookup.
+fn request_field(name: &str) -> Option<hyper::header::HeaderName> {
+    use hyper::header::{self, HeaderName};
+    Some(match name {
+        "accept-encoding" => header::ACCEPT_ENCODING,
+        "if-none-match" => header::IF_NONE_MATCH,
+        "if-match" => header::IF_MATCH,
+        "if-modified-since" => header::IF_MODIFIED_SINCE,
+        "if-unmodified-since" => header::IF_UNMODIFIED_SINCE,
+        "if-range" => header::IF_RANGE,
+        "range" => header::RANGE,
+        "available-dictionary" => HeaderName::from_static("available-dictionary"),
+        "sec-fetch-dest" => HeaderName::from_static("sec-fetch-dest"),
+        "sec-ch-ua" => HeaderName::from_static("sec-ch-ua"),
+        _ => return None,
+    })
 }
