@@ -29,7 +29,7 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use serde_json::Value;
-use serve_util::repo;
+use serve_util::{common, repo};
 
 /// One framework at a time: a build takes both cores.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -224,23 +224,21 @@ fn vite_react_under_a_base_path_with_same_named_lazy_chunks() {
 fn the_report_s_returning_visitor_is_what_chromium_downloaded(app: &str, r: &Value) {
     let work = repo().join("target/field").join(app);
     let last = r["releases"].as_u64().unwrap_or(3);
-    let out = Command::new(assert_cmd::cargo::cargo_bin("precompress"))
-        .arg("report")
-        .arg(work.join(format!("cache-{last}")))
-        .arg("--json")
-        // The release before it, as its folder publishes it: field.mjs
-        // empties the store before each mode.
-        .arg("--no-cache")
-        .arg("--dictionary-from")
-        .arg(work.join(format!("cache-{}", last - 1)))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (this, before) = (
+        work.join(format!("cache-{last}")),
+        work.join(format!("cache-{}", last - 1)),
     );
-    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The release before it, as its folder publishes it: field.mjs empties
+    // the store before each mode.
+    let figures: Value = serde_json::from_str(&common::succeeds(&[
+        "report".as_ref(),
+        this.as_os_str(),
+        "--json".as_ref(),
+        "--no-cache".as_ref(),
+        "--dictionary-from".as_ref(),
+        before.as_os_str(),
+    ]))
+    .unwrap();
     let h = &figures["headline"];
     let i = (last - 1) as usize;
     let chromium_back = r["modes"]["cache"]["returning"][i]["whole"]
@@ -324,16 +322,7 @@ fn slow_phone_first_visits_never_fetch_the_code_dictionary_whole(app: &str) -> u
         .status()
         .unwrap();
     assert!(cp.success());
-    let run = Command::new(assert_cmd::cargo::cargo_bin("precompress"))
-        .args(["--no-config", "-q"])
-        .arg(&site)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    common::succeeds(&["--no-config".as_ref(), "-q".as_ref(), site.as_os_str()]);
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(site.join("precompress-manifest.json")).unwrap())
             .unwrap();
@@ -521,17 +510,14 @@ fn a_lazy_route_never_makes_a_first_visit_fetch_a_dictionary_whole() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("site");
         serve_util::lazy_route_tree(&dir);
-        let out = Command::new(assert_cmd::cargo::cargo_bin("precompress"))
-            .args(["--no-config", "--json", "--shared-dictionary", mode])
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let report: Value = serde_json::from_str(&common::succeeds(&[
+            "--no-config".as_ref(),
+            "--json".as_ref(),
+            "--shared-dictionary".as_ref(),
+            mode.as_ref(),
+            dir.as_os_str(),
+        ]))
+        .unwrap();
         let said = report["run"]["first_visit"]["linked_bytes"]
             .as_u64()
             .unwrap();
