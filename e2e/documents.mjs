@@ -48,7 +48,7 @@ for (const n of [1, 2]) {
     }
     writeFileSync(path.join(dir, 'library', p), html);
   }
-  run(['--no-config', '-q', dir, '--cache-dir', path.join(work, 'cache')]);
+  run(['--no-config', '-q', '--shared-dictionary', 'on', dir, '--cache-dir', path.join(work, 'cache')]);
   run(['check', dir]);
   deployed.push(dir);
 }

@@ -136,10 +136,10 @@ pub struct Config {
 /// for it, which costs a first visit nothing (`run::dictionaries::shared`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SharedDictionary {
-    /// The code dictionary when what it adds to the marked chunk is a small
-    /// share of its folder (`run::dictionaries::shared::AUTO_MAX_SHARE`), and the
-    /// documents dictionary when it pays back within a few pages: a first
-    /// visit fetches what the summary says.
+    /// The code dictionary with the members a first visit can fetch at idle
+    /// within 2% of its download (`model::dictionary::IDLE_MAX_SHARE`), and
+    /// the documents dictionary when it pays back within a few pages: a
+    /// first visit fetches what the summary says.
     #[default]
     Auto,
     /// The code dictionary whatever it adds (returning visitors get the

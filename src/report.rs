@@ -119,6 +119,15 @@ pub struct FirstVisit {
     pub groups: usize,
     /// The chunks in those groups.
     pub grouped: usize,
+    /// With `--shared-dictionary auto`, the most the dictionaries may cost
+    /// a first visit at idle, the code dictionary first: 2% of a first visit
+    /// of the landing page (`model::dictionary::IDLE_MAX_SHARE`); none for a
+    /// release with no page, or with `on`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_budget: Option<u64>,
+    /// The page that budget was measured on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landing_page: Option<String>,
 }
 
 /// The documents dictionary's estimate, measured on pages it does not hold.
@@ -138,6 +147,11 @@ pub struct DocumentsDictionary {
     pub payback_pages: Option<f64>,
     /// It is made when `payback_pages` is at most this.
     pub bound_pages: f64,
+    /// With `--shared-dictionary auto`, what was left of the first visit's
+    /// idle budget for it (`FirstVisit::idle_budget`, less the code
+    /// dictionary's cost): it is made only when `dictionary_br_bytes` fits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_left: Option<u64>,
 }
 
 /// How close the job phase came to its floor: with perfect scheduling it

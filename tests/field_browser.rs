@@ -13,9 +13,10 @@
 //! stylesheet that changed decoded to the new file, and came as `dcb` or
 //! `dcz` unless the run found no delta smaller than its brotli variant;
 //! the returning visitor downloaded at most 10% of a first visit's JS and
-//! CSS (with no dictionaries at all), dictionaries included; and a first
-//! visit downloaded at most 25% more than with no dictionaries, any
-//! dictionary fetched at idle included. Measured before this work, on the
+//! CSS (with no dictionaries at all), dictionaries included, and at most 5%
+//! of its whole download; a first visit downloaded at most 25% more than
+//! with no dictionaries, any dictionary fetched at idle included, and what
+//! it fetched at idle was at most 2% of its whole download. Measured before this work, on the
 //! same builds: a first visit paid 78% more on SvelteKit and 93% more on
 //! Nuxt (the shared dictionary every page linked).
 //!
@@ -66,6 +67,10 @@ const RETURNING_WHOLE_MAX: f64 = 0.05;
 
 /// A first visit downloads at most this much more than with no dictionaries.
 const FIRST_VISIT_EXTRA_MAX: f64 = 0.25;
+
+/// ... and what it fetches at idle for dictionaries is at most this share
+/// of its whole download (issue #45; `--shared-dictionary auto`'s budget).
+const IDLE_MAX: f64 = 0.02;
 
 fn field(app: &str) -> Value {
     browser_ready();
@@ -136,6 +141,12 @@ fn assert_deltas_reach_returning_visitors_and_cost_first_visits_little(r: &Value
             assert!(
                 f["wholeExtra"].as_f64().unwrap() <= f["extra"].as_f64().unwrap().max(0.0),
                 "{app} ({mode}) release {}: {f}",
+                i + 1
+            );
+            let idle = f["dictionaries"].as_f64().unwrap();
+            assert!(
+                idle <= IDLE_MAX * f["whole"].as_f64().unwrap(),
+                "{app} ({mode}) release {}: a first visit fetched {idle} B of dictionaries at idle: {f}",
                 i + 1
             );
             let extra = f["extra"].as_f64().unwrap();
@@ -281,16 +292,19 @@ fn astro_static_with_a_client_island() {
 #[ignore = "e2e tier: needs Chromium, node and the npm registry; run with cargo test -- --include-ignored (bash .ci/run installs all)"]
 fn nuxt_generate() {
     let r = field("nuxt");
-    // Every small chunk imports the entry and changes with it: the code
-    // dictionary holds them, a first visit fetches it as a delta against the
-    // entry (about 3% of the visit), and returning visitors offer it.
+    // Every small chunk imports the entry and changes with it. Holding them
+    // all, the code dictionary cost a first visit 4.0% of its download at
+    // idle; `auto` holds it to 2% ([`IDLE_MAX`]), which on this build leaves
+    // none (a returning visitor gets the page's chunk as a delta against
+    // the entry instead), and any it makes lies in the entry's folder.
     for mode in FIELD_MODES {
         for d in r["modes"][mode]["sharedDictionary"].as_array().unwrap() {
-            let d = d.as_str().unwrap_or("none");
-            assert!(
-                d.starts_with("_nuxt/precompress-dictionary-") && d.ends_with(".js"),
-                "{mode}: {d}"
-            );
+            if let Some(d) = d.as_str() {
+                assert!(
+                    d.starts_with("_nuxt/precompress-dictionary-") && d.ends_with(".js"),
+                    "{mode}: {d}"
+                );
+            }
         }
     }
     assert_deltas_reach_returning_visitors_and_cost_first_visits_little(&r);
@@ -322,7 +336,15 @@ fn slow_phone_first_visits_never_fetch_the_code_dictionary_whole(app: &str) -> u
         .status()
         .unwrap();
     assert!(cp.success());
-    common::succeeds(&["--no-config".as_ref(), "-q".as_ref(), site.as_os_str()]);
+    // `on`: the race concerns any code dictionary, whether `auto`'s
+    // budget makes one for this build or not.
+    common::succeeds(&[
+        "--no-config".as_ref(),
+        "-q".as_ref(),
+        "--shared-dictionary".as_ref(),
+        "on".as_ref(),
+        site.as_os_str(),
+    ]);
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(site.join("precompress-manifest.json")).unwrap())
             .unwrap();

@@ -49,7 +49,7 @@ export interface PrecompressOptions {
   useAsDictionary?: boolean;
   /** Send HTML pages no-cache and write no deltas of their own, instead of marking each page as the dictionary of its next version (`false`: `--no-page-dictionary`). Default: true. */
   pageDictionary?: boolean;
-  /** The dictionaries every page links, fetched at idle by a first visit: auto, only where they add little (the summary says how much); on, always; off, none (true is auto, false off) (`--shared-dictionary`). Default: 'auto'. */
+  /** The dictionaries every page links, fetched at idle by a first visit: auto, within 2% of a first visit (the summary says how much); on, always; off, none (true is auto, false off) (`--shared-dictionary`). Default: 'auto'. */
   sharedDictionary?: boolean | 'auto' | 'on' | 'off';
   /** Print a line per asset (its best variant, or why it has none) on stderr (`--verbose`). Default: false. */
   verbose?: boolean;

@@ -253,14 +253,23 @@ fn first_visit_line(f: &precompressor::FirstVisit) -> Option<String> {
     } else {
         String::new()
     };
+    // auto's bound, said where it decided.
+    let budget = match (f.idle_budget, &f.landing_page) {
+        (Some(b), Some(page)) => format!(
+            ", which holds what a first visit fetches at idle to {} ({}% of a first visit of {page})",
+            human(b),
+            precompressor::model::dictionary::IDLE_MAX_SHARE * 100.0
+        ),
+        _ => String::new(),
+    };
     Some(if f.linked.is_empty() {
         format!(
-            "first visit: fetches no dictionary (--shared-dictionary {}){groups}",
+            "first visit: fetches no dictionary (--shared-dictionary {}{budget}){groups}",
             f.shared_dictionary
         )
     } else {
         format!(
-            "first visit: fetches {} of dictionaries at idle, which every page links ({}; --shared-dictionary {}){groups}",
+            "first visit: fetches {} of dictionaries at idle, which every page links ({}; --shared-dictionary {}{budget}){groups}",
             human(f.linked_bytes),
             f.linked.join(", "),
             f.shared_dictionary
@@ -350,9 +359,18 @@ fn documents_line(d: &precompressor::DocumentsDictionary) -> String {
         Some(p) => format!("pays back after {p:.1} pages"),
         None => "never pays back".to_string(),
     };
-    match &d.path {
-        Some(p) => format!("documents dictionary {p}: {payback} ({measured})"),
-        None => format!(
+    match (&d.path, d.idle_left) {
+        (Some(p), _) => format!("documents dictionary {p}: {payback} ({measured})"),
+        (None, Some(left))
+            if d.dictionary_br_bytes > left
+                && d.payback_pages.is_some_and(|p| p <= d.bound_pages) =>
+        {
+            format!(
+                "no documents dictionary: it {payback}, but costs a first visit more at idle than the {} left of its budget (--shared-dictionary on makes it; {measured})",
+                human(left)
+            )
+        }
+        (None, _) => format!(
             "no documents dictionary: it {payback}, and is made only within {} ({measured})",
             d.bound_pages
         ),

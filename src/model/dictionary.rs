@@ -387,6 +387,28 @@ pub fn is_page(path: &str) -> bool {
     crate::model::content::extension(path).is_some_and(|e| PAGE_TYPES.contains(&e.as_str()))
 }
 
+/// `--shared-dictionary auto` holds in the code dictionary
+/// (`run::dictionaries::shared`), besides the marked chunk, only the members
+/// a first visit can fetch at idle within this share of what it downloads
+/// anyway (its landing page and what that loads, measured with zstd at the
+/// run's level, as the delta is). A first visit fetches the dictionary as a
+/// delta against the marked chunk, about the compressed size of those
+/// members; a returning visitor saves about as much after every release
+/// (they are what changes: chunks that import).
+/// Holding every such member, a first visit of Nuxt 4 paid 4.0% of its
+/// whole download at idle, of SvelteKit 2 also 4.0%
+/// (bench/results/field-pages-20261205.md).
+pub const IDLE_MAX_SHARE: f64 = 0.02;
+
+/// The page "a visit" lands on, for the run's summary, `report` and the
+/// idle budget of the code dictionary alike: `index.html` at DIR's top,
+/// else the first page of `keys` in path order.
+pub fn landing_page<'a>(keys: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    keys.into_iter()
+        .filter(|k| is_page(k))
+        .min_by_key(|k| (*k != "index.html", *k))
+}
+
 /// Whether the shared dictionary at `dict` (of either kind) is one a browser
 /// offers for the asset at `rel`: a documents dictionary for pages, a code
 /// one for the scripts in its folder (a `.txt` one, as made before, for

@@ -32,6 +32,7 @@ pub mod filter;
 pub(crate) mod jobs;
 pub(crate) mod plan;
 pub(crate) mod scan;
+pub(crate) mod scan_dictionaries;
 pub(crate) mod scanned;
 pub(crate) mod settings;
 pub mod shard;
@@ -212,7 +213,12 @@ fn execute_and_commit(
         );
     }
     if cfg.use_as_dictionary {
-        log.counts.first_visit = Some(first_visit(cfg, &manifest, &scanned.groups));
+        let budget = log.counts.first_visit.take().unwrap_or_default();
+        log.counts.first_visit = Some(crate::report::FirstVisit {
+            idle_budget: budget.idle_budget,
+            landing_page: budget.landing_page,
+            ..first_visit(cfg, &manifest, &scanned.groups)
+        });
     }
     write_outputs(
         env,
@@ -266,6 +272,7 @@ fn first_visit(
         linked_bytes,
         groups: groups.len(),
         grouped: groups.iter().map(|g| g.members.len()).sum(),
+        ..Default::default()
     }
 }
 

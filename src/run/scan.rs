@@ -4,6 +4,7 @@
 //! dictionaries in the earlier releases chosen; and what the plan needs of
 //! each source. Small sources are kept in memory (up to [`HELD_FILE_MAX`]
 //! each and [`HELD_TOTAL_MAX`] in all), so their codec jobs share one read.
+//! The release's own dictionaries are `run::scan_dictionaries`'.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -14,7 +15,6 @@ use std::time::SystemTime;
 use base64::Engine;
 use rayon::prelude::*;
 
-use crate::config::SharedDictionary;
 use crate::encode::brotli_split::parts_for;
 use crate::encode::estimate::ShrinkProbe;
 use crate::encode::Codec;
@@ -22,8 +22,6 @@ use crate::error::{Error, Result};
 use crate::fsutil::{open_own, CopyMeta};
 use crate::model::content::content_kind;
 use crate::model::dictionary::{is_candidate, is_page_candidate};
-use crate::report::DocumentsDictionary;
-use crate::run::dictionaries::shared::Shared;
 use crate::run::env::{remove_ours, Env, Log};
 use crate::run::filter::Filter;
 use crate::run::scanned::{Chosen, Dict, ScanOut, Scanned, Source};
@@ -281,7 +279,7 @@ pub(crate) fn choose_dictionaries(
         } else {
             group
         };
-        let input = || held_or_read(f);
+        let input = || f.held_or_read();
         if let Some((old, sha)) =
             releases::choose(input, &f.sha256_raw, &group, page, &mut warnings)
         {
@@ -354,7 +352,9 @@ pub(crate) fn scan_stage(
         }
         _ => true,
     });
-    let (shared, groups) = shared_stage(env, &mut files, log);
+    let scan_new = |found| scan(found, &env.filter, &AtomicU64::new(0));
+    let (shared, groups) =
+        crate::run::scan_dictionaries::shared_stage(env, &mut files, scan_new, log);
     crate::run::dictionaries::publish::publish_stage(
         env,
         &mut files,
@@ -450,225 +450,6 @@ fn add_own_dictionary(
             c.push((own.clone(), d.sha256_raw));
         }
     }
-}
-
-/// The file name of `rel`, with no folder.
-fn file_name(rel: &str) -> &str {
-    rel.rsplit('/').next().unwrap_or(rel)
-}
-
-/// This release's groups of chunks with no pattern of their own, each with
-/// its marked chunk (`run::dictionaries::shared::groups`), of the assets `passed`; which
-/// members import another file is read in parallel on the run's pool (an
-/// unreadable one imports nothing).
-fn group_stage(
-    env: &Env,
-    passed: &[&Scanned],
-    all: &[Scanned],
-) -> Vec<crate::run::dictionaries::shared::Group> {
-    use crate::run::dictionaries::shared::{groups, groups_loaded, members, references};
-    let assets: Vec<(&str, u64)> = passed
-        .iter()
-        .map(|f| (f.found.rel.as_str(), f.size))
-        .collect();
-    let names: std::collections::HashSet<&str> =
-        all.iter().map(|f| file_name(&f.found.rel)).collect();
-    let refers: HashMap<usize, bool> = env.pool.install(|| {
-        members(&assets)
-            .into_par_iter()
-            .map(|i| {
-                let f = passed[i];
-                let own = file_name(&f.found.rel);
-                let yes = match &f.content {
-                    Some(b) => references(b, &names, own),
-                    None => crate::fsutil::read_own(&f.found.path, u64::MAX)
-                        .is_ok_and(|b| references(&b, &names, own)),
-                };
-                (i, yes)
-            })
-            .collect()
-    });
-    let loaded = first_visit_loads(env, all);
-    let refers = |i| refers.get(&i).copied().unwrap_or(false);
-    match loaded {
-        Some(l) => groups_loaded(&assets, refers, |i| l.contains(assets[i].0)),
-        None => groups(&assets, refers),
-    }
-}
-
-/// What a first visit of any of the release's pages loads
-/// (`run::dictionaries::first_visit`); `None` for a release with no page, whose first
-/// visit is not known.
-fn first_visit_loads(env: &Env, all: &[Scanned]) -> Option<std::collections::BTreeSet<String>> {
-    use crate::model::dictionary::is_page;
-    let pages: Vec<(&str, Vec<u8>)> = all
-        .iter()
-        .filter(|f| is_page(&f.found.rel))
-        .filter_map(|f| Some((f.found.rel.as_str(), held_or_read(f)?)))
-        .collect();
-    if pages.is_empty() {
-        return None;
-    }
-    let by_rel: HashMap<&str, &Scanned> = all.iter().map(|f| (f.found.rel.as_str(), f)).collect();
-    let keys = by_rel.keys().copied().collect();
-    let read = |k: &str| by_rel.get(k).and_then(|f| held_or_read(f));
-    Some(crate::run::dictionaries::first_visit::loads(
-        &pages,
-        read,
-        &keys,
-        &env.cfg.base,
-    ))
-}
-
-/// This release's groups of chunks with no pattern of their own
-/// (`run::dictionaries::shared::groups`) and its shared dictionaries (`run::dictionaries::shared`,
-/// `run::dictionaries::documents`): built from the scanned assets, written into DIR
-/// unless there already, and scanned as more assets; the ones earlier runs
-/// wrote and this one does not make are removed (provably ours: named by
-/// the hash of content that starts with the marker). No groups without
-/// dictionaries (`--no-use-as-dictionary`); no dictionary a page links with
-/// `--shared-dictionary off`; in a dry run only those on disk already.
-fn shared_stage(
-    env: &Env,
-    files: &mut Vec<Scanned>,
-    log: &mut Log,
-) -> (Vec<Shared>, Vec<crate::run::dictionaries::shared::Group>) {
-    let earlier = take_earlier_dictionaries(files);
-    let mut made = Vec::new();
-    let mut groups = Vec::new();
-    if env.cfg.use_as_dictionary {
-        let passed: Vec<&Scanned> = files
-            .iter()
-            .filter(|f| env.filter.takes_deltas(&f.found.rel, f.size))
-            .collect();
-        groups = group_stage(env, &passed, files);
-        if env.cfg.shared_dictionary != SharedDictionary::Off {
-            made = build_dictionaries(env, &passed, &groups, log);
-        }
-    }
-    (place_dictionaries(env, made, earlier, files, log), groups)
-}
-
-/// The file's bytes: those the scan held, or read again.
-fn held_or_read(f: &Scanned) -> Option<Vec<u8>> {
-    f.content.clone().or_else(|| f.found.read().ok())
-}
-
-/// Takes out of `files` the dictionaries earlier runs wrote: ours, not
-/// sources of this run. A file with one of our names but past the bound is
-/// not ours: never read whole.
-fn take_earlier_dictionaries(files: &mut Vec<Scanned>) -> Vec<Scanned> {
-    use crate::model::dictionary::{shared_kind, SharedKind};
-    use crate::run::dictionaries::{documents, shared};
-    let mut earlier = Vec::new();
-    let mut i = 0;
-    while i < files.len() {
-        let f = &files[i];
-        let ours = f.size <= shared::MAX_BYTES * 2
-            && shared_kind(&f.found.rel).is_some_and(|kind| {
-                held_or_read(f).is_some_and(|b| match kind {
-                    SharedKind::Code => shared::is_ours(&f.found.rel, &b),
-                    SharedKind::Documents => documents::is_ours(&f.found.rel, &b),
-                })
-            });
-        if ours {
-            earlier.push(files.remove(i));
-        } else {
-            i += 1;
-        }
-    }
-    earlier
-}
-
-/// This release's code dictionary (from `groups`) and documents dictionary
-/// (measured first: made only when it pays), with their bytes; the
-/// documents dictionary's estimate goes to the report.
-fn build_dictionaries(
-    env: &Env,
-    passed: &[&Scanned],
-    groups: &[crate::run::dictionaries::shared::Group],
-    log: &mut Log,
-) -> Vec<(Shared, Vec<u8>)> {
-    use crate::run::dictionaries::{documents, shared};
-    let assets: Vec<(&str, u64)> = passed
-        .iter()
-        .map(|f| (f.found.rel.as_str(), f.size))
-        .collect();
-    let by_rel: HashMap<&str, &Scanned> =
-        passed.iter().map(|f| (f.found.rel.as_str(), *f)).collect();
-    let mut made: Vec<(Shared, Vec<u8>)> = shared::build(
-        groups,
-        |r| by_rel.get(r).map_or(0, |f| f.size),
-        |r| by_rel.get(r).and_then(|f| held_or_read(f)),
-        env.cfg.shared_dictionary == SharedDictionary::Auto,
-    )
-    .into_iter()
-    .collect();
-    let enc = crate::run::settings::delta_encoder(env.cfg);
-    let measure = |d: &[u8], held: &[Vec<u8>]| {
-        env.pool
-            .install(|| documents::measure(d, held, env.cfg.levels, &enc))
-    };
-    let (doc, estimate) = match documents::build(&assets, |j| held_or_read(passed[j]), measure) {
-        documents::Outcome::Made(s, bytes, e) => (Some((s, bytes)), Some(e)),
-        documents::Outcome::NotWorth(e) => (None, e),
-        documents::Outcome::None => (None, None),
-    };
-    log.counts.documents_dictionary = estimate.map(|e| DocumentsDictionary {
-        path: doc.as_ref().map(|(s, _)| s.rel.clone()),
-        measured_pages: e.pages,
-        br_bytes: e.br,
-        delta_bytes: e.delta,
-        dictionary_br_bytes: e.dictionary_br,
-        payback_pages: e.payback(),
-        bound_pages: documents::PAYBACK_PAGES,
-    });
-    made.extend(doc);
-    made
-}
-
-/// Each dictionary `made` written into DIR unless an earlier run's is there
-/// with those bytes, and scanned as one more asset; the earlier ones this
-/// run does not make removed. A dry run writes nothing: it reports a
-/// dictionary it would make only when that one is on disk already.
-fn place_dictionaries(
-    env: &Env,
-    made: Vec<(Shared, Vec<u8>)>,
-    mut earlier: Vec<Scanned>,
-    files: &mut Vec<Scanned>,
-    log: &mut Log,
-) -> Vec<Shared> {
-    let mut out = Vec::new();
-    for (s, bytes) in made {
-        let scanned = match earlier.iter().position(|e| e.found.rel == s.rel) {
-            Some(p) => earlier.swap_remove(p),
-            None if env.cfg.dry_run => continue,
-            None => {
-                let path = env.root.join(&s.rel);
-                let written = crate::fsutil::write_atomic(&path, &bytes, None).and_then(|()| {
-                    let found = Found {
-                        rel: s.rel.clone(),
-                        path,
-                        linked: false,
-                    };
-                    scan(found, &env.filter, &AtomicU64::new(0))
-                });
-                match written {
-                    Ok(f) => f,
-                    Err(e) => {
-                        log.errors.push(e);
-                        continue;
-                    }
-                }
-            }
-        };
-        files.push(scanned);
-        out.push(s);
-    }
-    for e in earlier {
-        remove_ours(env.cfg, &e.found.path, &e.found.rel, log);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -43,6 +43,13 @@ pub(crate) struct Scanned {
     pub(crate) incompressible: bool,
 }
 
+impl Scanned {
+    /// Its bytes: those the scan held, or read again.
+    pub(crate) fn held_or_read(&self) -> Option<Vec<u8>> {
+        self.content.clone().or_else(|| self.found.read().ok())
+    }
+}
+
 #[cfg(test)]
 impl Scanned {
     /// A source of `size` bytes at `rel`, as unit tests need one (nothing read).

@@ -116,15 +116,7 @@ pub fn landing_loads(dir: &Path, m: &Manifest) -> Option<(String, BTreeSet<Strin
 /// The headline's page ([`figures::landing`]): `index.html` at DIR's top,
 /// else the first page in path order.
 fn landing_page(m: &Manifest) -> Option<String> {
-    let mut pages = m.files.keys().filter(|k| is_page(k));
-    let first = pages.next()?;
-    Some(
-        if m.files.contains_key("index.html") && is_page("index.html") {
-            "index.html".to_string()
-        } else {
-            first.clone()
-        },
-    )
+    crate::model::dictionary::landing_page(m.files.keys().map(String::as_str)).map(str::to_string)
 }
 
 /// Per page of the manifest (`only` that one, if given), the keys a first

@@ -259,7 +259,7 @@ pub static RUN: &[Opt] = &[
             },
             Name::Is("shared-dictionary"),
             Name::Is("sharedDictionary"),
-            "The dictionaries every page links, fetched at idle by a first visit: auto, only where they add little (the summary says how much); on, always; off, none (true is auto, false off)",
+            "The dictionaries every page links, fetched at idle by a first visit: auto, within 2% of a first visit (the summary says how much); on, always; off, none (true is auto, false off)",
         )
     },
     opt(

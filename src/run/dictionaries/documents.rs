@@ -56,6 +56,9 @@ pub const HELD_OUT: usize = 8;
 /// Made when it pays back within this many pages.
 pub const PAYBACK_PAGES: f64 = 10.0;
 
+/// Sizes of the dictionary measured at most to fit an idle budget.
+pub const FITS_TRIED: usize = 3;
+
 /// What the run measured for a documents dictionary.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {
@@ -129,29 +132,60 @@ pub enum Outcome {
 
 /// The documents dictionary of a release whose assets are `assets` (path,
 /// size), with `read` giving an asset's bytes and `measure` the estimate for
-/// a dictionary and held-out pages ([`measure`] in a run). Deterministic.
+/// a dictionary and held-out pages ([`measure`] in a run). With `budget`
+/// (`--shared-dictionary auto`: what a first visit may still fetch at idle,
+/// `model::dictionary::IDLE_MAX_SHARE`), a dictionary whose brotli bytes
+/// pass it holds fewer pages (the smallest, scaled to the budget; at most
+/// [`FITS_TRIED`] sizes measured), and none when one page passes it.
+/// Deterministic.
 pub fn build(
     assets: &[(&str, u64)],
     read: impl Fn(usize) -> Option<Vec<u8>>,
-    measure: impl FnOnce(&[u8], &[Vec<u8>]) -> Option<Estimate>,
+    measure: impl Fn(&[u8], &[Vec<u8>]) -> Option<Estimate>,
+    budget: Option<u64>,
 ) -> Outcome {
-    let (chosen, held) = split(assets);
+    let (mut chosen, held) = split(assets);
     if chosen.is_empty() || held.is_empty() {
         return Outcome::None;
-    }
-    let mut bytes = MARKER.to_vec();
-    for &i in &chosen {
-        let Some(b) = read(i) else {
-            return Outcome::NotWorth(None);
-        };
-        bytes.extend_from_slice(&b);
-        bytes.push(b'\n');
     }
     let Some(held) = held.iter().map(|&i| read(i)).collect::<Option<Vec<_>>>() else {
         return Outcome::NotWorth(None);
     };
-    let Some(estimate) = measure(&bytes, &held) else {
-        return Outcome::NotWorth(None);
+    let mut tried = 0;
+    let (bytes, estimate) = loop {
+        let mut bytes = MARKER.to_vec();
+        for &i in &chosen {
+            let Some(b) = read(i) else {
+                return Outcome::NotWorth(None);
+            };
+            bytes.extend_from_slice(&b);
+            bytes.push(b'\n');
+        }
+        let Some(estimate) = measure(&bytes, &held) else {
+            return Outcome::NotWorth(None);
+        };
+        tried += 1;
+        let over = budget.filter(|max| estimate.dictionary_br > *max);
+        let Some(max) = over else {
+            break (bytes, estimate);
+        };
+        // Scaled to the budget, a tenth below it (a smaller dictionary
+        // compresses a little worse per byte).
+        let raw: u64 = chosen.iter().map(|&i| assets[i].1).sum();
+        let target = raw as f64 * max as f64 / estimate.dictionary_br as f64 * 0.9;
+        let mut total = 0;
+        let keep = chosen
+            .iter()
+            .take_while(|&&i| {
+                total += assets[i].1;
+                total as f64 <= target
+            })
+            .count()
+            .min(chosen.len() - 1);
+        if keep == 0 || tried == FITS_TRIED {
+            return Outcome::NotWorth(Some(estimate));
+        }
+        chosen.truncate(keep);
     };
     if !estimate.pays() {
         return Outcome::NotWorth(Some(estimate));
@@ -262,9 +296,12 @@ mod tests {
         let s = site(20);
         let assets: Vec<(&str, u64)> = s.iter().map(|(r, n)| (r.as_str(), *n)).collect();
         let read = |i: usize| Some(assets[i].0.as_bytes().repeat(40));
-        match build(&assets, read, |_, held| {
-            Some(e(held.len() as u64 * 900, 100, 50))
-        }) {
+        match build(
+            &assets,
+            read,
+            |_, held| Some(e(held.len() as u64 * 900, 100, 50)),
+            None,
+        ) {
             Outcome::Made(s, bytes, _) => {
                 assert!(bytes.starts_with(MARKER));
                 assert!(is_ours(&s.rel, &bytes));
@@ -273,8 +310,27 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // Within an idle budget: fewer pages, the smallest, until its
+        // brotli bytes fit (here a byte of it per 10 B it holds).
+        let by_size =
+            |d: &[u8], held: &[Vec<u8>]| Some(e(held.len() as u64 * 900, 100, d.len() as u64 / 10));
+        let Outcome::Made(_, whole, _) = build(&assets, read, by_size, None) else {
+            panic!("made")
+        };
+        let Outcome::Made(_, fits, est) =
+            build(&assets, read, by_size, Some(whole.len() as u64 / 30))
+        else {
+            panic!("made within the budget")
+        };
+        assert!(est.dictionary_br <= whole.len() as u64 / 30, "{est:?}");
+        assert!(fits.len() < whole.len() && fits.starts_with(MARKER));
+        // Not when a single page passes it.
         assert!(matches!(
-            build(&assets, read, |_, _| Some(e(1000, 990, 5000))),
+            build(&assets, read, by_size, Some(1)),
+            Outcome::NotWorth(Some(_))
+        ));
+        assert!(matches!(
+            build(&assets, read, |_, _| Some(e(1000, 990, 5000)), None),
             Outcome::NotWorth(Some(_))
         ));
     }

@@ -63,17 +63,7 @@ pub const MIN_BYTES: u64 = 1024;
 /// The most member bytes a code dictionary holds; those past it are left out.
 pub const MAX_BYTES: u64 = 1 << 20;
 
-/// `--shared-dictionary auto` makes the code dictionary only when the
-/// members it holds besides the marked chunk are at most this share of its
-/// group's bytes. A first visit fetches it as a delta against the marked
-/// chunk, about the brotli size of those members; a returning visitor saves
-/// about as much after every release (they are what changes: chunks that
-/// import), so it pays back at the first return. Bounded so that a first
-/// visit pays at most about this share of what it loads from the folder
-/// anyway: on Nuxt 4 (5.6% of the folder) a first visit paid 3.3% of its
-/// JS and CSS, and a returning visitor 1.3-1.7% instead of 6.7-6.9%
-/// (bench/results/field-series-20261203.md).
-pub const AUTO_MAX_SHARE: f64 = 0.10;
+pub use crate::model::dictionary::IDLE_MAX_SHARE;
 
 /// A dictionary resource a release gets: the code dictionary, or the
 /// documents dictionary (`run::dictionaries::documents`).
@@ -301,44 +291,68 @@ fn resource_group(groups: &[Group], size: impl Fn(&str) -> u64) -> Option<&Group
         })
 }
 
+/// What `--shared-dictionary auto` lets a first visit fetch at idle for the
+/// code dictionary ([`build`]): [`IDLE_MAX_SHARE`] of the first visit, and
+/// how to measure what a candidate costs.
+pub struct IdleBudget<'a> {
+    /// The most bytes the dictionary may cost as a delta against the marked
+    /// chunk.
+    pub bytes: u64,
+    /// The bytes `candidate` (a dictionary without the marked chunk) costs
+    /// as a delta against the marked chunk's bytes, `marked`.
+    pub cost: &'a (dyn Fn(&[u8], &[u8]) -> u64 + Sync),
+}
+
 /// The code dictionary of a release whose groups are `groups`, with `size`
 /// and `read` giving a member's size and bytes: its description and
-/// content, or `None` when no group has one worth making. With `bounded`
-/// (`--shared-dictionary auto`), only when the members it holds besides the
-/// marked chunk are at most [`AUTO_MAX_SHARE`] of its group's bytes, and a
-/// first visit loads the marked chunk (else it would fetch the dictionary
-/// whole at idle). Deterministic: the same tree gives the same bytes.
+/// content, or `None` when no group has one worth making. It holds the
+/// marked chunk, then the members that name others, smallest first (a
+/// page's own component, which changes with the page, is small; a library
+/// is large and changes seldom). With `bound` (`--shared-dictionary auto`),
+/// only while what they cost a first visit as a delta against the marked
+/// chunk stays within the budget, and only when a first visit loads the
+/// marked chunk (else it would fetch the dictionary whole at idle); then
+/// also what it costs, as measured. Deterministic: the same tree gives the
+/// same bytes.
 pub fn build(
     groups: &[Group],
     size: impl Fn(&str) -> u64,
     mut read: impl FnMut(&str) -> Option<Vec<u8>>,
-    bounded: bool,
-) -> Option<(Shared, Vec<u8>)> {
+    bound: Option<&IdleBudget>,
+) -> Option<(Shared, Vec<u8>, Option<u64>)> {
     let g = resource_group(groups, &size)?;
-    if bounded && !g.first_visit {
+    if bound.is_some() && !g.first_visit {
         return None;
     }
-    let group_bytes: u64 = g.members.iter().map(|m| size(m)).sum();
-    // The marked chunk first, then the members that name others.
-    let chosen = std::iter::once(&g.marked).chain(g.referring.iter().filter(|r| **r != g.marked));
-    let mut bytes = MARKER.to_vec();
-    let mut total = 0u64;
-    let mut others = 0u64;
-    for rel in chosen {
+    let marked = read(&g.marked)?;
+    let mut others: Vec<&String> = g.referring.iter().filter(|r| **r != g.marked).collect();
+    others.sort_by_key(|r| (size(r), *r));
+    let mut total = marked.len() as u64;
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    for rel in others {
         if total + size(rel) > MAX_BYTES {
             continue;
         }
         let Some(b) = read(rel) else { continue };
         total += b.len() as u64;
-        if *rel != g.marked {
-            others += b.len() as u64;
-        }
-        bytes.extend_from_slice(&b);
-        bytes.push(b'\n');
+        held.push(b);
     }
-    if others < MIN_BYTES || (bounded && others as f64 > AUTO_MAX_SHARE * group_bytes as f64) {
+    // What each measured prefix costs; the one kept is among them.
+    let mut costs: BTreeMap<usize, u64> = BTreeMap::new();
+    if let Some(b) = bound {
+        let fits = |n: usize| {
+            let c = (b.cost)(&marked, &candidate(&[], &held[..n]));
+            costs.insert(n, c);
+            c <= b.bytes
+        };
+        held.truncate(longest_prefix(held.len(), fits));
+    }
+    let others: u64 = held.iter().map(|b| b.len() as u64).sum();
+    if others < MIN_BYTES {
         return None;
     }
+    let idle = costs.get(&held.len()).copied();
+    let bytes = candidate(&marked, &held);
     let folder = folder_of(&g.marked);
     let hash = blake3::hash(&bytes).to_hex();
     let rel = shared_dictionary_path(SharedKind::Code, folder, &hash);
@@ -350,7 +364,48 @@ pub fn build(
             members: g.members.clone(),
         },
         bytes,
+        idle,
     ))
+}
+
+/// A code dictionary's bytes: the marker, then each chunk and a newline.
+fn candidate(marked: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
+    let mut bytes = MARKER.to_vec();
+    for b in std::iter::once(marked).chain(others.iter().map(Vec::as_slice)) {
+        if !b.is_empty() {
+            bytes.extend_from_slice(b);
+            bytes.push(b'\n');
+        }
+    }
+    bytes
+}
+
+/// The largest `n` of `0..=len` for which `fits(n)` holds, when it holds
+/// for every number below one that does (0 always fits): doubling, then
+/// halving, so a small budget measures few candidates.
+fn longest_prefix(len: usize, mut fits: impl FnMut(usize) -> bool) -> usize {
+    let (mut lo, mut step) = (0, 1);
+    // Double while it fits: lo fits, hi does not (or is past len).
+    let mut hi = loop {
+        let n = lo + step;
+        if n > len {
+            break len + 1;
+        }
+        if !fits(n) {
+            break n;
+        }
+        lo = n;
+        step *= 2;
+    };
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// Whether the file at `rel` with `bytes` is a code dictionary precompress
@@ -512,7 +567,7 @@ mod tests {
                 .repeat(size(rel) as usize / 20)
                 .into_bytes()
         };
-        let (s, bytes) = build(&g, size, |r| Some(body(r)), false).unwrap();
+        let (s, bytes, _) = build(&g, size, |r| Some(body(r)), None).unwrap();
         // Nuxt's folder has the most bytes; its entry first, then the chunk
         // that imports (the vendor-like chunks of SvelteKit stay out there).
         assert_eq!(s.kind, SharedKind::Code);
@@ -531,9 +586,17 @@ mod tests {
         );
         // Same tree, same bytes; a byte changed, another name and not ours;
         // one made before as .txt is still ours.
-        assert_eq!(build(&g, size, |r| Some(body(r)), false).unwrap().1, bytes);
-        // auto: the 3,769 B it holds besides the entry are 2% of the folder.
-        assert_eq!(build(&g, size, |r| Some(body(r)), true).unwrap().1, bytes);
+        assert_eq!(build(&g, size, |r| Some(body(r)), None).unwrap().1, bytes);
+        // auto: within a budget the 3,769 B it holds besides the entry fit.
+        let raw = |_: &[u8], c: &[u8]| c.len() as u64;
+        let roomy = IdleBudget {
+            bytes: 10_000,
+            cost: &raw,
+        };
+        assert_eq!(
+            build(&g, size, |r| Some(body(r)), Some(&roomy)).unwrap().1,
+            bytes
+        );
         let mut edited = bytes.clone();
         edited[MARKER.len()] ^= 1;
         assert!(!is_ours(&s.rel, &edited));
@@ -546,17 +609,20 @@ mod tests {
             &g,
             |r| small.iter().find(|a| a.0 == r).unwrap().1,
             |_| Some(vec![b'x'; 400]),
-            false
+            None
         )
         .is_none());
-        // auto: not when it would hold more than its share of the folder
-        // besides the marked chunk (a first visit pays about that).
+        // auto: not when nothing but the marked chunk fits the budget.
         let heavy = [("_nuxt/EntryAa1.js", 10_000), ("_nuxt/PageBb22.js", 5_000)];
         let g = groups(&heavy, |_| true);
         let sz = |r: &str| heavy.iter().find(|a| a.0 == r).unwrap().1;
         let read = |r: &str| Some(vec![b'x'; sz(r) as usize]);
-        assert!(build(&g, sz, read, false).is_some());
-        assert!(build(&g, sz, read, true).is_none());
+        assert!(build(&g, sz, read, None).is_some());
+        let tight = IdleBudget {
+            bytes: 4999,
+            cost: &raw,
+        };
+        assert!(build(&g, sz, read, Some(&tight)).is_none());
         // Nothing past the bound.
         let big = [
             ("_nuxt/AAAAaaa1.js", MAX_BYTES),
@@ -565,6 +631,89 @@ mod tests {
         ];
         let g = groups(&big, |_| true);
         let sz = |r: &str| big.iter().find(|a| a.0 == r).unwrap().1;
-        assert!(build(&g, sz, |r| Some(vec![b'x'; sz(r) as usize]), false).is_none());
+        assert!(build(&g, sz, |r| Some(vec![b'x'; sz(r) as usize]), None).is_none());
+    }
+
+    /// Issue #45: holding every member that imports, a first visit of Nuxt
+    /// and SvelteKit paid 4% of its download at idle. With a budget the
+    /// dictionary holds the smallest members first, as many as fit, and
+    /// what a candidate costs is asked of few candidates.
+    #[test]
+    fn with_a_budget_the_code_dictionary_holds_the_smallest_members_that_fit() {
+        let assets = [
+            ("_nuxt/Entry000.js", 100_000),
+            ("_nuxt/Aaaa0001.js", 3_000),
+            ("_nuxt/Bbbb0002.js", 1_500),
+            ("_nuxt/Cccc0003.js", 2_000),
+            ("_nuxt/Dddd0004.js", 9_000),
+        ];
+        let g = groups(&assets, |_| true);
+        assert_eq!(g[0].marked, "_nuxt/Entry000.js");
+        let sz = |r: &str| assets.iter().find(|a| a.0 == r).unwrap().1;
+        let body = |r: &str| Some(r.as_bytes().repeat(sz(r) as usize / r.len()));
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        // A candidate costs a tenth of what it holds besides the marker.
+        let tenth = |_: &[u8], c: &[u8]| {
+            asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            (c.len() - MARKER.len()) as u64 / 10
+        };
+        let held = |budget: u64| {
+            let b = IdleBudget {
+                bytes: budget,
+                cost: &tenth,
+            };
+            build(&g, sz, body, Some(&b)).map(|(_, bytes, _)| {
+                ["Aaaa0001", "Bbbb0002", "Cccc0003", "Dddd0004"]
+                    .into_iter()
+                    .filter(|n| bytes.windows(8).any(|w| w == n.as_bytes()))
+                    .collect::<Vec<_>>()
+            })
+        };
+        // The two smallest (1,496 and 1,989 B, and newlines) cost 348; with
+        // the next (2,992 B), 648.
+        assert_eq!(held(347), Some(vec!["Bbbb0002"]));
+        assert_eq!(held(348), Some(vec!["Bbbb0002", "Cccc0003"]));
+        assert_eq!(held(647), Some(vec!["Bbbb0002", "Cccc0003"]));
+        assert_eq!(held(648), Some(vec!["Aaaa0001", "Bbbb0002", "Cccc0003"]));
+        // What the one kept costs is said.
+        let b = IdleBudget {
+            bytes: 648,
+            cost: &tenth,
+        };
+        assert_eq!(build(&g, sz, body, Some(&b)).unwrap().2, Some(648));
+        assert_eq!(held(u64::MAX).map(|v| v.len()), Some(4));
+        // Under MIN_BYTES besides the marked chunk: none.
+        assert_eq!(held(100), None);
+        // The smallest first, after the marked chunk.
+        let (_, bytes, idle) = build(&g, sz, body, None).unwrap();
+        assert_eq!(idle, None, "not measured without a budget");
+        let at = |n: &str| {
+            bytes
+                .windows(n.len())
+                .position(|w| w == n.as_bytes())
+                .unwrap()
+        };
+        assert!(at("Entry000") < at("Bbbb0002") && at("Bbbb0002") < at("Cccc0003"));
+        assert!(at("Cccc0003") < at("Aaaa0001") && at("Aaaa0001") < at("Dddd0004"));
+        // Few candidates measured: doubling then halving over 4 members.
+        asked.store(0, std::sync::atomic::Ordering::Relaxed);
+        held(648);
+        assert!(asked.load(std::sync::atomic::Ordering::Relaxed) <= 4);
+    }
+
+    #[test]
+    fn the_longest_prefix_is_found_by_doubling_then_halving() {
+        for len in 0..40 {
+            for limit in 0..=len {
+                let mut asked = Vec::new();
+                let got = longest_prefix(len, |n| {
+                    asked.push(n);
+                    n <= limit
+                });
+                assert_eq!(got, limit, "len {len} limit {limit}");
+                assert!(asked.iter().all(|&n| n >= 1 && n <= len));
+                assert!(asked.len() <= 2 * (usize::BITS - len.leading_zeros()) as usize + 1);
+            }
+        }
     }
 }
