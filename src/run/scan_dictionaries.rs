@@ -158,6 +158,7 @@ fn build_dictionaries(
     log: &mut Log,
 ) -> Vec<(Shared, Vec<u8>)> {
     use crate::model::coding::{ContentKind, DeltaCoding};
+    use crate::model::dictionary::is_page;
     use crate::run::dictionaries::{documents, shared};
     let assets: Vec<(&str, u64)> = passed
         .iter()
@@ -181,8 +182,12 @@ fn build_dictionaries(
         .map_or(u64::MAX, |()| out.len() as u64)
     };
     let auto = env.cfg.shared_dictionary == SharedDictionary::Auto;
-    // With auto and no page, no page links it: none is made.
-    let budget = auto.then(|| idle_budget(env, all)).flatten();
+    // Measured only when there is a dictionary to make: a group for the code
+    // dictionary, or pages enough for the documents one.
+    let pages = assets.iter().filter(|(r, _)| is_page(r)).count();
+    let wanted = !groups.is_empty() || pages >= documents::MIN_PAGES;
+    // With auto and no page, no page links one: none is made.
+    let budget = (auto && wanted).then(|| idle_budget(env, all)).flatten();
     log.counts.first_visit = budget
         .as_ref()
         .map(|(page, bytes)| crate::report::FirstVisit {
@@ -230,8 +235,9 @@ fn build_dictionaries(
     made
 }
 
-/// What `--shared-dictionary auto` lets a first visit fetch at idle for the
-/// code dictionary: [`IDLE_MAX_SHARE`](crate::run::dictionaries::shared::IDLE_MAX_SHARE)
+/// What `--shared-dictionary auto` lets a first visit fetch at idle for its
+/// dictionaries (the code dictionary first, the documents dictionary from
+/// what is left): [`IDLE_MAX_SHARE`](crate::run::dictionaries::shared::IDLE_MAX_SHARE)
 /// of a first visit of the landing page (itself, and the scripts and
 /// stylesheets it loads: `run::dictionaries::first_visit`; its images and
 /// fonts not counted, so the bound errs low), each compressed with zstd at
