@@ -114,6 +114,8 @@ const runner = (cache) => (args) =>
 const say = (line) => console.error(`pages.mjs: ${line}`);
 const secs = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 const bytes = (rs) => rs.reduce((s, r) => s + (r.encodedBytes ?? 0), 0);
+// A dictionary the pages link, fetched at idle (code or documents).
+const isLinkedDictionary = (r) => /\/precompress-(dictionary|documents)-[0-9a-f]+\.(js|txt)$/.test(new URL(r.url).pathname);
 
 async function one(mode) {
   const dir = path.join(work, mode);
@@ -203,7 +205,12 @@ async function one(mode) {
       documents: documents(v, n),
       assets: assets(v, n),
     })),
-    firstVisit: { bytes: bytes(fresh.responses), errors: fresh.errors, documents: documents(fresh, RELEASES - 1) },
+    firstVisit: {
+      bytes: bytes(fresh.responses),
+      dictionaries: bytes(fresh.responses.filter(isLinkedDictionary)),
+      errors: fresh.errors,
+      documents: documents(fresh, RELEASES - 1),
+    },
   };
 }
 

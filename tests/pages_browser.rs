@@ -29,7 +29,8 @@ const PYTHON_DOCS: &str = "/usr/share/doc/python3.11/html";
 /// each release every page arrives as a delta against the copy the visitor
 /// holds (the browser offers the page's own previous version), and the
 /// whole returning visit, every response's body, is at most 5% of a first
-/// visit's. With `--no-page-dictionary` pages are sent `no-cache`, the
+/// visit's, and a first visit fetches at most 2% of its bytes at idle for
+/// dictionaries. With `--no-page-dictionary` pages are sent `no-cache`, the
 /// browser never offers a page as its own dictionary, and every page is
 /// still right.
 #[test]
@@ -116,6 +117,13 @@ fn assert_every_page_a_delta(r: &Value) {
         assert_eq!(visits.len(), 3, "{mode}");
         let first = m["firstVisit"]["bytes"].as_u64().unwrap();
         assert!(first > 0, "{mode}: {m}");
+        // What a first visit fetches at idle for dictionaries is at most 2%
+        // of it (`--shared-dictionary auto`'s budget, on its landing page).
+        let idle = m["firstVisit"]["dictionaries"].as_u64().unwrap();
+        assert!(
+            idle as f64 <= 0.02 * first as f64,
+            "{mode}: a first visit fetched {idle} B of dictionaries at idle of {first} B"
+        );
         for (i, v) in visits.iter().enumerate() {
             assert_eq!(v["errors"], serde_json::json!([]), "{mode}: {v}");
             assert_eq!(v["failed"], serde_json::json!([]), "{mode}: {v}");
