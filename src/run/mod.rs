@@ -213,12 +213,12 @@ fn execute_and_commit(
         );
     }
     if cfg.use_as_dictionary {
-        let budget = log.counts.first_visit.take().unwrap_or_default();
-        log.counts.first_visit = Some(crate::report::FirstVisit {
-            idle_budget: budget.idle_budget,
-            landing_page: budget.landing_page,
-            ..first_visit(cfg, &manifest, &scanned.groups)
-        });
+        log.counts.first_visit = Some(first_visit(
+            cfg,
+            &manifest,
+            &scanned.groups,
+            scanned.idle_budget.as_ref(),
+        ));
     }
     write_outputs(
         env,
@@ -251,6 +251,7 @@ fn first_visit(
     cfg: &Config,
     manifest: &Manifest,
     groups: &[crate::run::dictionaries::shared::Group],
+    idle: Option<&crate::run::scanned::IdleAllowance>,
 ) -> crate::report::FirstVisit {
     use crate::model::dictionary::folder_of;
     let linked = crate::run::dictionaries::first_visit::linked(manifest);
@@ -272,7 +273,8 @@ fn first_visit(
         linked_bytes,
         groups: groups.len(),
         grouped: groups.iter().map(|g| g.members.len()).sum(),
-        ..Default::default()
+        idle_budget: idle.map(|i| i.bytes),
+        landing_page: idle.map(|i| i.page.clone()),
     }
 }
 

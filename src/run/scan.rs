@@ -353,7 +353,7 @@ pub(crate) fn scan_stage(
         _ => true,
     });
     let scan_new = |found| scan(found, &env.filter, &AtomicU64::new(0));
-    let (shared, groups) =
+    let (shared, groups, idle_budget) =
         crate::run::scan_dictionaries::shared_stage(env, &mut files, scan_new, log);
     crate::run::dictionaries::publish::publish_stage(
         env,
@@ -416,6 +416,7 @@ pub(crate) fn scan_stage(
         chosen,
         shared,
         groups,
+        idle_budget,
     }
 }
 

@@ -16,7 +16,7 @@ use crate::model::content::content_kind;
 use crate::report::DocumentsDictionary;
 use crate::run::dictionaries::shared::Shared;
 use crate::run::env::{remove_ours, Env, Log};
-use crate::run::scanned::Scanned;
+use crate::run::scanned::{IdleAllowance, Scanned};
 use crate::run::tree::Found;
 
 /// The file name of `rel`, with no folder.
@@ -94,16 +94,22 @@ fn first_visit_loads(env: &Env, all: &[Scanned]) -> Option<std::collections::BTr
 /// wrote and this one does not make are removed (provably ours: named by
 /// the hash of content that starts with the marker). No groups without
 /// dictionaries (`--no-use-as-dictionary`); no dictionary a page links with
-/// `--shared-dictionary off`; in a dry run only those on disk already.
+/// `--shared-dictionary off`; in a dry run only those on disk already. With
+/// `auto`, also the idle budget and its page ([`idle_budget`]).
 pub(crate) fn shared_stage(
     env: &Env,
     files: &mut Vec<Scanned>,
     scan: impl Fn(Found) -> crate::error::Result<Scanned>,
     log: &mut Log,
-) -> (Vec<Shared>, Vec<crate::run::dictionaries::shared::Group>) {
+) -> (
+    Vec<Shared>,
+    Vec<crate::run::dictionaries::shared::Group>,
+    Option<IdleAllowance>,
+) {
     let earlier = take_earlier_dictionaries(files);
     let mut made = Vec::new();
     let mut groups = Vec::new();
+    let mut idle = None;
     if env.cfg.use_as_dictionary {
         let passed: Vec<&Scanned> = files
             .iter()
@@ -111,13 +117,11 @@ pub(crate) fn shared_stage(
             .collect();
         groups = group_stage(env, &passed, files);
         if env.cfg.shared_dictionary != SharedDictionary::Off {
-            made = build_dictionaries(env, &passed, files, &groups, log);
+            (made, idle) = build_dictionaries(env, &passed, files, &groups, log);
         }
     }
-    (
-        place_dictionaries(env, made, earlier, files, scan, log),
-        groups,
-    )
+    let shared = place_dictionaries(env, made, earlier, files, scan, log);
+    (shared, groups, idle)
 }
 
 /// Takes out of `files` the dictionaries earlier runs wrote: ours, not
@@ -149,14 +153,15 @@ fn take_earlier_dictionaries(files: &mut Vec<Scanned>) -> Vec<Scanned> {
 /// This release's code dictionary (from `groups`; with `auto`, within a
 /// first visit's idle budget, [`idle_budget`]) and documents dictionary
 /// (measured first: made only when it pays), with their bytes; the
-/// documents dictionary's estimate goes to the report.
+/// documents dictionary's estimate goes to the report; and the idle budget
+/// with the page it was measured on.
 fn build_dictionaries(
     env: &Env,
     passed: &[&Scanned],
     all: &[Scanned],
     groups: &[crate::run::dictionaries::shared::Group],
     log: &mut Log,
-) -> Vec<(Shared, Vec<u8>)> {
+) -> (Vec<(Shared, Vec<u8>)>, Option<IdleAllowance>) {
     use crate::model::coding::{ContentKind, DeltaCoding};
     use crate::model::dictionary::is_page;
     use crate::run::dictionaries::{documents, shared};
@@ -187,15 +192,8 @@ fn build_dictionaries(
     let pages = assets.iter().filter(|(r, _)| is_page(r)).count();
     let wanted = !groups.is_empty() || pages >= documents::MIN_PAGES;
     // With auto and no page, no page links one: none is made.
-    let budget = (auto && wanted).then(|| idle_budget(env, all)).flatten();
-    log.counts.first_visit = budget
-        .as_ref()
-        .map(|(page, bytes)| crate::report::FirstVisit {
-            idle_budget: Some(*bytes),
-            landing_page: Some(page.clone()),
-            ..Default::default()
-        });
-    let budget = budget.map(|(_, bytes)| bytes);
+    let idle = (auto && wanted).then(|| idle_budget(env, all)).flatten();
+    let budget = idle.as_ref().map(|i| i.bytes);
     let code = match (auto, budget) {
         (true, None) => None,
         (_, bytes) => shared::build(
@@ -232,7 +230,7 @@ fn build_dictionaries(
         idle_left: left,
     });
     made.extend(doc);
-    made
+    (made, idle)
 }
 
 /// What `--shared-dictionary auto` lets a first visit fetch at idle for its
@@ -243,7 +241,7 @@ fn build_dictionaries(
 /// fonts not counted, so the bound errs low), each compressed with zstd at
 /// the run's level, as the candidate's delta is measured; and that page.
 /// `None` for a release with no page.
-fn idle_budget(env: &Env, all: &[Scanned]) -> Option<(String, u64)> {
+fn idle_budget(env: &Env, all: &[Scanned]) -> Option<IdleAllowance> {
     use crate::run::dictionaries::{first_visit, shared::IDLE_MAX_SHARE};
     let by_rel: HashMap<&str, &Scanned> = all.iter().map(|f| (f.found.rel.as_str(), f)).collect();
     let landing = crate::model::dictionary::landing_page(by_rel.keys().copied())?;
@@ -263,7 +261,10 @@ fn idle_budget(env: &Env, all: &[Scanned]) -> Option<(String, u64)> {
             })
             .sum()
     });
-    Some((landing.to_string(), (bytes as f64 * IDLE_MAX_SHARE) as u64))
+    Some(IdleAllowance {
+        page: landing.to_string(),
+        bytes: (bytes as f64 * IDLE_MAX_SHARE) as u64,
+    })
 }
 
 /// Each dictionary `made` written into DIR unless an earlier run's is there

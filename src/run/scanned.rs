@@ -26,6 +26,17 @@ pub(crate) struct ScanOut {
     pub(crate) shared: Vec<crate::run::dictionaries::shared::Shared>,
     /// This release's groups of chunks, each with its marked chunk.
     pub(crate) groups: Vec<crate::run::dictionaries::shared::Group>,
+    /// With `--shared-dictionary auto`, what a first visit may fetch at idle
+    /// (`run::scan_dictionaries`).
+    pub(crate) idle_budget: Option<IdleAllowance>,
+}
+
+/// What `--shared-dictionary auto` lets a first visit fetch at idle for
+/// dictionaries, and the page whose first visit it was measured on.
+#[derive(Debug, Clone)]
+pub(crate) struct IdleAllowance {
+    pub(crate) page: String,
+    pub(crate) bytes: u64,
 }
 
 /// What the scan learned about one source.
