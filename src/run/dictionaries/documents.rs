@@ -148,17 +148,16 @@ pub fn build(
     if chosen.is_empty() || held.is_empty() {
         return Outcome::None;
     }
-    let Some(held) = held.iter().map(|&i| read(i)).collect::<Option<Vec<_>>>() else {
+    let read_all = |idx: &[usize]| idx.iter().map(|&i| read(i)).collect::<Option<Vec<_>>>();
+    let (Some(pages), Some(held)) = (read_all(&chosen), read_all(&held)) else {
         return Outcome::NotWorth(None);
     };
     let mut tried = 0;
     let (bytes, estimate) = loop {
+        // The pages held so far, each read once however often it is measured.
         let mut bytes = MARKER.to_vec();
-        for &i in &chosen {
-            let Some(b) = read(i) else {
-                return Outcome::NotWorth(None);
-            };
-            bytes.extend_from_slice(&b);
+        for b in &pages[..chosen.len()] {
+            bytes.extend_from_slice(b);
             bytes.push(b'\n');
         }
         let Some(estimate) = measure(&bytes, &held) else {
